@@ -1,0 +1,38 @@
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+/** The import boundaries of STYLE.md: `api` is the root; `server` never reaches the CLI or the TUI; only `client` talks HTTP. */
+const boundary = (files, patterns, message) => ({
+  files,
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      { patterns: patterns.map((group) => ({ group: [group], message, allowTypeImports: true })) },
+    ],
+  },
+});
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'oclif.manifest.json'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+    },
+  },
+  boundary(['src/api/**'], ['../*', '!../api/*', 'undici', 'fastify', 'better-sqlite3', 'conf', 'ink', 'react'], 'src/api imports only zod.'),
+  boundary(['src/store/**'], ['../server/*', '../cli/*', '../commands/*', '../tui/*', '../client/*', '../config/*'], 'src/store depends only on src/api.'),
+  boundary(['src/server/**'], ['../cli/*', '../commands/*', '../tui/*', '../client/*', '../config/*'], 'src/server never imports the CLI, the TUI or the client.'),
+  boundary(['src/client/**'], ['../server/*', '../store/*', '../cli/*', '../commands/*', '../tui/*', '../config/*', 'fastify', 'better-sqlite3'], 'src/client depends only on src/api.'),
+  boundary(['src/config/**'], ['../server/*', '../store/*', '../cli/*', '../commands/*', '../tui/*', 'fastify', 'better-sqlite3'], 'src/config depends only on src/api and src/client.'),
+  boundary(['src/tui/**'], ['../server/*', '../store/*', '../commands/*', 'undici', 'fastify', 'better-sqlite3'], 'src/tui reaches the network only through src/client.'),
+  boundary(
+    ['src/cli/**', 'src/commands/**'],
+    ['undici', 'fastify', 'better-sqlite3', 'ink', 'react', '**/server/**', '**/store/**', '**/tui/**'],
+    'Commands reach the network through src/client; the server, the store and the TUI load lazily (await import).',
+  ),
+);

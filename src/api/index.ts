@@ -1,0 +1,4 @@
+export * from './errors.js';
+export * from './routes.js';
+export * from './schemas.js';
+export * from './validation.js';

@@ -1,0 +1,101 @@
+import { z } from 'zod';
+
+/** The limits of api-spec section 8, in one place. */
+export const LIMITS = {
+  keyMin: 3,
+  keyMax: 63,
+  descriptionMin: 1,
+  descriptionMax: 1024,
+  bodyBytes: 64 * 1024,
+} as const;
+
+export const KEY_PATTERN = /^[A-Za-z0-9_-]{3,63}$/;
+export const KEY_RULE = 'a key is 3 to 63 characters, each A-Z, a-z, 0-9, dash (-) or underscore (_)';
+export const DESCRIPTION_RULE = 'a description is 1 to 1024 characters, or null';
+
+/** Counts Unicode code points, so an emoji is one character, as CONTRACT section 2 says. */
+export function codePointLength(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
+
+export const Key = z.string({ error: `must be a string: ${KEY_RULE}` }).regex(KEY_PATTERN, { error: KEY_RULE });
+
+export const Description = z
+  .string({ error: `must be a string or null: ${DESCRIPTION_RULE}` })
+  .refine((text) => {
+    const length = codePointLength(text);
+    return length >= LIMITS.descriptionMin && length <= LIMITS.descriptionMax;
+  }, { error: DESCRIPTION_RULE });
+
+export const Namespace = z.strictObject({
+  key: Key,
+  description: Description.nullable(),
+});
+export type Namespace = z.infer<typeof Namespace>;
+
+export const Base = z.strictObject({
+  namespace: Key,
+  key: Key,
+  description: Description.nullable(),
+});
+export type Base = z.infer<typeof Base>;
+
+/** `description` in an update: a string sets it, null clears it, absent leaves it as it is. */
+const DescriptionPatch = z.strictObject({
+  description: Description.nullable().optional(),
+});
+
+export const NsCreateBody = z.strictObject({
+  key: Key.nullable().optional(),
+  description: Description.nullable().optional(),
+});
+export type NsCreateBody = z.infer<typeof NsCreateBody>;
+
+export const NsUpdateBody = z.strictObject({
+  namespace: Key,
+  data: DescriptionPatch,
+});
+export type NsUpdateBody = z.infer<typeof NsUpdateBody>;
+
+export const BaseCreateBody = z.strictObject({
+  namespace: Key,
+  key: Key.nullable().optional(),
+  description: Description.nullable().optional(),
+});
+export type BaseCreateBody = z.infer<typeof BaseCreateBody>;
+
+export const BaseUpdateBody = z.strictObject({
+  namespace: Key,
+  base: Key,
+  data: DescriptionPatch,
+});
+export type BaseUpdateBody = z.infer<typeof BaseUpdateBody>;
+
+export const BaseDeleteBody = z.strictObject({
+  namespace: Key,
+  base: Key,
+});
+export type BaseDeleteBody = z.infer<typeof BaseDeleteBody>;
+
+export const BaseListQuery = z.strictObject({
+  namespace: Key,
+});
+export type BaseListQuery = z.infer<typeof BaseListQuery>;
+
+export const EmptyQuery = z.strictObject({});
+
+export const FailureEnvelope = z.object({
+  success: z.literal(false),
+  message: z.string(),
+  help: z.string().nullable().optional(),
+});
+export type FailureEnvelope = z.infer<typeof FailureEnvelope>;
+
+export function successEnvelope<T extends z.ZodType>(data: T) {
+  return z.object({ success: z.literal(true), data });
+}
+
+/** Organization names follow the key rules, so they are safe in any output. */
+export const OrgName = Key;

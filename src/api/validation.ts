@@ -1,0 +1,50 @@
+import type { z } from 'zod';
+import { KbApiError } from './errors.js';
+
+/** Describes a zod failure as one line, naming each field and the rule it broke. */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const step of path) {
+    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, step)) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[step];
+  }
+  return value;
+}
+
+export function describeIssues(error: z.ZodError, input?: unknown): string {
+  return error.issues
+    .map((issue) => {
+      if (issue.code === 'unrecognized_keys') {
+        const where = issue.path.length > 0 ? ` in ${issue.path.join('.')}` : '';
+        return `unknown field${issue.keys.length > 1 ? 's' : ''}${where}: ${issue.keys.join(', ')}`;
+      }
+      const field = issue.path.length > 0 ? issue.path.join('.') : 'value';
+      if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) return `${field}: is required`;
+      return `${field}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+function allowedFields(schema: z.ZodType): string | undefined {
+  const shape = (schema as { shape?: Record<string, unknown> }).shape;
+  if (!shape) return undefined;
+  const fields = Object.keys(shape);
+  return fields.length > 0 ? `Allowed fields: ${fields.join(', ')}.` : 'No fields are allowed.';
+}
+
+/** Parses input with a schema, or throws a 400 whose message names every field and rule at fault. */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what = 'request body'): z.infer<S> {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new KbApiError('bad_request', `Invalid ${what}: expected a JSON object`, allowedFields(schema));
+  }
+  const result = schema.safeParse(input);
+  if (!result.success) {
+    const unknown = result.error.issues.some((issue) => issue.code === 'unrecognized_keys');
+    throw new KbApiError(
+      'bad_request',
+      `Invalid ${what}: ${describeIssues(result.error, input)}`,
+      unknown ? allowedFields(schema) : undefined,
+    );
+  }
+  return result.data;
+}

@@ -1,0 +1,154 @@
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { KbApiError } from '../api/errors.js';
+import { API_PREFIX, ROUTES, type RouteName, type RouteSpec } from '../api/routes.js';
+import { LIMITS } from '../api/schemas.js';
+import { parseInput } from '../api/validation.js';
+import type { Principal, Store } from '../store/store.js';
+import { HANDLERS } from './handlers.js';
+import { createLogger, type Logger } from './log.js';
+import { hashToken } from './tokens.js';
+
+export interface AppOptions {
+  store: Store;
+  logger?: Logger;
+  /** Milliseconds a client may take to send its headers (CONTRACT: at most 5 s). */
+  headersTimeoutMs?: number;
+  /** Milliseconds a client may take to send a whole request. */
+  requestTimeoutMs?: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+const UNAUTHORIZED = new KbApiError(
+  'unauthorized',
+  'Authentication required: send a valid token as "Authorization: Bearer <token>"',
+  'Check the token, or create one on the server with `kb serve token create --org ORG`.',
+);
+
+const UNSUPPORTED_MEDIA_TYPE = new KbApiError(
+  'unsupported_media_type',
+  'Request bodies must be JSON',
+  'Send Content-Type: application/json.',
+);
+
+function send(reply: FastifyReply, status: number, body: object): FastifyReply {
+  return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+}
+
+function sendError(reply: FastifyReply, error: KbApiError): FastifyReply {
+  if (error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer');
+  const body: { success: false; message: string; help?: string } = { success: false, message: error.message };
+  if (error.help !== undefined) body.help = error.help;
+  return send(reply, error.status, body);
+}
+
+/** Turns what fastify raises while reading a request into the API's error catalog. */
+function fromFastifyError(error: FastifyError): KbApiError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new KbApiError('payload_too_large', `Request body is larger than ${LIMITS.bodyBytes} bytes`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return UNSUPPORTED_MEDIA_TYPE;
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new KbApiError('bad_request', 'Request body is empty: expected a JSON object');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      if (/prototype|constructor/i.test(error.message)) {
+        return new KbApiError('bad_request', 'Request body has a forbidden property name (__proto__ or constructor)');
+      }
+      return new KbApiError('bad_request', 'Request body is not valid JSON');
+    default:
+      if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+        return new KbApiError('bad_request', error.message);
+      }
+      return undefined;
+  }
+}
+
+async function authenticate(store: Store, request: FastifyRequest): Promise<Principal> {
+  const header = request.headers.authorization;
+  const match = typeof header === 'string' ? /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(header) : null;
+  const token = match?.[1];
+  if (!token) throw UNAUTHORIZED;
+  const principal = await store.authenticate(hashToken(token));
+  if (!principal) throw UNAUTHORIZED;
+  return principal;
+}
+
+/** Builds the HTTP app over a store: every route of src/api under /v1, validated, authenticated, logged. */
+export function buildApp(options: AppOptions): FastifyInstance {
+  const { store } = options;
+  const logger = options.logger ?? createLogger('info');
+  const headersTimeout = options.headersTimeoutMs ?? 5000;
+  const requestTimeout = options.requestTimeoutMs ?? 10_000;
+  const app = Fastify({
+    logger: false,
+    bodyLimit: LIMITS.bodyBytes,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    exposeHeadRoutes: false,
+    requestTimeout,
+    keepAliveTimeout: 5000,
+    http: { headersTimeout, requestTimeout, connectionsCheckingInterval: 1000 },
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const path = request.routeOptions.url ?? request.url.split('?')[0];
+    logger.info(`${request.method} ${path} ${reply.statusCode} ${reply.elapsedTime.toFixed(1)}ms`);
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof KbApiError) return sendError(reply, error);
+    const known = fromFastifyError(error);
+    if (known) return sendError(reply, known);
+    logger.error(`${request.method} ${request.routeOptions.url ?? '?'} failed: ${error.stack ?? error.message}`);
+    return sendError(reply, new KbApiError('internal', 'Internal server error'));
+  });
+
+  const routes = Object.values(ROUTES) as RouteSpec[];
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = routes.filter((route) => API_PREFIX + route.path === path).map((route) => route.method);
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return sendError(reply, new KbApiError('method_not_allowed', `${request.method} is not allowed on ${path}`, `Use ${allowed.join(' or ')}.`));
+    }
+    return sendError(reply, new KbApiError('not_found', `No such route: ${request.method} ${path}`));
+  });
+
+  for (const route of routes) {
+    const url = API_PREFIX + route.path;
+    if (route.name === 'health') {
+      app.get(url, async (_request, reply) => send(reply, 200, { success: true, data: 'alive' }));
+      continue;
+    }
+    const name = route.name as Exclude<RouteName, 'health'>;
+    const handler = HANDLERS[name] as (store: Store, principal: Principal, input: unknown) => Promise<unknown>;
+    app.route({
+      method: route.method,
+      url,
+      // Authentication runs before the body is read, so a request without a valid token gets 401 whatever it sends.
+      onRequest: async (request) => {
+        request.principal = await authenticate(store, request);
+      },
+      // fastify leaves a body without Content-Type unread; CONTRACT says any non-JSON body is 415.
+      preParsing: async (request) => {
+        const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+        if (hasBody && request.headers['content-type'] === undefined) throw UNSUPPORTED_MEDIA_TYPE;
+      },
+      handler: async (request, reply) => {
+        const raw = route.input.from === 'body' ? request.body : { ...(request.query as object) };
+        const input = parseInput(route.input.schema, raw, route.input.from === 'body' ? 'request body' : 'query');
+        const data = await handler(store, request.principal as Principal, input);
+        return send(reply, 200, { success: true, data });
+      },
+    });
+  }
+  return app;
+}

@@ -1,0 +1,46 @@
+/**
+ * The schema, one migration per version. PRAGMA user_version holds the number of migrations applied;
+ * a database with a larger number was written by a newer kb and is refused.
+ */
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE orgs (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL
+  ) STRICT;
+
+  CREATE TABLE tokens (
+    id TEXT PRIMARY KEY,
+    org_id INTEGER NOT NULL REFERENCES orgs(id),
+    hash BLOB NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+  ) STRICT;
+
+  CREATE TABLE namespaces (
+    id INTEGER PRIMARY KEY,
+    org_id INTEGER NOT NULL REFERENCES orgs(id),
+    key TEXT NOT NULL,
+    description TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (org_id, key)
+  ) STRICT;
+
+  CREATE TABLE bases (
+    id INTEGER PRIMARY KEY,
+    namespace_id INTEGER NOT NULL REFERENCES namespaces(id),
+    key TEXT NOT NULL,
+    description TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (namespace_id, key)
+  ) STRICT;
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** PRAGMA application_id of a kb database ("kb" and a format number), so a foreign SQLite file is refused. */
+export const APPLICATION_ID = 0x6b620001;

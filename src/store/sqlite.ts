@@ -1,0 +1,400 @@
+import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { KbApiError } from '../api/errors.js';
+import type { Base, Namespace } from '../api/schemas.js';
+import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+import { type DescriptionPatch, type Principal, type Store, StoreOpenError, type TokenInfo } from './store.js';
+
+export const DATABASE_FILE = 'kb.db';
+
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+interface NamespaceRow { id: number; key: string; description: string | null }
+interface BaseRow { key: string; description: string | null }
+interface TokenRow { id: string; org: string; created_at: string; revoked_at: string | null }
+
+interface Pending {
+  op: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+function sqliteCode(error: unknown): string | undefined {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+}
+
+function describeOpenError(path: string, error: unknown): string {
+  const code = sqliteCode(error);
+  const reason = error instanceof Error ? error.message : String(error);
+  if (code === 'EACCES' || code === 'EPERM' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY') {
+    return `cannot open ${path}: ${reason}. Check that the data dir exists and that you may read and write it.`;
+  }
+  if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') {
+    return `${path} is corrupt (${reason}). Restore it from a backup, or move it aside to start empty.`;
+  }
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+    return `${path} is locked by another process (${reason}).`;
+  }
+  return `cannot open ${path}: ${reason}`;
+}
+
+/**
+ * Checks the file's header and size before SQLite touches it, so a truncated or foreign file is refused
+ * without a single byte written (opening it read-write would start a WAL and could rewrite the header).
+ */
+function inspectFile(path: string): void {
+  const size = statSync(path).size;
+  if (size === 0) return;
+  const header = Buffer.alloc(100);
+  const fd = openSync(path, 'r');
+  let read: number;
+  try {
+    read = readSync(fd, header, 0, 100, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (read < 100 || !header.subarray(0, 16).equals(SQLITE_HEADER)) {
+    throw new StoreOpenError(`${path} is not a kb database (no SQLite header). Move it aside to start empty.`);
+  }
+  const rawPageSize = header.readUInt16BE(16);
+  const pageSize = rawPageSize === 1 ? 65536 : rawPageSize;
+  const pageCount = header.readUInt32BE(28);
+  const changeCounter = header.readUInt32BE(24);
+  const validFor = header.readUInt32BE(92);
+  if (pageCount > 0 && changeCounter === validFor && size < pageCount * pageSize) {
+    throw new StoreOpenError(
+      `${path} is truncated (${size} bytes, its header says ${pageCount * pageSize}). Restore it from a backup.`,
+    );
+  }
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
+
+export interface SqliteStoreOptions {
+  /** Milliseconds to wait for another process's write lock (e.g. `kb serve token create` beside a server). */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * The SQLite engine: WAL with synchronous=FULL, so a commit is on disk before it returns. Writes from one
+ * turn of the event loop are grouped into one transaction (one fsync), each in its own savepoint so that
+ * one failing write does not undo the others, and every promise resolves only after the commit.
+ */
+export class SqliteStore implements Store {
+  private queue: Pending[] = [];
+  private closed = false;
+  private readonly db: Database.Database;
+  private readonly stmt;
+
+  private constructor(db: Database.Database) {
+    this.db = db;
+    this.stmt = {
+      authenticate: db.prepare<[Buffer], { org_id: number; org: string; id: string }>(
+        `SELECT t.id, t.org_id, o.name AS org FROM tokens t JOIN orgs o ON o.id = t.org_id
+         WHERE t.hash = ? AND t.revoked_at IS NULL`,
+      ),
+      orgInsert: db.prepare<[string, string]>('INSERT INTO orgs (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
+      orgId: db.prepare<[string], { id: number }>('SELECT id FROM orgs WHERE name = ?'),
+      tokenInsert: db.prepare<[string, number, Buffer, string]>(
+        'INSERT INTO tokens (id, org_id, hash, created_at) VALUES (?, ?, ?, ?)',
+      ),
+      tokenList: db.prepare<[], TokenRow>(
+        `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
+         ORDER BY t.created_at, t.id`,
+      ),
+      tokenGet: db.prepare<[string], TokenRow>(
+        `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
+         WHERE t.id = ?`,
+      ),
+      tokenRevoke: db.prepare<[string, string]>('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+      nsList: db.prepare<[number], NamespaceRow>(
+        'SELECT id, key, description FROM namespaces WHERE org_id = ? ORDER BY key',
+      ),
+      nsGet: db.prepare<[number, string], NamespaceRow>(
+        'SELECT id, key, description FROM namespaces WHERE org_id = ? AND key = ?',
+      ),
+      nsInsert: db.prepare<[number, string, string | null, string, string]>(
+        'INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+      ),
+      nsEnsure: db.prepare<[number, string, string, string]>(
+        `INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES (?, ?, NULL, ?, ?)
+         ON CONFLICT (org_id, key) DO NOTHING`,
+      ),
+      nsSetDescription: db.prepare<[string | null, string, number]>(
+        'UPDATE namespaces SET description = ?, updated_at = ? WHERE id = ?',
+      ),
+      baseList: db.prepare<[number], BaseRow>('SELECT key, description FROM bases WHERE namespace_id = ? ORDER BY key'),
+      baseGet: db.prepare<[number, string], BaseRow & { id: number }>(
+        'SELECT id, key, description FROM bases WHERE namespace_id = ? AND key = ?',
+      ),
+      baseInsert: db.prepare<[number, string, string | null, string, string]>(
+        'INSERT INTO bases (namespace_id, key, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+      ),
+      baseSetDescription: db.prepare<[string | null, string, number]>(
+        'UPDATE bases SET description = ?, updated_at = ? WHERE id = ?',
+      ),
+      baseDelete: db.prepare<[number]>('DELETE FROM bases WHERE id = ?'),
+    };
+  }
+
+  /** Opens (creating when absent) the database in dataDir, or throws StoreOpenError leaving every file untouched. */
+  static open(dataDir: string, options: SqliteStoreOptions = {}): SqliteStore {
+    try {
+      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw new StoreOpenError(`cannot create data dir ${dataDir}: ${(error as Error).message}`);
+    }
+    const path = join(dataDir, DATABASE_FILE);
+    let exists = false;
+    try {
+      exists = statSync(path).isFile();
+    } catch (error) {
+      if (sqliteCode(error) !== 'ENOENT') throw new StoreOpenError(describeOpenError(path, error));
+    }
+    const busyTimeout = options.busyTimeoutMs ?? 5000;
+    if (exists) {
+      try {
+        inspectFile(path);
+      } catch (error) {
+        if (error instanceof StoreOpenError) throw error;
+        throw new StoreOpenError(describeOpenError(path, error));
+      }
+      SqliteStore.checkReadOnly(path, busyTimeout);
+    }
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(path, { timeout: busyTimeout });
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      SqliteStore.migrate(db);
+      return new SqliteStore(db);
+    } catch (error) {
+      db?.close();
+      if (error instanceof StoreOpenError) throw error;
+      throw new StoreOpenError(describeOpenError(path, error));
+    }
+  }
+
+  /** Reads the whole file once, read-only, before anything may write to it. */
+  private static checkReadOnly(path: string, busyTimeout: number): void {
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeout });
+      const appId = db.pragma('application_id', { simple: true }) as number;
+      const version = db.pragma('user_version', { simple: true }) as number;
+      const tables = db.prepare('SELECT count(*) AS n FROM sqlite_schema').get() as { n: number };
+      if (appId !== APPLICATION_ID && !(appId === 0 && tables.n === 0)) {
+        throw new StoreOpenError(`${path} is an SQLite database, but not a kb one. Move it aside or pick another --data-dir.`);
+      }
+      if (version > SCHEMA_VERSION) {
+        throw new StoreOpenError(
+          `${path} has schema version ${version}, newer than this kb supports (${SCHEMA_VERSION}). Upgrade kb to open it.`,
+        );
+      }
+      const check = db.pragma('quick_check', { simple: true });
+      if (check !== 'ok') throw new StoreOpenError(`${path} is corrupt (${String(check)}). Restore it from a backup.`);
+    } catch (error) {
+      if (error instanceof StoreOpenError) throw error;
+      throw new StoreOpenError(describeOpenError(path, error));
+    } finally {
+      db?.close();
+    }
+  }
+
+  private static migrate(db: Database.Database): void {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new StoreOpenError(`schema version ${version} is newer than this kb supports (${SCHEMA_VERSION}).`);
+    }
+    if (version === SCHEMA_VERSION) return;
+    db.transaction(() => {
+      for (let next = version; next < SCHEMA_VERSION; next++) db.exec(MIGRATIONS[next] as string);
+      db.pragma(`application_id = ${APPLICATION_ID}`);
+      db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    }).immediate();
+  }
+
+  /** Queues a write for the next group commit; resolves with its result once the commit is on disk. */
+  private write<T>(op: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new KbApiError('unavailable', 'The server is shutting down'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ op, resolve: resolve as (value: unknown) => void, reject });
+      if (this.queue.length === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  private flush(): void {
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return;
+    const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      for (const item of batch) {
+        this.db.exec('SAVEPOINT op');
+        try {
+          results.push({ ok: true, value: item.op() });
+          this.db.exec('RELEASE op');
+        } catch (error) {
+          // SQLite ends the whole transaction itself on some errors (a full disk, I/O): then the batch fails.
+          if (!this.db.inTransaction) throw error;
+          this.db.exec('ROLLBACK TO op; RELEASE op');
+          results.push({ ok: false, error });
+        }
+      }
+      this.db.exec('COMMIT');
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      const failure = storageFailure(error);
+      for (const item of batch) item.reject(failure);
+      return;
+    }
+    batch.forEach((item, index) => {
+      const result = results[index];
+      if (result?.ok) item.resolve(result.value);
+      else item.reject(result ? storageFailure(result.error) : new Error('lost write result'));
+    });
+  }
+
+  async authenticate(tokenHash: Buffer): Promise<Principal | null> {
+    const row = this.stmt.authenticate.get(tokenHash);
+    return row ? { orgId: row.org_id, org: row.org, tokenId: row.id } : null;
+  }
+
+  createToken(org: string, id: string, tokenHash: Buffer): Promise<TokenInfo> {
+    return this.write(() => {
+      const createdAt = now();
+      this.stmt.orgInsert.run(org, createdAt);
+      const orgRow = this.stmt.orgId.get(org) as { id: number };
+      this.stmt.tokenInsert.run(id, orgRow.id, tokenHash, createdAt);
+      return { id, org, createdAt, revokedAt: null };
+    });
+  }
+
+  async listTokens(): Promise<TokenInfo[]> {
+    return this.stmt.tokenList.all().map(tokenInfo);
+  }
+
+  revokeToken(id: string): Promise<TokenInfo | null> {
+    return this.write(() => {
+      this.stmt.tokenRevoke.run(now(), id);
+      const row = this.stmt.tokenGet.get(id);
+      return row ? tokenInfo(row) : null;
+    });
+  }
+
+  async nsList(orgId: number): Promise<Namespace[]> {
+    return this.stmt.nsList.all(orgId).map(({ key, description }) => ({ key, description }));
+  }
+
+  nsCreate(orgId: number, ns: Namespace): Promise<Namespace> {
+    return this.write(() => {
+      const at = now();
+      try {
+        this.stmt.nsInsert.run(orgId, ns.key, ns.description, at, at);
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new KbApiError('conflict', `Namespace ${ns.key} already exists`);
+        throw error;
+      }
+      return { key: ns.key, description: ns.description };
+    });
+  }
+
+  nsUpdate(orgId: number, key: string, patch: DescriptionPatch): Promise<Namespace> {
+    return this.write(() => {
+      const row = this.namespace(orgId, key);
+      if (patch.description !== undefined) {
+        this.stmt.nsSetDescription.run(patch.description, now(), row.id);
+        row.description = patch.description;
+      }
+      return { key: row.key, description: row.description };
+    });
+  }
+
+  async baseList(orgId: number, namespace: string): Promise<Base[]> {
+    const ns = this.namespace(orgId, namespace);
+    return this.stmt.baseList.all(ns.id).map(({ key, description }) => ({ namespace: ns.key, key, description }));
+  }
+
+  baseCreate(orgId: number, base: Base): Promise<Base> {
+    return this.write(() => {
+      const at = now();
+      this.stmt.nsEnsure.run(orgId, base.namespace, at, at);
+      const ns = this.namespace(orgId, base.namespace);
+      try {
+        this.stmt.baseInsert.run(ns.id, base.key, base.description, at, at);
+      } catch (error) {
+        if (isUniqueViolation(error)) {
+          throw new KbApiError('conflict', `Base ${base.key} already exists in namespace ${base.namespace}`);
+        }
+        throw error;
+      }
+      return { namespace: base.namespace, key: base.key, description: base.description };
+    });
+  }
+
+  baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch): Promise<Base> {
+    return this.write(() => {
+      const row = this.base(orgId, namespace, key);
+      if (patch.description !== undefined) {
+        this.stmt.baseSetDescription.run(patch.description, now(), row.id);
+        row.description = patch.description;
+      }
+      return { namespace, key: row.key, description: row.description };
+    });
+  }
+
+  baseDelete(orgId: number, namespace: string, key: string): Promise<Base> {
+    return this.write(() => {
+      const row = this.base(orgId, namespace, key);
+      this.stmt.baseDelete.run(row.id);
+      return { namespace, key: row.key, description: row.description };
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.flush();
+    this.db.close();
+  }
+
+  private namespace(orgId: number, key: string): NamespaceRow {
+    const row = this.stmt.nsGet.get(orgId, key);
+    if (!row) throw new KbApiError('not_found', `Namespace ${key} not found`);
+    return row;
+  }
+
+  private base(orgId: number, namespace: string, key: string): BaseRow & { id: number } {
+    const ns = this.namespace(orgId, namespace);
+    const row = this.stmt.baseGet.get(ns.id, key);
+    if (!row) throw new KbApiError('not_found', `Base ${key} not found in namespace ${namespace}`);
+    return row;
+  }
+}
+
+function tokenInfo(row: TokenRow): TokenInfo {
+  return { id: row.id, org: row.org, createdAt: row.created_at, revokedAt: row.revoked_at };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const code = sqliteCode(error);
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** Maps what SQLite throws to the API's error catalog; KbApiErrors pass through unchanged. */
+function storageFailure(error: unknown): unknown {
+  if (error instanceof KbApiError) return error;
+  const code = sqliteCode(error);
+  if (code === 'SQLITE_FULL') {
+    return new KbApiError('insufficient_storage', 'The server is out of disk space; nothing was written', 'Free space in the data dir and retry.');
+  }
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+    return new KbApiError('unavailable', 'The database is busy; nothing was written', 'Retry in a moment.');
+  }
+  return error;
+}
