@@ -5,6 +5,7 @@
 export const ERROR_STATUS = {
   bad_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
@@ -13,7 +14,9 @@ export const ERROR_STATUS = {
   idempotency_mismatch: 422,
   rate_limited: 429,
   internal: 500,
+  bad_gateway: 502,
   unavailable: 503,
+  gateway_timeout: 504,
   insufficient_storage: 507,
 } as const;
 

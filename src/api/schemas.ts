@@ -22,12 +22,16 @@ export function codePointLength(text: string): number {
 
 export const Key = z.string({ error: `must be a string: ${KEY_RULE}` }).regex(KEY_PATTERN, { error: KEY_RULE });
 
+/** An unpaired UTF-16 surrogate: it has no UTF-8 form, so storage would silently turn it into U+FFFD. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
 export const Description = z
   .string({ error: `must be a string or null: ${DESCRIPTION_RULE}` })
   .refine((text) => {
     const length = codePointLength(text);
     return length >= LIMITS.descriptionMin && length <= LIMITS.descriptionMax;
-  }, { error: DESCRIPTION_RULE });
+  }, { error: DESCRIPTION_RULE })
+  .refine((text) => !LONE_SURROGATE.test(text), { error: 'a description must be valid Unicode text (no unpaired surrogates)' });
 
 export const Namespace = z.strictObject({
   key: Key,

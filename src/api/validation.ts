@@ -25,8 +25,14 @@ export function describeIssues(error: z.ZodError, input?: unknown): string {
     .join('; ');
 }
 
-function allowedFields(schema: z.ZodType): string | undefined {
-  const shape = (schema as { shape?: Record<string, unknown> }).shape;
+function shapeOf(schema: unknown): Record<string, unknown> | undefined {
+  return (schema as { shape?: Record<string, unknown> } | undefined)?.shape;
+}
+
+/** The fields allowed in the object at `path` (e.g. `data` of an update), not only at the top level. */
+function allowedFields(schema: z.ZodType, path: readonly PropertyKey[] = []): string | undefined {
+  let shape = shapeOf(schema);
+  for (const step of path) shape = shape && Object.hasOwn(shape, step) ? shapeOf(shape[step as string]) : undefined;
   if (!shape) return undefined;
   const fields = Object.keys(shape);
   return fields.length > 0 ? `Allowed fields: ${fields.join(', ')}.` : 'No fields are allowed.';
@@ -39,11 +45,11 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what 
   }
   const result = schema.safeParse(input);
   if (!result.success) {
-    const unknown = result.error.issues.some((issue) => issue.code === 'unrecognized_keys');
+    const unknown = result.error.issues.find((issue) => issue.code === 'unrecognized_keys');
     throw new KbApiError(
       'bad_request',
       `Invalid ${what}: ${describeIssues(result.error, input)}`,
-      unknown ? allowedFields(schema) : undefined,
+      unknown ? allowedFields(schema, unknown.path) : undefined,
     );
   }
   return result.data;

@@ -1,3 +1,5 @@
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { KbApiError } from '../api/errors.js';
 import { API_PREFIX, ROUTES, type RouteName, type RouteSpec } from '../api/routes.js';
@@ -57,9 +59,6 @@ function fromFastifyError(error: FastifyError): KbApiError | undefined {
       return new KbApiError('bad_request', 'Request body is empty: expected a JSON object');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      if (/prototype|constructor/i.test(error.message)) {
-        return new KbApiError('bad_request', 'Request body has a forbidden property name (__proto__ or constructor)');
-      }
       return new KbApiError('bad_request', 'Request body is not valid JSON');
     default:
       if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
@@ -67,6 +66,45 @@ function fromFastifyError(error: FastifyError): KbApiError | undefined {
       }
       return undefined;
   }
+}
+
+/**
+ * Answers a request that never reached fastify (malformed HTTP, header timeout, oversized headers) with the
+ * failure envelope too; otherwise as fastify's default handler does.
+ */
+function clientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const message = status === 408 ? 'Request timed out' : status === 431 ? 'Request headers are too large' : 'Malformed HTTP request';
+  const body = JSON.stringify({ success: false, message });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
+}
+
+/**
+ * JSON.parse, refusing the property names of prototype poisoning (as fastify's own parser does) with a message
+ * that names them, since they are never fields of this API.
+ */
+function parseJsonBody(text: string): unknown {
+  if (text.length === 0) throw new KbApiError('bad_request', 'Request body is empty: expected a JSON object');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text, function (key, value: unknown) {
+      if (key === '__proto__' || (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value)) {
+        throw new KbApiError('bad_request', `Request body has a forbidden field: ${key}`);
+      }
+      return value;
+    });
+  } catch (error) {
+    if (error instanceof KbApiError) throw error;
+    throw new KbApiError('bad_request', 'Request body is not valid JSON');
+  }
+  return parsed;
 }
 
 async function authenticate(store: Store, request: FastifyRequest): Promise<Principal> {
@@ -96,6 +134,21 @@ export function buildApp(options: AppOptions): FastifyInstance {
     requestTimeout,
     keepAliveTimeout: 5000,
     http: { headersTimeout, requestTimeout, connectionsCheckingInterval: 1000 },
+    // A URL fastify cannot decode would otherwise get fastify's own error body, not the failure envelope.
+    frameworkErrors: (error, _request, reply) => {
+      sendError(reply, fromFastifyError(error) ?? new KbApiError('internal', 'Internal server error'));
+    },
+    clientErrorHandler: clientError,
+  });
+  // fastify parses text/plain by default; CONTRACT section 2 makes any non-JSON body a 415.
+  app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
   });
 
   app.addHook('onResponse', async (request, reply) => {

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { KbApiError } from '../api/errors.js';
@@ -179,9 +179,14 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Reads the whole file once, read-only, before anything may write to it. */
+  /**
+   * Reads the whole file once, read-only, before anything may write to it. Even a read-only connection to a
+   * WAL-mode file creates its -wal and -shm files; when the file is refused, those it created are removed again.
+   */
   private static checkReadOnly(path: string, busyTimeout: number): void {
+    const created = [`${path}-wal`, `${path}-shm`].filter((file) => !existsSync(file));
     let db: Database.Database | undefined;
+    let refused = true;
     try {
       db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeout });
       const appId = db.pragma('application_id', { simple: true }) as number;
@@ -197,11 +202,13 @@ export class SqliteStore implements Store {
       }
       const check = db.pragma('quick_check', { simple: true });
       if (check !== 'ok') throw new StoreOpenError(`${path} is corrupt (${String(check)}). Restore it from a backup.`);
+      refused = false;
     } catch (error) {
       if (error instanceof StoreOpenError) throw error;
       throw new StoreOpenError(describeOpenError(path, error));
     } finally {
       db?.close();
+      if (refused) for (const file of created) rmSync(file, { force: true });
     }
   }
 
@@ -220,7 +227,7 @@ export class SqliteStore implements Store {
 
   /** Queues a write for the next group commit; resolves with its result once the commit is on disk. */
   private write<T>(op: () => T): Promise<T> {
-    if (this.closed) return Promise.reject(new KbApiError('unavailable', 'The server is shutting down'));
+    if (this.closed) return Promise.reject(shuttingDown());
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ op, resolve: resolve as (value: unknown) => void, reject });
       if (this.queue.length === 1) setImmediate(() => this.flush());
@@ -261,6 +268,7 @@ export class SqliteStore implements Store {
   }
 
   async authenticate(tokenHash: Buffer): Promise<Principal | null> {
+    this.ensureOpen();
     const row = this.stmt.authenticate.get(tokenHash);
     return row ? { orgId: row.org_id, org: row.org, tokenId: row.id } : null;
   }
@@ -276,6 +284,7 @@ export class SqliteStore implements Store {
   }
 
   async listTokens(): Promise<TokenInfo[]> {
+    this.ensureOpen();
     return this.stmt.tokenList.all().map(tokenInfo);
   }
 
@@ -288,6 +297,7 @@ export class SqliteStore implements Store {
   }
 
   async nsList(orgId: number): Promise<Namespace[]> {
+    this.ensureOpen();
     return this.stmt.nsList.all(orgId).map(({ key, description }) => ({ key, description }));
   }
 
@@ -316,6 +326,7 @@ export class SqliteStore implements Store {
   }
 
   async baseList(orgId: number, namespace: string): Promise<Base[]> {
+    this.ensureOpen();
     const ns = this.namespace(orgId, namespace);
     return this.stmt.baseList.all(ns.id).map(({ key, description }) => ({ namespace: ns.key, key, description }));
   }
@@ -363,6 +374,11 @@ export class SqliteStore implements Store {
     this.db.close();
   }
 
+  /** Reads after close() fail as writes do (503), not with better-sqlite3's "connection is not open" (500). */
+  private ensureOpen(): void {
+    if (this.closed) throw shuttingDown();
+  }
+
   private namespace(orgId: number, key: string): NamespaceRow {
     const row = this.stmt.nsGet.get(orgId, key);
     if (!row) throw new KbApiError('not_found', `Namespace ${key} not found`);
@@ -375,6 +391,10 @@ export class SqliteStore implements Store {
     if (!row) throw new KbApiError('not_found', `Base ${key} not found in namespace ${namespace}`);
     return row;
   }
+}
+
+function shuttingDown(): KbApiError {
+  return new KbApiError('unavailable', 'The server is shutting down');
 }
 
 function tokenInfo(row: TokenRow): TokenInfo {
