@@ -1,0 +1,374 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EnvHttpProxyAgent, request as undiciRequest, type Dispatcher } from 'undici';
+import { z } from 'zod';
+import { KbApiError } from '../api/errors.js';
+import { API_PREFIX, ROUTES, type RouteInput, type RouteName, type RouteOutput, type RouteSpec } from '../api/routes.js';
+import { FailureEnvelope, successEnvelope } from '../api/schemas.js';
+import { describeIssues, parseInput } from '../api/validation.js';
+import {
+  ApiError,
+  BaseListUnsupportedError,
+  ClientOptionsError,
+  NetworkError,
+  ResponseFormatError,
+  type NetworkErrorKind,
+} from './errors.js';
+
+export interface KbClientOptions {
+  /** The deployment's base URL without /v1, e.g. http://127.0.0.1:8080; the client adds /v1. */
+  url: string;
+  /** Sent as `Authorization: Bearer` on every route but health. */
+  token?: string | undefined;
+  /** Connect timeout, and the deadline of each attempt from connect to the last byte of the reply. */
+  timeoutMs?: number | undefined;
+  /** Further attempts for a GET after a connection failure or a 502/503/504. */
+  retries?: number | undefined;
+  /** Called with one line per attempt: `METHOD URL STATUS Nms`. Never sees the token. */
+  trace?: ((line: string) => void) | undefined;
+  /** Defaults to an EnvHttpProxyAgent, which honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY. */
+  dispatcher?: Dispatcher | undefined;
+}
+
+export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_RETRIES = 2;
+const BACKOFF_BASE_MS = 100;
+/** A Retry-After longer than this ends the retries: waiting would outlast what a CLI user expects. */
+const MAX_RETRY_AFTER_MS = 5000;
+const RETRY_STATUSES = new Set([502, 503, 504]);
+/** Visible ASCII: anything else cannot go in a header, and undici's complaint might quote it. */
+const TOKEN_PATTERN = /^[\x21-\x7e]+$/;
+
+interface Exchange {
+  method: string;
+  /** Relative to /v1, with any query string. */
+  path: string;
+  body?: unknown;
+  auth: boolean;
+  output: z.ZodType;
+}
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
+
+/** What undici and node report, mapped to a kind, the words a user reads, and whether a GET may try again. */
+interface Failure {
+  kind: NetworkErrorKind;
+  reason: string;
+  retryable: boolean;
+}
+
+const CODE_FAILURES: Record<string, Failure> = {
+  ECONNREFUSED: { kind: 'refused', reason: 'connection refused', retryable: true },
+  ECONNRESET: { kind: 'reset', reason: 'connection reset by the other side', retryable: true },
+  EPIPE: { kind: 'reset', reason: 'connection closed by the other side', retryable: true },
+  UND_ERR_SOCKET: { kind: 'reset', reason: 'connection closed by the other side', retryable: true },
+  ENOTFOUND: { kind: 'dns', reason: 'host name not found (DNS)', retryable: false },
+  EAI_NODATA: { kind: 'dns', reason: 'host name has no address (DNS)', retryable: false },
+  EAI_FAIL: { kind: 'dns', reason: 'DNS lookup failed', retryable: false },
+  EAI_AGAIN: { kind: 'dns', reason: 'DNS lookup failed temporarily', retryable: true },
+  UND_ERR_CONNECT_TIMEOUT: { kind: 'timeout', reason: 'timed out while connecting', retryable: true },
+  ETIMEDOUT: { kind: 'timeout', reason: 'timed out while connecting', retryable: true },
+  UND_ERR_HEADERS_TIMEOUT: { kind: 'timeout', reason: 'timed out waiting for the reply', retryable: false },
+  UND_ERR_BODY_TIMEOUT: { kind: 'timeout', reason: 'timed out reading the reply', retryable: false },
+  EHOSTUNREACH: { kind: 'other', reason: 'host unreachable', retryable: false },
+  ENETUNREACH: { kind: 'other', reason: 'network unreachable', retryable: false },
+};
+
+function errorCode(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const { code, cause, errors } = error as { code?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof code === 'string') return code;
+  // Happy eyeballs (several addresses) fails with an AggregateError of one error per address.
+  if (Array.isArray(errors) && errors.length > 0) return errorCode(errors[0]);
+  return errorCode(cause);
+}
+
+function isTlsCode(code: string): boolean {
+  return /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_)/.test(code) || code.includes('SELF_SIGNED') || code === 'HOSTNAME_MISMATCH';
+}
+
+function describeFailure(error: unknown): Failure {
+  const code = errorCode(error);
+  if (code !== undefined) {
+    const known = CODE_FAILURES[code];
+    if (known) return known;
+    if (isTlsCode(code)) {
+      // OpenSSL's own `reason` ("wrong version number") reads better than its message (which carries a source path).
+      const { reason, message } = error as { reason?: unknown; message?: unknown };
+      const detail = typeof reason === 'string' ? reason : typeof message === 'string' ? message : code;
+      return { kind: 'tls', reason: `TLS failed: ${detail}`, retryable: false };
+    }
+  }
+  const detail = error instanceof Error ? error.message : String(error);
+  return { kind: 'other', reason: detail || 'request failed', retryable: false };
+}
+
+function header(headers: Reply['headers'], name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** Retry-After as milliseconds to wait: delta-seconds or an HTTP date; undefined when absent or unreadable. */
+function retryAfterMs(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined) return undefined;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/** 100 ms, 200 ms, 400 ms ... each with up to 25% jitter either way, so many clients do not retry in step. */
+function backoffMs(retry: number): number {
+  const base = BACKOFF_BASE_MS * 2 ** retry;
+  return Math.round(base * (0.75 + Math.random() * 0.5));
+}
+
+/** A 404 from the deployment, as a failure envelope or as anything else (a web server in front of it). */
+function isRemote404(error: unknown): error is ApiError | ResponseFormatError {
+  if (error instanceof ApiError) return !error.local && error.status === 404;
+  return error instanceof ResponseFormatError && error.status === 404;
+}
+
+function parseBaseUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ClientOptionsError(`not a URL: ${JSON.stringify(url)} (expected e.g. http://127.0.0.1:8080)`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ClientOptionsError(`the URL must start with http:// or https://, not ${parsed.protocol}//`);
+  }
+  if (parsed.username !== '' || parsed.password !== '') {
+    throw new ClientOptionsError('the URL must not carry a user name or password; the token authenticates');
+  }
+  if (parsed.search !== '' || parsed.hash !== '') {
+    throw new ClientOptionsError('the URL must not carry a query string or fragment');
+  }
+  return parsed.href.replace(/\/+$/, '');
+}
+
+/**
+ * The kb API over undici. Typed methods are thin wrappers over one function driven by the ROUTES table
+ * of src/api; `request` is the raw form behind `kb api`.
+ */
+export class KbClient {
+  readonly baseUrl: string;
+  readonly timeoutMs: number;
+  readonly retries: number;
+  readonly #token: string | undefined;
+  readonly #trace: ((line: string) => void) | undefined;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+
+  constructor(options: KbClientOptions) {
+    this.baseUrl = parseBaseUrl(options.url);
+    if (options.token !== undefined && !TOKEN_PATTERN.test(options.token)) {
+      throw new ClientOptionsError('the token must be printable ASCII without spaces');
+    }
+    this.#token = options.token;
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.retries = options.retries ?? DEFAULT_RETRIES;
+    if (!(this.timeoutMs > 0)) throw new ClientOptionsError(`the timeout must be a positive number of milliseconds, not ${this.timeoutMs}`);
+    if (!Number.isInteger(this.retries) || this.retries < 0) throw new ClientOptionsError(`retries must be a whole number >= 0, not ${this.retries}`);
+    this.#trace = options.trace;
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher = options.dispatcher ?? new EnvHttpProxyAgent({ connect: { timeout: this.timeoutMs } });
+  }
+
+  health(): Promise<RouteOutput<'health'>> {
+    return this.#call('health', {});
+  }
+
+  /** Checks the token; resolves to the name of the organization it belongs to. */
+  auth(): Promise<RouteOutput<'auth'>> {
+    return this.#call('auth', {});
+  }
+
+  nsList(): Promise<RouteOutput<'ns_list'>> {
+    return this.#call('ns_list', {});
+  }
+
+  nsCreate(body: RouteInput<'ns_create'>): Promise<RouteOutput<'ns_create'>> {
+    return this.#call('ns_create', body);
+  }
+
+  nsUpdate(body: RouteInput<'ns_update'>): Promise<RouteOutput<'ns_update'>> {
+    return this.#call('ns_update', body);
+  }
+
+  baseCreate(body: RouteInput<'base_create'>): Promise<RouteOutput<'base_create'>> {
+    return this.#call('base_create', body);
+  }
+
+  baseUpdate(body: RouteInput<'base_update'>): Promise<RouteOutput<'base_update'>> {
+    return this.#call('base_update', body);
+  }
+
+  baseDelete(body: RouteInput<'base_delete'>): Promise<RouteOutput<'base_delete'>> {
+    return this.#call('base_delete', body);
+  }
+
+  /**
+   * The bases of a namespace through the base_list extension. A 404 is ambiguous (no such namespace, or no such
+   * route), so the client asks ns_list: a namespace that exists means the deployment lacks the route.
+   */
+  async baseList(namespace: string): Promise<RouteOutput<'base_list'>> {
+    try {
+      return await this.#call('base_list', { namespace });
+    } catch (error) {
+      if (!isRemote404(error)) throw error;
+      const namespaces = await this.nsList();
+      if (namespaces.some((ns) => ns.key === namespace)) throw new BaseListUnsupportedError(error.url, namespace);
+      throw error;
+    }
+  }
+
+  /**
+   * Any request under /v1, for `kb api`: `path` is relative to {url}/v1 and may carry a query string. Resolves to
+   * the envelope's `data`; failures are the same errors as the typed methods'. The input is not checked locally.
+   */
+  request(method: string, path: string, body?: unknown): Promise<unknown> {
+    const relative = path.startsWith('/') ? path : `/${path}`;
+    return this.#send({ method: method.toUpperCase(), path: relative, body, auth: true, output: z.unknown() });
+  }
+
+  /** Closes the connections of the default dispatcher; a dispatcher passed in belongs to the caller. */
+  async close(): Promise<void> {
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+
+  async #call<N extends RouteName>(name: N, input: RouteInput<N>): Promise<RouteOutput<N>> {
+    const route: RouteSpec = ROUTES[name];
+    const fromBody = route.input.from === 'body';
+    let checked: Record<string, unknown>;
+    try {
+      checked = parseInput(route.input.schema, input, fromBody ? 'request body' : 'query') as Record<string, unknown>;
+    } catch (error) {
+      if (!(error instanceof KbApiError)) throw error;
+      throw new ApiError({
+        status: error.status, message: error.message, help: error.help,
+        url: this.#url(route.path), method: route.method, local: true,
+      });
+    }
+    let path = route.path;
+    if (!fromBody) {
+      const query = new URLSearchParams(Object.entries(checked).map(([key, value]): [string, string] => [key, String(value)])).toString();
+      if (query !== '') path += `?${query}`;
+    }
+    const exchange: Exchange = { method: route.method, path, auth: route.auth, output: route.output };
+    if (fromBody) exchange.body = checked;
+    return (await this.#send(exchange)) as RouteOutput<N>;
+  }
+
+  #url(path: string): string {
+    return `${this.baseUrl}${API_PREFIX}${path}`;
+  }
+
+  async #send(exchange: Exchange): Promise<unknown> {
+    const url = this.#url(exchange.path);
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (exchange.auth && this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
+    let payload: string | undefined;
+    if (exchange.body !== undefined) {
+      payload = JSON.stringify(exchange.body);
+      headers['content-type'] = 'application/json';
+    }
+    // Only a GET is safe to repeat; a POST or DELETE that may have reached the server is never sent twice.
+    const attempts = exchange.method === 'GET' ? this.retries + 1 : 1;
+    for (let attempt = 1; ; attempt++) {
+      const started = performance.now();
+      const elapsed = () => `${Math.round(performance.now() - started)}ms`;
+      const canRetry = attempt < attempts;
+      const outcome = await this.#attempt(exchange.method, url, headers, payload);
+      if ('failure' in outcome) {
+        const wait = canRetry && outcome.retryable ? backoffMs(attempt - 1) : undefined;
+        this.#traceLine(`${exchange.method} ${url} ${outcome.failure.kind} ${elapsed()}`, wait);
+        if (wait === undefined) throw outcome.failure;
+        await sleep(wait);
+        continue;
+      }
+      const reply = outcome.reply;
+      let wait: number | undefined;
+      if (canRetry && RETRY_STATUSES.has(reply.status)) {
+        const asked = reply.status === 503 ? retryAfterMs(header(reply.headers, 'retry-after')) : undefined;
+        if (asked === undefined) wait = backoffMs(attempt - 1);
+        else if (asked <= MAX_RETRY_AFTER_MS) wait = asked;
+      }
+      this.#traceLine(`${exchange.method} ${url} ${reply.status} ${elapsed()}`, wait);
+      if (wait === undefined) return this.#interpret(exchange, url, reply);
+      await sleep(wait);
+    }
+  }
+
+  #traceLine(line: string, retryInMs: number | undefined): void {
+    this.#trace?.(retryInMs === undefined ? line : `${line} (retrying in ${retryInMs}ms)`);
+  }
+
+  /** One HTTP exchange under one deadline; a failure below HTTP comes back as a NetworkError, with whether a GET may try again. */
+  async #attempt(
+    method: string,
+    url: string,
+    headers: Record<string, string>,
+    payload: string | undefined,
+  ): Promise<{ reply: Reply } | { failure: NetworkError; retryable: boolean }> {
+    const controller = new AbortController();
+    const deadline = new Error(`no complete reply within ${this.timeoutMs} ms`);
+    const timer = setTimeout(() => controller.abort(deadline), this.timeoutMs);
+    try {
+      const response = await undiciRequest(url, {
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body: payload ?? null,
+        dispatcher: this.#dispatcher,
+        signal: controller.signal,
+      });
+      const text = await response.body.text();
+      return { reply: { status: response.statusCode, headers: response.headers, text } };
+    } catch (error) {
+      // The request may already be with the server, so a spent deadline is not retried, unlike a connect timeout.
+      const failure: Failure = error === deadline || controller.signal.aborted
+        ? { kind: 'timeout', reason: `timed out (no complete reply within ${this.timeoutMs} ms)`, retryable: false }
+        : describeFailure(error);
+      return { failure: new NetworkError(failure.kind, url, method, failure.reason, { cause: error }), retryable: failure.retryable };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The envelope's data on 200, the ApiError of a failure envelope, a ResponseFormatError for anything else. */
+  #interpret(exchange: Exchange, url: string, reply: Reply): unknown {
+    const { method } = exchange;
+    const malformed = (detail: string) => new ResponseFormatError(url, method, reply.status, detail);
+    if (reply.text.trim() === '') throw malformed('the body is empty');
+    let json: unknown;
+    try {
+      json = JSON.parse(reply.text);
+    } catch {
+      const type = header(reply.headers, 'content-type');
+      const location = reply.status >= 300 && reply.status < 400 ? header(reply.headers, 'location') : undefined;
+      throw malformed(
+        `the body is not JSON (content-type ${type ?? 'not given'}${location ? `, redirect to ${location}` : ''})`,
+      );
+    }
+    if (reply.status === 200) {
+      const success = successEnvelope(exchange.output).safeParse(json);
+      if (success.success) return success.data.data;
+      const envelope = successEnvelope(z.unknown()).safeParse(json);
+      if (envelope.success) throw malformed(`the data is not what ${exchange.path.split('?')[0]} returns (${describeIssues(success.error, json)})`);
+      throw malformed('the JSON is not a success envelope {"success":true,"data":...}');
+    }
+    if (reply.status >= 400) {
+      const failure = FailureEnvelope.safeParse(json);
+      if (failure.success) {
+        throw new ApiError({
+          status: reply.status, message: failure.data.message, help: failure.data.help ?? undefined, url, method,
+        });
+      }
+      throw malformed('the JSON is not a failure envelope {"success":false,"message":...}');
+    }
+    throw malformed('kb API replies have status 200 or 4xx/5xx');
+  }
+}

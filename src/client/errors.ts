@@ -1,0 +1,132 @@
+import { codeForStatus, KbApiError, type ErrorCode } from '../api/errors.js';
+
+/**
+ * The client's error catalog. Every class sets `name`, a stable `code` and the `exitCode` of CONTRACT
+ * section 3, so the CLI derives its exit status from the error and never from its own table.
+ */
+export abstract class KbClientError extends Error {
+  abstract readonly code: string;
+  abstract readonly exitCode: number;
+}
+
+/** CONTRACT section 3: 404 is 3, 401/403 are 4, 409 is 5, any other 4xx is 2, 429 and 5xx (and the rest) are 1. */
+export function exitCodeForStatus(status: number): number {
+  if (status === 404) return 3;
+  if (status === 401 || status === 403) return 4;
+  if (status === 409) return 5;
+  if (status === 429) return 1;
+  if (status >= 400 && status < 500) return 2;
+  return 1;
+}
+
+export interface ApiErrorDetails {
+  status: number;
+  message: string;
+  help?: string | undefined;
+  url: string;
+  method: string;
+  /** True when the client refused the input before sending it, with the message the server would give. */
+  local?: boolean;
+}
+
+/** The service answered with the failure envelope (or the client rejected the input the same way). */
+export class ApiError extends KbClientError {
+  override readonly name = 'ApiError';
+  readonly code: ErrorCode;
+  readonly exitCode: number;
+  readonly status: number;
+  readonly help: string | undefined;
+  readonly url: string;
+  readonly method: string;
+  readonly local: boolean;
+
+  constructor(details: ApiErrorDetails) {
+    super(details.message);
+    this.status = details.status;
+    this.code = codeForStatus(details.status);
+    this.exitCode = exitCodeForStatus(details.status);
+    this.help = details.help;
+    this.url = details.url;
+    this.method = details.method;
+    this.local = details.local ?? false;
+  }
+}
+
+export type NetworkErrorKind = 'refused' | 'dns' | 'timeout' | 'tls' | 'reset' | 'other';
+
+/** No HTTP answer at all: the request failed below HTTP, or took longer than the timeout. */
+export class NetworkError extends KbClientError {
+  override readonly name = 'NetworkError';
+  readonly code = 'network_error';
+  readonly exitCode = 6;
+
+  constructor(
+    readonly kind: NetworkErrorKind,
+    readonly url: string,
+    readonly method: string,
+    /** The cause in plain words, e.g. "connection refused". */
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`cannot reach ${url}: ${reason}`, options);
+  }
+}
+
+/** An HTTP answer that is not a kb API reply: HTML, an empty body, or JSON of the wrong shape. */
+export class ResponseFormatError extends KbClientError {
+  override readonly name = 'ResponseFormatError';
+  readonly code = 'bad_response';
+  readonly exitCode: number;
+
+  constructor(
+    readonly url: string,
+    readonly method: string,
+    readonly status: number,
+    /** What was wrong with the reply, e.g. "the body is not JSON (content-type text/html)". */
+    readonly detail: string,
+  ) {
+    super(`${url} answered ${status} with something that is not a kb API reply: ${detail}`);
+    // A 401 or 404 from a proxy or a web server in front of the service still means what its status says.
+    this.exitCode = status >= 400 ? exitCodeForStatus(status) : 1;
+  }
+}
+
+/** The deployment has no GET /v1/base_list (an extension of `kb serve`), though the namespace exists. */
+export class BaseListUnsupportedError extends KbClientError {
+  override readonly name = 'BaseListUnsupportedError';
+  readonly code = 'base_list_unsupported';
+  readonly exitCode = 1;
+
+  constructor(
+    readonly url: string,
+    readonly namespace: string,
+  ) {
+    super('this deployment does not offer base_list (an extension of kb serve)');
+  }
+}
+
+/** The client was given options it cannot work with (a URL that is not http/https, a token unfit for a header). */
+export class ClientOptionsError extends KbClientError {
+  override readonly name = 'ClientOptionsError';
+  readonly code = 'invalid_client_options';
+  readonly exitCode = 2;
+}
+
+function carriedExitCode(error: object): number | undefined {
+  const exitCode: unknown = (error as { exitCode?: unknown }).exitCode;
+  return typeof exitCode === 'number' && Number.isInteger(exitCode) && exitCode >= 0 && exitCode <= 255 ? exitCode : undefined;
+}
+
+/**
+ * The process exit code for an error, CONTRACT section 3: 0 for no error, then the `exitCode` an error carries
+ * (every error of this module, the config errors, the CLI's usage errors), the status of a KbApiError raised
+ * locally through src/api, and 1 for anything else.
+ */
+export function exitCodeFor(error: unknown): number {
+  if (error === undefined || error === null) return 0;
+  if (typeof error !== 'object') return 1;
+  const carried = carriedExitCode(error);
+  if (carried !== undefined) return carried;
+  if (error instanceof KbApiError) return exitCodeForStatus(error.status);
+  return 1;
+}

@@ -1,0 +1,310 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { exitCodeFor } from '../../src/client/errors.js';
+import { ConfigError, LockTimeoutError, ProfileStore, saveServeProfile } from '../../src/config/index.js';
+import { tempDir } from '../helpers/server.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SAVER = fileURLToPath(new URL('./fixtures/save-profile.ts', import.meta.url));
+
+let dir: string;
+let file: string;
+const savedConfigDir = process.env.KB_CONFIG_DIR;
+
+beforeEach(() => {
+  dir = join(tempDir('kb-config-'), 'kb');
+  file = join(dir, 'config.json');
+  process.env.KB_CONFIG_DIR = dir;
+});
+
+afterEach(() => {
+  if (savedConfigDir === undefined) delete process.env.KB_CONFIG_DIR;
+  else process.env.KB_CONFIG_DIR = savedConfigDir;
+});
+
+const raw = () => readFileSync(file, 'utf8');
+const onDisk = () => JSON.parse(raw()) as { defaultProfile?: string; profiles: Record<string, { url: string; token?: string }> };
+
+function writeRaw(text: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileSync(file, text, { mode: 0o600 });
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected the promise to reject');
+}
+
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw');
+}
+
+describe('ProfileStore: saving profiles', () => {
+  it('lives in KB_CONFIG_DIR, read when the store is made', () => {
+    expect(new ProfileStore().path).toBe(file);
+  });
+
+  it('reads an empty config when there is no file, and creates nothing', () => {
+    const config = new ProfileStore().read();
+    expect(config.defaultProfile).toBeUndefined();
+    expect(config.profiles.size).toBe(0);
+    expect(existsSync(dir)).toBe(false);
+  });
+
+  it('makes the first profile saved the default', async () => {
+    const store = new ProfileStore();
+    expect(await store.saveProfile('work', { url: 'https://kb.example.com', token: 'kbt_work' })).toEqual({ isDefault: true, replaced: false });
+    expect(onDisk()).toEqual({ defaultProfile: 'work', profiles: { work: { url: 'https://kb.example.com', token: 'kbt_work' } } });
+    const config = store.read();
+    expect(config.defaultProfile).toBe('work');
+    expect(config.profiles.get('work')).toEqual({ url: 'https://kb.example.com', token: 'kbt_work' });
+  });
+
+  it('does not change the default when another profile is saved', async () => {
+    const store = new ProfileStore();
+    await store.saveProfile('work', { url: 'https://kb.example.com', token: 'a' });
+    expect(await store.saveProfile('home', { url: 'http://127.0.0.1:8080', token: 'b' })).toEqual({ isDefault: false, replaced: false });
+    expect(onDisk().defaultProfile).toBe('work');
+    expect([...store.read().profiles.keys()].sort()).toEqual(['home', 'work']);
+  });
+
+  it('replaces a profile saved again, URL and token together, and keeps the default', async () => {
+    const store = new ProfileStore();
+    await store.saveProfile('work', { url: 'https://old.example.com', token: 'old' });
+    await store.saveProfile('home', { url: 'http://127.0.0.1:8080', token: 'b' });
+    expect(await store.saveProfile('home', { url: 'http://127.0.0.1:9090' })).toEqual({ isDefault: false, replaced: true });
+    expect(onDisk()).toEqual({
+      defaultProfile: 'work',
+      profiles: { work: { url: 'https://old.example.com', token: 'old' }, home: { url: 'http://127.0.0.1:9090' } },
+    });
+  });
+
+  it('setDefault makes another existing profile the default', async () => {
+    const store = new ProfileStore();
+    await store.saveProfile('work', { url: 'https://kb.example.com', token: 'a' });
+    await store.saveProfile('home', { url: 'http://127.0.0.1:8080', token: 'b' });
+    await store.setDefault('home');
+    expect(onDisk().defaultProfile).toBe('home');
+  });
+
+  it('setDefault of a profile that does not exist is profile_not_found (exit 2), naming the profiles, and changes nothing', async () => {
+    const store = new ProfileStore();
+    await store.saveProfile('work', { url: 'https://kb.example.com', token: 'a' });
+    const before = raw();
+    const error = await rejection(store.setDefault('nope'));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error).toMatchObject({ code: 'profile_not_found', exitCode: 2 });
+    expect((error as Error).message).toBe('no profile named "nope"; profiles: work');
+    expect(exitCodeFor(error)).toBe(2);
+    expect(raw()).toBe(before);
+  });
+
+  it('logout removes the token from the file and keeps the URL', async () => {
+    const store = new ProfileStore();
+    await store.saveProfile('work', { url: 'https://kb.example.com', token: 'kbt_secret_work' });
+    expect(await store.logout('work')).toEqual({ hadToken: true });
+    expect(raw()).not.toContain('kbt_secret_work');
+    expect(onDisk().profiles.work).toEqual({ url: 'https://kb.example.com' });
+    expect(await store.logout('work')).toEqual({ hadToken: false });
+  });
+
+  it('logout of the default profile keeps it the default: no other profile takes its place', async () => {
+    const store = new ProfileStore();
+    await store.saveProfile('work', { url: 'https://kb.example.com', token: 'a' });
+    await store.saveProfile('home', { url: 'http://127.0.0.1:8080', token: 'b' });
+    await store.logout('work');
+    expect(onDisk()).toEqual({
+      defaultProfile: 'work',
+      profiles: { work: { url: 'https://kb.example.com' }, home: { url: 'http://127.0.0.1:8080', token: 'b' } },
+    });
+  });
+
+  it('logout of a profile that does not exist is profile_not_found', async () => {
+    expect(await rejection(new ProfileStore().logout('ghost'))).toMatchObject({ code: 'profile_not_found', message: 'no profile named "ghost"; there are no profiles yet' });
+  });
+
+  it('treats names as data: constructor, toString and hasOwnProperty are ordinary profiles', async () => {
+    const store = new ProfileStore();
+    for (const name of ['constructor', 'toString', 'hasOwnProperty']) await store.saveProfile(name, { url: `http://${name.toLowerCase()}.example`, token: name });
+    await store.setDefault('toString');
+    await store.logout('constructor');
+    const config = store.read();
+    expect(config.defaultProfile).toBe('toString');
+    expect(config.profiles.get('constructor')).toEqual({ url: 'http://constructor.example' });
+    expect(config.profiles.get('hasOwnProperty')).toEqual({ url: 'http://hasownproperty.example', token: 'hasOwnProperty' });
+    expect(config.profiles.has('valueOf')).toBe(false);
+    expect(await rejection(store.setDefault('valueOf'))).toMatchObject({ code: 'profile_not_found' });
+  });
+
+  it.each(['', '-work', '_work', 'a b', 'a.b', '__proto__', 'x'.repeat(64), 'wörk'])('rejects the profile name %j with invalid_profile (exit 2), writing nothing', async (name) => {
+    const error = await rejection(new ProfileStore().saveProfile(name, { url: 'http://h' }));
+    expect(error).toMatchObject({ name: 'ConfigError', code: 'invalid_profile', exitCode: 2 });
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('accepts a name of 63 characters', async () => {
+    await new ProfileStore().saveProfile(`a${'-'.repeat(62)}`, { url: 'http://h' });
+    expect(Object.keys(onDisk().profiles)).toEqual([`a${'-'.repeat(62)}`]);
+  });
+
+  it.each(['ftp://h', 'h:8080', 'not a url', ''])('rejects the URL %j with invalid_profile', async (url) => {
+    expect(await rejection(new ProfileStore().saveProfile('work', { url }))).toMatchObject({ code: 'invalid_profile' });
+  });
+
+  it('keeps fields a newer kb wrote when it saves', async () => {
+    writeRaw(JSON.stringify({ version: 2, profiles: { work: { url: 'http://w', token: 't', org: 'acme' } } }));
+    await new ProfileStore().saveProfile('home', { url: 'http://h' });
+    expect(onDisk()).toEqual({
+      version: 2, defaultProfile: 'home', profiles: { work: { url: 'http://w', token: 't', org: 'acme' }, home: { url: 'http://h' } },
+    });
+  });
+});
+
+describe('saveServeProfile, for the first start of kb serve', () => {
+  it('saves profile local and makes it the default when there is no default', async () => {
+    expect(await saveServeProfile({ url: 'http://127.0.0.1:8080', token: 'kbt_local' })).toEqual({ isDefault: true, replaced: false });
+    expect(onDisk()).toEqual({ defaultProfile: 'local', profiles: { local: { url: 'http://127.0.0.1:8080', token: 'kbt_local' } } });
+  });
+
+  it('saves profile local and leaves an existing default alone', async () => {
+    await new ProfileStore().saveProfile('work', { url: 'https://kb.example.com', token: 'a' });
+    expect(await saveServeProfile({ url: 'http://127.0.0.1:8080', token: 'kbt_local' })).toEqual({ isDefault: false, replaced: false });
+    expect(onDisk().defaultProfile).toBe('work');
+    expect(onDisk().profiles.local).toEqual({ url: 'http://127.0.0.1:8080', token: 'kbt_local' });
+  });
+});
+
+describe('ProfileStore: a broken config file', () => {
+  const broken: Array<[string, string, RegExp]> = [
+    ['not JSON', '{"profiles": {', /is not valid JSON: /],
+    ['empty', '', /is not valid JSON: it is empty/],
+    ['an array', '[]', /is not a valid kb config: /],
+    ['without profiles', '{"defaultProfile":"work"}', /is not a valid kb config: profiles: is required/],
+    ['with a URL that is not http', '{"profiles":{"work":{"url":"ftp://x"}}}', /profiles\.work\.url: must be an http:\/\/ or https:\/\/ URL/],
+    ['with a token that is not a string', '{"profiles":{"work":{"url":"http://x","token":42}}}', /profiles\.work\.token: /],
+    ['with a bad profile name', '{"profiles":{"a b":{"url":"http://x"}}}', /a profile name is 1 to 63 characters/],
+    ['with a default that is not a string', '{"defaultProfile":5,"profiles":{}}', /defaultProfile: /],
+  ];
+
+  it.each(broken)('reports a file %s as config_invalid (exit 1), naming the file and the problem', (_what, text, problem) => {
+    writeRaw(text);
+    const error = thrown(() => new ProfileStore().read());
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error).toMatchObject({ code: 'config_invalid', exitCode: 1 });
+    expect((error as Error).message).toContain(file);
+    expect((error as Error).message).toMatch(problem);
+    expect((error as ConfigError).help).toMatch(/Fix the file or remove it/);
+    expect(exitCodeFor(error)).toBe(1);
+  });
+
+  it.each(broken)('refuses every change while the file is %s, and leaves its bytes as they were', async (_what, text) => {
+    writeRaw(text);
+    const store = new ProfileStore();
+    for (const change of [
+      () => store.saveProfile('home', { url: 'http://h', token: 't' }),
+      () => store.setDefault('work'),
+      () => store.logout('work'),
+      () => saveServeProfile({ url: 'http://127.0.0.1:8080', token: 't' }),
+    ]) {
+      expect(await rejection(change())).toMatchObject({ code: 'config_invalid' });
+    }
+    expect(raw()).toBe(text);
+    expect(existsSync(join(dir, 'config.lock'))).toBe(false);
+  });
+
+  it('reports a file it cannot read as config_unreadable', () => {
+    if (process.getuid?.() === 0) return; // root reads any file
+    writeRaw('{"profiles":{}}');
+    chmodSync(file, 0o000);
+    expect(thrown(() => new ProfileStore().read())).toMatchObject({ code: 'config_unreadable', exitCode: 1 });
+  });
+});
+
+describe('ProfileStore: file and directory modes', () => {
+  let savedUmask: number;
+  beforeEach(() => {
+    savedUmask = process.umask(0o022);
+  });
+  afterEach(() => {
+    process.umask(savedUmask);
+  });
+
+  it('creates the config directory 0700 and the file 0600 under umask 022', async () => {
+    await new ProfileStore().saveProfile('work', { url: 'http://h', token: 't' });
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('rewrites a file found 0644 as 0600', async () => {
+    writeRaw('{"profiles":{}}');
+    chmodSync(file, 0o644);
+    await new ProfileStore().saveProfile('work', { url: 'http://h', token: 't' });
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('ProfileStore: concurrent savers', () => {
+  it('loses no profile when 20 saves in one process run at once', async () => {
+    const names = Array.from({ length: 20 }, (_, index) => `p${index}`);
+    await Promise.all(names.map((name) => new ProfileStore().saveProfile(name, { url: `http://${name}.example` })));
+    expect(Object.keys(onDisk().profiles).sort()).toEqual([...names].sort());
+    expect(existsSync(join(dir, 'config.lock'))).toBe(false);
+  });
+
+  it('gives up with LockTimeoutError, writing nothing, while another process holds the lock', async () => {
+    await new ProfileStore().saveProfile('work', { url: 'http://w' });
+    const before = raw();
+    writeFileSync(join(dir, 'config.lock'), JSON.stringify({ pid: process.pid, host: hostname(), nonce: 'other' }));
+    const error = await rejection(new ProfileStore({ lockTimeoutMs: 200 }).saveProfile('home', { url: 'http://h' }));
+    expect(error).toBeInstanceOf(LockTimeoutError);
+    expect(exitCodeFor(error)).toBe(1);
+    expect(raw()).toBe(before);
+  });
+
+  it('loses no profile when 8 processes save a different profile at the same moment', async () => {
+    const go = join(tempDir('kb-go-'), 'go');
+    const names = Array.from({ length: 8 }, (_, index) => `proc-${index}`);
+    const children = names.map((name) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', SAVER, name, `http://${name}.example`, go], {
+        cwd: ROOT,
+        env: { ...process.env, KB_CONFIG_DIR: dir },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const exited = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+        child.on('close', (code) => resolve({ code, stdout, stderr })),
+      );
+      return { ready: () => stdout.startsWith('ready\n'), exited };
+    });
+    await expect.poll(() => children.every((child) => child.ready()), { timeout: 25_000, interval: 20 }).toBe(true);
+    writeFileSync(go, '');
+    const results = await Promise.all(children.map((child) => child.exited));
+    for (const result of results) expect(result, result.stderr).toMatchObject({ code: 0 });
+
+    const config = onDisk();
+    expect(Object.keys(config.profiles).sort()).toEqual(names);
+    for (const name of names) expect(config.profiles[name]).toEqual({ url: `http://${name}.example`, token: `token-${name}` });
+    // Exactly one saver found no default and became it.
+    const defaults = results.filter((result) => result.stdout.includes('"isDefault":true'));
+    expect(defaults).toHaveLength(1);
+    expect(names).toContain(config.defaultProfile);
+    expect(existsSync(join(dir, 'config.lock'))).toBe(false);
+    rmSync(go, { force: true });
+  }, 60_000);
+});
