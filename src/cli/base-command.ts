@@ -1,0 +1,36 @@
+import { Command, Errors } from '@oclif/core';
+import { exitCodeFor } from '../client/errors.js';
+import { processIO, paint, type IO } from './io.js';
+import { renderJson } from './output.js';
+
+/** oclif marks its own parse failures (unknown flag, missing argument) with exit 2 in `oclif.exit`. */
+function oclifExit(error: unknown): number | undefined {
+  const meta = (error as { oclif?: { exit?: unknown } } | undefined)?.oclif;
+  return typeof meta?.exit === 'number' ? meta.exit : undefined;
+}
+
+/**
+ * What every kb command shares: one IO, --json printing exactly the data, and errors turned into one line on
+ * stderr (then the server's help, if any) with the exit code of CONTRACT section 3.
+ */
+export abstract class KbCommand extends Command {
+  protected io: IO = processIO();
+
+  override logJson(json: unknown): void {
+    this.io.stdout(renderJson(json));
+  }
+
+  protected verbose(): boolean {
+    return process.env.KB_DEBUG === '1' || this.argv.includes('--verbose');
+  }
+
+  override async catch(error: Error & { help?: string | null }): Promise<void> {
+    if (error instanceof Errors.ExitError) throw error;
+    const code = oclifExit(error) ?? exitCodeFor(error);
+    const message = error.message || String(error);
+    this.io.stderr(`${paint(this.io, 'red', 'Error:')} ${message}\n`);
+    if (typeof error.help === 'string' && error.help !== '') this.io.stderr(`${error.help}\n`);
+    if (code === 1 && this.verbose() && error.stack) this.io.stderr(`${error.stack}\n`);
+    process.exitCode = code;
+  }
+}

@@ -1,0 +1,19 @@
+/** An error the CLI reports itself: a message, an optional hint, and the exit code of CONTRACT section 3. */
+export class CliError extends Error {
+  override readonly name: string = 'CliError';
+  constructor(
+    message: string,
+    readonly exitCode: number,
+    readonly help?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Bad arguments or flags, invalid input caught locally, or a prompt that cannot be shown: exit 2. */
+export class UsageError extends CliError {
+  override readonly name = 'UsageError';
+  constructor(message: string, help?: string) {
+    super(message, 2, help);
+  }
+}

@@ -1,0 +1,61 @@
+import type { AddressInfo } from 'node:net';
+import { buildApp } from './app.js';
+import { createLogger, type LogLevel } from './log.js';
+import { generateToken } from './tokens.js';
+import { SqliteStore } from '../store/sqlite.js';
+import type { Store } from '../store/store.js';
+
+export const FIRST_ORG = 'local';
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  logLevel: LogLevel;
+  /** Called once, on a first start with no tokens, with the token made for organization `local`. */
+  onFirstToken?: (first: { url: string; org: string; token: string }) => Promise<void> | void;
+}
+
+export interface RunningServer {
+  url: string;
+  store: Store;
+  /** Stops accepting, lets in-flight requests finish, closes the store. */
+  close(): Promise<void>;
+}
+
+/** The URL a client should use: a wildcard bind is reached through loopback. */
+function publicUrl(host: string, address: AddressInfo): string {
+  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+  const bracketed = shown.includes(':') ? `[${shown}]` : shown;
+  return `http://${bracketed}:${address.port}`;
+}
+
+/** Opens the store, mints the first token when there is none, and listens. Throws StoreOpenError or a listen error. */
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  const store = SqliteStore.open(options.dataDir);
+  const logger = createLogger(options.logLevel);
+  const app = buildApp({ store, logger });
+  try {
+    const tokens = await store.listTokens();
+    await app.listen({ host: options.host, port: options.port });
+    const url = publicUrl(options.host, app.server.address() as AddressInfo);
+    if (tokens.length === 0) {
+      const first = generateToken();
+      await store.createToken(FIRST_ORG, first.id, first.hash);
+      await options.onFirstToken?.({ url, org: FIRST_ORG, token: first.token });
+    }
+    let closing: Promise<void> | undefined;
+    return {
+      url,
+      store,
+      close() {
+        closing ??= app.close().then(() => store.close());
+        return closing;
+      },
+    };
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    await store.close();
+    throw error;
+  }
+}

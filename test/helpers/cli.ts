@@ -1,0 +1,91 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { tempDir } from './server.js';
+
+export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export const KB_BIN = `${ROOT}bin/run.js`;
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** An environment with no trace of the developer's own kb set-up: its own config dir, no KB_* overrides, no TTY. */
+export function isolatedEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (!key.startsWith('KB_') && key !== 'NO_COLOR' && value !== undefined) env[key] = value;
+  }
+  env.KB_CONFIG_DIR = tempDir('kb-config-');
+  env.KB_DATA_DIR = tempDir('kb-data-');
+  for (const [key, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[key];
+    else env[key] = value;
+  }
+  return env;
+}
+
+/** Runs the built `kb` as a child process, as a script would: no TTY, stdin closed or fed `input`. */
+export function runKb(args: readonly string[], options: { env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [KB_BIN, ...args], { env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+export interface ServeProcess {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code (or signal) once the process is gone. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Starts `kb serve --port 0` as a child process and resolves once it listens (the URL read from its stderr). */
+export function startServe(args: readonly string[], env: NodeJS.ProcessEnv): Promise<ServeProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', '0', '--log-level', 'warn', ...args], {
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let ready = false;
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+      child.on('exit', (code, signal) => done({ code, signal })),
+    );
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`kb serve did not start in time. stderr:\n${stderr}`));
+    }, 20_000);
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(stderr);
+      if (match && !ready) {
+        ready = true;
+        clearTimeout(timer);
+        resolve({ child, url: match[1] as string, stdout: () => stdout, stderr: () => stderr, exited });
+      }
+    });
+    void exited.then(({ code, signal }) => {
+      if (!ready) {
+        clearTimeout(timer);
+        reject(new Error(`kb serve exited (${code ?? signal}) before listening. stderr:\n${stderr}`));
+      }
+    });
+  });
+}
