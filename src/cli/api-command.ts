@@ -1,0 +1,68 @@
+import { Flags, type Interfaces } from '@oclif/core';
+import { KbClient } from '../client/client.js';
+import { type Deployment, resolveDeployment } from '../config/profiles.js';
+import { KbCommand } from './base-command.js';
+import { CliError, UsageError } from './errors.js';
+import { withSpinner } from './spinner.js';
+
+/** Accepts 30, 30s, 500ms or 2m; a bare number is seconds. */
+export function parseTimeout(text: string, source: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
+  const amount = Number(match?.[1]);
+  if (!match || !(amount > 0)) throw new UsageError(`Invalid ${source} ${JSON.stringify(text)}: expected a duration such as 10s, 500ms or 2m`);
+  const unit = match[2] ?? 's';
+  return Math.round(amount * (unit === 'ms' ? 1 : unit === 's' ? 1000 : 60_000));
+}
+
+export const globalFlags = {
+  profile: Flags.string({ summary: 'Profile to use (default: $KB_PROFILE, else the default profile).', helpGroup: 'GLOBAL' }),
+  timeout: Flags.string({ summary: 'Request timeout, e.g. 10s or 500ms (default: $KB_TIMEOUT, else 30s).', helpGroup: 'GLOBAL' }),
+  verbose: Flags.boolean({ summary: 'Trace each request to stderr: method, URL, status, time (also KB_DEBUG=1).', helpGroup: 'GLOBAL' }),
+};
+
+type GlobalFlags = Interfaces.InferredFlags<typeof globalFlags>;
+
+export interface Connection {
+  client: KbClient;
+  deployment: Deployment;
+}
+
+/** A command that talks to a deployment: it resolves the profile, builds one client, and renders what comes back. */
+export abstract class ApiCommand extends KbCommand {
+  static override baseFlags = globalFlags;
+
+  private clients: KbClient[] = [];
+
+  override async finally(error: Error | undefined): Promise<void> {
+    await Promise.all(this.clients.map((client) => client.close()));
+    await super.finally(error);
+  }
+
+  protected connect(flags: GlobalFlags, options: { requireToken?: boolean } = {}): Connection {
+    const deployment = resolveDeployment({ profileFlag: flags.profile });
+    if (options.requireToken !== false && deployment.token === undefined) {
+      const which = deployment.profile === undefined ? 'this deployment' : `profile "${deployment.profile}"`;
+      throw new CliError(
+        `No token for ${which} (${deployment.url})`,
+        4,
+        `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`, or set KB_TOKEN.`,
+      );
+    }
+    const timeoutText = flags.timeout ?? (process.env.KB_TIMEOUT || undefined);
+    const timeoutMs = timeoutText === undefined ? undefined : parseTimeout(timeoutText, flags.timeout ? '--timeout' : 'KB_TIMEOUT');
+    const trace = flags.verbose || process.env.KB_DEBUG === '1' ? (line: string) => this.io.stderr(`* ${line}\n`) : undefined;
+    const client = new KbClient({ url: deployment.url, token: deployment.token, timeoutMs, trace });
+    this.clients.push(client);
+    return { client, deployment };
+  }
+
+  /** Runs a request with a spinner on a terminal, when it takes longer than a moment. */
+  protected request<T>(label: string, work: Promise<T>): Promise<T> {
+    return withSpinner(this.io, label, work);
+  }
+
+  /** A one-line confirmation of a change, on stderr (stdout keeps the data). */
+  protected confirmChange(text: string): void {
+    if (!this.jsonEnabled()) this.io.stderr(`${this.io.color ? '\u001B[32m✓\u001B[39m' : '✓'} ${text}\n`);
+  }
+}

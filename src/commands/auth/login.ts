@@ -1,0 +1,75 @@
+import { Flags } from '@oclif/core';
+import { KbCommand } from '../../cli/base-command.js';
+import { DEFAULT_URL } from '../../cli/auth.js';
+import { UsageError } from '../../cli/errors.js';
+import { ask, askSecret, readStdin } from '../../cli/prompt.js';
+import { KbClient } from '../../client/client.js';
+import { ProfileStore } from '../../config/profiles.js';
+
+interface LoginResult {
+  profile: string;
+  url: string;
+  organization: string;
+  default: boolean;
+}
+
+export default class AuthLogin extends KbCommand {
+  static override summary = 'Log in to a deployment: check a token with GET /auth, then save it as a profile';
+
+  static override description = `Without --profile it writes the default profile (named "default" when there is none yet).
+The first profile saved becomes the default; logging in to another profile does not change it (see \`kb auth switch\`).
+On a terminal it asks for the URL and the token (masked). In scripts, pipe the token on stdin with --with-token:
+never put a token in argv, where other users can read it. Nothing is saved unless the token is accepted.`;
+
+  static override examples = [
+    '<%= config.bin %> auth login',
+    { description: 'In a script, token from a file or a secret store', command: '<%= config.bin %> auth login --url https://kb.example.com --with-token < token.txt' },
+    { description: 'A second deployment under its own profile', command: 'echo "$STAGING_TOKEN" | <%= config.bin %> auth login --profile staging --url https://staging.kb.example.com --with-token' },
+  ];
+
+  static override enableJsonFlag = true;
+
+  static override flags = {
+    url: Flags.string({ summary: `The deployment's base URL, without /v1 (default: the profile's, else ${DEFAULT_URL}).` }),
+    profile: Flags.string({ summary: 'The profile to save (default: the default profile, else "default").' }),
+    'with-token': Flags.boolean({ summary: 'Read the token from stdin.' }),
+  };
+
+  async run(): Promise<LoginResult> {
+    const { flags } = await this.parse(AuthLogin);
+    const store = new ProfileStore();
+    const config = store.read();
+    const name = flags.profile ?? config.defaultProfile ?? 'default';
+    const known = config.profiles.get(name)?.url;
+
+    let url = flags.url;
+    if (url === undefined && !flags['with-token'] && known === undefined) {
+      url = this.io.canPrompt ? await ask(this.io, 'URL of the kb deployment:', '', DEFAULT_URL) : undefined;
+    }
+    url ??= known ?? DEFAULT_URL;
+
+    let token: string;
+    if (flags['with-token']) {
+      token = await readStdin();
+      if (token === '') throw new UsageError('--with-token read nothing from stdin', 'Pipe the token in: kb auth login --with-token < token.txt');
+    } else {
+      token = await askSecret(this.io, `Token for ${url}: `, 'Pass --with-token and pipe the token on stdin.');
+      if (token === '') throw new UsageError('No token given.');
+    }
+
+    const client = new KbClient({ url, token, trace: this.verbose() ? (line) => this.io.stderr(`* ${line}\n`) : undefined });
+    let organization: string;
+    try {
+      organization = await client.auth();
+    } finally {
+      await client.close();
+    }
+    const saved = await store.saveProfile(name, { url, token });
+    if (!this.jsonEnabled()) {
+      this.io.stderr(
+        `✓ Logged in to ${url} as organization ${organization}; saved as profile "${name}"${saved.isDefault ? ' (the default)' : ''}.\n`,
+      );
+    }
+    return { profile: name, url, organization, default: saved.isDefault };
+  }
+}

@@ -1,0 +1,23 @@
+import { KbCommand } from '../../cli/base-command.js';
+import { profileFlag } from '../../cli/auth.js';
+import { CliError } from '../../cli/errors.js';
+import { ProfileStore } from '../../config/profiles.js';
+
+export default class AuthLogout extends KbCommand {
+  static override summary = "Remove a profile's token from disk (the profile and its URL stay)";
+
+  static override description = 'The default profile stays the default even without a token: no other profile silently takes its place.';
+
+  static override examples = ['<%= config.bin %> auth logout', '<%= config.bin %> auth logout --profile staging'];
+
+  static override flags = { profile: profileFlag };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(AuthLogout);
+    const store = new ProfileStore();
+    const name = flags.profile ?? (process.env.KB_PROFILE || undefined) ?? store.read().defaultProfile;
+    if (name === undefined) throw new CliError('No profile to log out of: none is configured', 4);
+    const { hadToken } = await store.logout(name);
+    this.io.stderr(hadToken ? `✓ Logged out of profile "${name}": its token is removed from ${store.path}.\n` : `Profile "${name}" had no token.\n`);
+  }
+}

@@ -1,0 +1,50 @@
+import { Args, Flags } from '@oclif/core';
+import { ROUTES } from '../../api/routes.js';
+import type { Base } from '../../api/schemas.js';
+import { parseInput } from '../../api/validation.js';
+import { ApiCommand } from '../../cli/api-command.js';
+import { CliError } from '../../cli/errors.js';
+import { confirm } from '../../cli/prompt.js';
+import { baseBlock } from '../../cli/render.js';
+
+export default class BaseDelete extends ApiCommand {
+  static override summary = 'Delete a base and all its data';
+
+  static override description = `Asks for confirmation on a terminal. Without one (a script, CI) it refuses with exit 2 unless
+--yes is given.`;
+
+  static override examples = [
+    '<%= config.bin %> base delete docs faq',
+    { description: 'In a script', command: '<%= config.bin %> base delete docs faq --yes' },
+  ];
+
+  static override enableJsonFlag = true;
+
+  static override args = {
+    namespace: Args.string({ description: 'The namespace key.', required: true }),
+    base: Args.string({ description: 'The base key.', required: true }),
+  };
+
+  static override flags = {
+    yes: Flags.boolean({ char: 'y', summary: 'Delete without asking.' }),
+  };
+
+  async run(): Promise<Base> {
+    const { args, flags } = await this.parse(BaseDelete);
+    const { client } = this.connect(flags);
+    // A malformed key fails before anyone is asked to confirm.
+    parseInput(ROUTES.base_delete.input.schema, { namespace: args.namespace, base: args.base }, 'arguments');
+    if (!flags.yes) {
+      const sure = await confirm(
+        this.io,
+        `Delete base ${args.base} in namespace ${args.namespace}, with all its data?`,
+        'Pass --yes to delete without confirmation.',
+      );
+      if (!sure) throw new CliError('Cancelled: nothing was deleted.', 1);
+    }
+    const base = await this.request('Deleting base', client.baseDelete({ namespace: args.namespace, base: args.base }));
+    if (!this.jsonEnabled()) this.io.stdout(baseBlock(base));
+    this.confirmChange(`Deleted base ${base.key} from namespace ${base.namespace}`);
+    return base;
+  }
+}

@@ -1,0 +1,25 @@
+import type { Namespace } from '../../api/schemas.js';
+import { ApiCommand } from '../../cli/api-command.js';
+import { namespaceTable } from '../../cli/render.js';
+
+export default class NsList extends ApiCommand {
+  static override summary = 'List the namespaces of your organization, ordered by key';
+
+  static override examples = [
+    '<%= config.bin %> ns list',
+    { description: 'Keys only, for a script', command: "<%= config.bin %> ns list --json | jq -r '.[].key'" },
+  ];
+
+  static override enableJsonFlag = true;
+
+  async run(): Promise<Namespace[]> {
+    const { flags } = await this.parse(NsList);
+    const { client } = this.connect(flags);
+    const namespaces = await this.request('Listing namespaces', client.nsList());
+    if (!this.jsonEnabled()) {
+      if (namespaces.length === 0) this.io.stderr('No namespaces yet: create one with `kb ns create KEY`.\n');
+      else this.io.stdout(namespaceTable(this.io, namespaces));
+    }
+    return namespaces;
+  }
+}
