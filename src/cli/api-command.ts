@@ -48,12 +48,17 @@ export abstract class ApiCommand extends KbCommand {
         `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`, or set KB_TOKEN.`,
       );
     }
+    return { client: this.newClient(deployment.url, deployment.token, flags), deployment };
+  }
+
+  /** A client with the command's timeout and trace; closed when the command ends. */
+  protected newClient(url: string, token: string | undefined, flags: Partial<GlobalFlags>): KbClient {
     const timeoutText = flags.timeout ?? (process.env.KB_TIMEOUT || undefined);
     const timeoutMs = timeoutText === undefined ? undefined : parseTimeout(timeoutText, flags.timeout ? '--timeout' : 'KB_TIMEOUT');
     const trace = flags.verbose || process.env.KB_DEBUG === '1' ? (line: string) => this.io.stderr(`* ${line}\n`) : undefined;
-    const client = new KbClient({ url: deployment.url, token: deployment.token, timeoutMs, trace });
+    const client = new KbClient({ url, token, timeoutMs, trace });
     this.clients.push(client);
-    return { client, deployment };
+    return client;
   }
 
   /** Runs a request with a spinner on a terminal, when it takes longer than a moment. */

@@ -30,7 +30,9 @@ export abstract class KbCommand extends Command {
     const message = error.message || String(error);
     this.io.stderr(`${paint(this.io, 'red', 'Error:')} ${message}\n`);
     if (typeof error.help === 'string' && error.help !== '') this.io.stderr(`${error.help}\n`);
-    if (code === 1 && this.verbose() && error.stack) this.io.stderr(`${error.stack}\n`);
+    // A stack helps only with the unexpected: errors that carry their own exit code are explained already.
+    const explained = typeof (error as { exitCode?: unknown }).exitCode === 'number';
+    if (!explained && this.verbose() && error.stack) this.io.stderr(`${error.stack}\n`);
     process.exitCode = code;
   }
 }

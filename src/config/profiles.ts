@@ -93,12 +93,23 @@ interface Draft {
 
 const FIX_HELP = 'Fix the file or remove it (then run `kb auth login` again). kb does not change it while it is broken.';
 
+/**
+ * Where JSON.parse stopped, as a line and column. V8's own message quotes the text around the fault, which
+ * may be a token pasted by hand, so it is never shown.
+ */
+function jsonFault(error: unknown, text: string): string {
+  const position = /at position (\d+)/.exec((error as Error).message)?.[1];
+  if (position === undefined) return 'it does not parse';
+  const before = text.slice(0, Number(position)).split('\n');
+  return `it does not parse at line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}`;
+}
+
 function parseConfigText(text: string, path: string): ConfigFile {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    const why = text.trim() === '' ? 'it is empty' : (error as Error).message;
+    const why = text.trim() === '' ? 'it is empty' : jsonFault(error, text);
     throw new ConfigError('config_invalid', `the config file ${path} is not valid JSON: ${why}`, FIX_HELP);
   }
   const result = ConfigFile.safeParse(json);

@@ -38,7 +38,9 @@ const UNSUPPORTED_MEDIA_TYPE = new KbApiError(
 );
 
 function send(reply: FastifyReply, status: number, body: object): FastifyReply {
-  return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(body));
+  reply.code(status).header('content-type', 'application/json; charset=utf-8');
+  // A HEAD answer has no body (RFC 9110); node drops one on the wire, in-process inject() would not.
+  return reply.send(reply.request.method === 'HEAD' ? undefined : JSON.stringify(body));
 }
 
 function sendError(reply: FastifyReply, error: KbApiError): FastifyReply {
@@ -90,7 +92,9 @@ function clientError(error: Error & { code?: string }, socket: Socket): void {
  * JSON.parse, refusing the property names of prototype poisoning (as fastify's own parser does) with a message
  * that names them, since they are never fields of this API.
  */
-function parseJsonBody(text: string): unknown {
+function parseJsonBody(raw: string): unknown {
+  // A UTF-8 byte order mark is allowed before JSON text (RFC 8259 section 8.1 lets parsers ignore it).
+  const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
   if (text.length === 0) throw new KbApiError('bad_request', 'Request body is empty: expected a JSON object');
   let parsed: unknown;
   try {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError, exitCodeFor, KbClient } from '../../src/client/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { rejection } from '../helpers/rejection.js';
 
 let server: TestServer;
 let client: KbClient;
@@ -10,16 +11,6 @@ function newClient(token: string | undefined, trace?: (line: string) => void): K
   const made = new KbClient({ url: server.url, token, retries: 0, trace });
   clients.push(made);
   return made;
-}
-
-/** The rejection of a promise, which must reject. */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
 }
 
 let counter = 0;

@@ -18,6 +18,7 @@ import {
   ResponseFormatError,
 } from '../../src/client/index.js';
 import { startTestServer } from '../helpers/server.js';
+import { rejection } from '../helpers/rejection.js';
 
 interface Hit {
   method: string;
@@ -97,15 +98,6 @@ function client(options: KbClientOptions): KbClient {
   const made = new KbClient(options);
   cleanups.push(() => made.close());
   return made;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
 }
 
 const CANARY = 'kbt_CANARY-0123456789abcdefSECRET';

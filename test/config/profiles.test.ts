@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { exitCodeFor } from '../../src/client/errors.js';
 import { ConfigError, LockTimeoutError, ProfileStore, saveServeProfile } from '../../src/config/index.js';
 import { tempDir } from '../helpers/server.js';
+import { rejection } from '../helpers/rejection.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SAVER = fileURLToPath(new URL('./fixtures/save-profile.ts', import.meta.url));
@@ -32,15 +33,6 @@ const onDisk = () => JSON.parse(raw()) as { defaultProfile?: string; profiles: R
 function writeRaw(text: string): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   writeFileSync(file, text, { mode: 0o600 });
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected the promise to reject');
 }
 
 function thrown(fn: () => unknown): unknown {

@@ -1,9 +1,8 @@
 import { Flags } from '@oclif/core';
-import { KbCommand } from '../../cli/base-command.js';
+import { ApiCommand } from '../../cli/api-command.js';
 import { DEFAULT_URL } from '../../cli/auth.js';
 import { UsageError } from '../../cli/errors.js';
 import { ask, askSecret, readStdin } from '../../cli/prompt.js';
-import { KbClient } from '../../client/client.js';
 import { ProfileStore } from '../../config/profiles.js';
 
 interface LoginResult {
@@ -13,7 +12,7 @@ interface LoginResult {
   default: boolean;
 }
 
-export default class AuthLogin extends KbCommand {
+export default class AuthLogin extends ApiCommand {
   static override summary = 'Log in to a deployment: check a token with GET /auth, then save it as a profile';
 
   static override description = `Without --profile it writes the default profile (named "default" when there is none yet).
@@ -30,7 +29,8 @@ never put a token in argv, where other users can read it. Nothing is saved unles
   static override enableJsonFlag = true;
 
   static override flags = {
-    url: Flags.string({ summary: `The deployment's base URL, without /v1 (default: the profile's, else ${DEFAULT_URL}).` }),
+    url: Flags.string({ summary: `The deployment's base URL, without /v1 (default: $KB_URL, else the profile's, else ${DEFAULT_URL}).` }),
+    // Replaces the global --profile: here it names the profile to write.
     profile: Flags.string({ summary: 'The profile to save (default: the default profile, else "default").' }),
     'with-token': Flags.boolean({ summary: 'Read the token from stdin.' }),
   };
@@ -46,7 +46,7 @@ never put a token in argv, where other users can read it. Nothing is saved unles
     if (url === undefined && !flags['with-token'] && known === undefined) {
       url = this.io.canPrompt ? await ask(this.io, 'URL of the kb deployment:', '', DEFAULT_URL) : undefined;
     }
-    url ??= known ?? DEFAULT_URL;
+    url ??= (process.env.KB_URL || undefined) ?? known ?? DEFAULT_URL;
 
     let token: string;
     if (flags['with-token']) {
@@ -57,13 +57,7 @@ never put a token in argv, where other users can read it. Nothing is saved unles
       if (token === '') throw new UsageError('No token given.');
     }
 
-    const client = new KbClient({ url, token, trace: this.verbose() ? (line) => this.io.stderr(`* ${line}\n`) : undefined });
-    let organization: string;
-    try {
-      organization = await client.auth();
-    } finally {
-      await client.close();
-    }
+    const organization = await this.request('Checking the token', this.newClient(url, token, flags).auth());
     const saved = await store.saveProfile(name, { url, token });
     if (!this.jsonEnabled()) {
       this.io.stderr(

@@ -1,9 +1,7 @@
-import { KbCommand } from '../../cli/base-command.js';
-import { maskToken, profileFlag } from '../../cli/auth.js';
+import { ApiCommand } from '../../cli/api-command.js';
+import { maskToken } from '../../cli/auth.js';
 import { CliError } from '../../cli/errors.js';
 import { renderObject } from '../../cli/output.js';
-import { KbClient } from '../../client/client.js';
-import { resolveDeployment } from '../../config/profiles.js';
 
 interface Status {
   profile: string | null;
@@ -15,7 +13,7 @@ interface Status {
   problem?: string;
 }
 
-export default class AuthStatus extends KbCommand {
+export default class AuthStatus extends ApiCommand {
   static override summary = 'Show the profile, URL and organization in use, and where the token comes from';
 
   static override description = 'Checks the token with GET /auth. Exits 4 when there is no token or it is rejected.';
@@ -24,11 +22,9 @@ export default class AuthStatus extends KbCommand {
 
   static override enableJsonFlag = true;
 
-  static override flags = { profile: profileFlag };
-
   async run(): Promise<Status> {
     const { flags } = await this.parse(AuthStatus);
-    const deployment = resolveDeployment({ profileFlag: flags.profile });
+    const { client, deployment } = this.connect(flags, { requireToken: false });
     const status: Status = {
       profile: deployment.profile ?? null,
       url: deployment.url,
@@ -41,13 +37,10 @@ export default class AuthStatus extends KbCommand {
     if (deployment.token === undefined) {
       failure = new CliError('Not logged in: no token', 4, `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`.`);
     } else {
-      const client = new KbClient({ url: deployment.url, token: deployment.token });
       try {
-        status.organization = await client.auth();
+        status.organization = await this.request('Checking the token', client.auth());
       } catch (error) {
         failure = error;
-      } finally {
-        await client.close();
       }
     }
     if (failure !== undefined) status.problem = (failure as Error).message;
