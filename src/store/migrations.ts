@@ -38,6 +38,18 @@ export const MIGRATIONS: readonly string[] = [
     UNIQUE (namespace_id, key)
   ) STRICT;
   `,
+  `
+  CREATE TABLE idempotency (
+    org_id INTEGER NOT NULL REFERENCES orgs(id),
+    key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    status INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (org_id, key)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX idempotency_created_at ON idempotency (created_at);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

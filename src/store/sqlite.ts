@@ -4,7 +4,17 @@ import Database from 'better-sqlite3';
 import { KbApiError } from '../api/errors.js';
 import type { Base, Namespace } from '../api/schemas.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
-import { type DescriptionPatch, type Principal, type Store, StoreOpenError, type TokenInfo } from './store.js';
+import {
+  type DescriptionPatch,
+  IDEMPOTENCY_RETENTION_MS,
+  type IdempotencyCapture,
+  type IdempotencyRecord,
+  type Principal,
+  type Store,
+  StoreOpenError,
+  type TokenInfo,
+  type WriteOutcome,
+} from './store.js';
 
 export const DATABASE_FILE = 'kb.db';
 
@@ -16,6 +26,7 @@ interface TokenRow { id: string; org: string; created_at: string; revoked_at: st
 
 interface Pending {
   op: () => unknown;
+  capture: IdempotencyCapture | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -137,6 +148,15 @@ export class SqliteStore implements Store {
         'UPDATE bases SET description = ?, updated_at = ? WHERE id = ?',
       ),
       baseDelete: db.prepare<[number]>('DELETE FROM bases WHERE id = ?'),
+      idempotencyGet: db.prepare<[number, string, string], { fingerprint: string; status: number; body: string; created_at: string }>(
+        'SELECT fingerprint, status, body, created_at FROM idempotency WHERE org_id = ? AND key = ? AND created_at >= ?',
+      ),
+      idempotencyPut: db.prepare<[number, string, string, number, string, string]>(
+        `INSERT INTO idempotency (org_id, key, fingerprint, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+           body = excluded.body, created_at = excluded.created_at`,
+      ),
+      idempotencyPurge: db.prepare<[string]>('DELETE FROM idempotency WHERE created_at < ?'),
     };
   }
 
@@ -226,10 +246,10 @@ export class SqliteStore implements Store {
   }
 
   /** Queues a write for the next group commit; resolves with its result once the commit is on disk. */
-  private write<T>(op: () => T): Promise<T> {
+  private write<T>(op: () => T, capture?: IdempotencyCapture): Promise<T> {
     if (this.closed) return Promise.reject(shuttingDown());
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ op, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ op, capture, resolve: resolve as (value: unknown) => void, reject });
       if (this.queue.length === 1) setImmediate(() => this.flush());
     });
   }
@@ -238,20 +258,28 @@ export class SqliteStore implements Store {
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
-    const results: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    const results: WriteOutcome[] = [];
     try {
       this.db.exec('BEGIN IMMEDIATE');
       for (const item of batch) {
         this.db.exec('SAVEPOINT op');
+        let outcome: WriteOutcome;
         try {
-          results.push({ ok: true, value: item.op() });
-          this.db.exec('RELEASE op');
+          outcome = { ok: true, value: item.op() };
         } catch (error) {
           // SQLite ends the whole transaction itself on some errors (a full disk, I/O): then the batch fails.
           if (!this.db.inTransaction) throw error;
-          this.db.exec('ROLLBACK TO op; RELEASE op');
-          results.push({ ok: false, error });
+          this.db.exec('ROLLBACK TO op');
+          outcome = { ok: false, error: storageFailure(error) };
         }
+        // The reply is kept in the same transaction as the write: both are committed, or neither.
+        const kept = item.capture?.reply(outcome);
+        if (item.capture && kept) {
+          const { orgId, key, fingerprint } = item.capture;
+          this.stmt.idempotencyPut.run(orgId, key, fingerprint, kept.status, kept.body, now());
+        }
+        this.db.exec('RELEASE op');
+        results.push(outcome);
       }
       this.db.exec('COMMIT');
     } catch (error) {
@@ -263,7 +291,7 @@ export class SqliteStore implements Store {
     batch.forEach((item, index) => {
       const result = results[index];
       if (result?.ok) item.resolve(result.value);
-      else item.reject(result ? storageFailure(result.error) : new Error('lost write result'));
+      else item.reject(result ? result.error : new Error('lost write result'));
     });
   }
 
@@ -301,7 +329,7 @@ export class SqliteStore implements Store {
     return this.stmt.nsList.all(orgId).map(({ key, description }) => ({ key, description }));
   }
 
-  nsCreate(orgId: number, ns: Namespace): Promise<Namespace> {
+  nsCreate(orgId: number, ns: Namespace, capture?: IdempotencyCapture): Promise<Namespace> {
     return this.write(() => {
       const at = now();
       try {
@@ -311,10 +339,10 @@ export class SqliteStore implements Store {
         throw error;
       }
       return { key: ns.key, description: ns.description };
-    });
+    }, capture);
   }
 
-  nsUpdate(orgId: number, key: string, patch: DescriptionPatch): Promise<Namespace> {
+  nsUpdate(orgId: number, key: string, patch: DescriptionPatch, capture?: IdempotencyCapture): Promise<Namespace> {
     return this.write(() => {
       const row = this.namespace(orgId, key);
       if (patch.description !== undefined) {
@@ -322,7 +350,7 @@ export class SqliteStore implements Store {
         row.description = patch.description;
       }
       return { key: row.key, description: row.description };
-    });
+    }, capture);
   }
 
   async baseList(orgId: number, namespace: string): Promise<Base[]> {
@@ -331,7 +359,7 @@ export class SqliteStore implements Store {
     return this.stmt.baseList.all(ns.id).map(({ key, description }) => ({ namespace: ns.key, key, description }));
   }
 
-  baseCreate(orgId: number, base: Base): Promise<Base> {
+  baseCreate(orgId: number, base: Base, capture?: IdempotencyCapture): Promise<Base> {
     return this.write(() => {
       const at = now();
       this.stmt.nsEnsure.run(orgId, base.namespace, at, at);
@@ -345,10 +373,10 @@ export class SqliteStore implements Store {
         throw error;
       }
       return { namespace: base.namespace, key: base.key, description: base.description };
-    });
+    }, capture);
   }
 
-  baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch): Promise<Base> {
+  baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch, capture?: IdempotencyCapture): Promise<Base> {
     return this.write(() => {
       const row = this.base(orgId, namespace, key);
       if (patch.description !== undefined) {
@@ -356,15 +384,26 @@ export class SqliteStore implements Store {
         row.description = patch.description;
       }
       return { namespace, key: row.key, description: row.description };
-    });
+    }, capture);
   }
 
-  baseDelete(orgId: number, namespace: string, key: string): Promise<Base> {
+  baseDelete(orgId: number, namespace: string, key: string, capture?: IdempotencyCapture): Promise<Base> {
     return this.write(() => {
       const row = this.base(orgId, namespace, key);
       this.stmt.baseDelete.run(row.id);
       return { namespace, key: row.key, description: row.description };
-    });
+    }, capture);
+  }
+
+  async idempotencyGet(orgId: number, key: string): Promise<IdempotencyRecord | null> {
+    this.ensureOpen();
+    const row = this.stmt.idempotencyGet.get(orgId, key, new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString());
+    return row ? { fingerprint: row.fingerprint, status: row.status, body: row.body, createdAt: row.created_at } : null;
+  }
+
+  idempotencyPurge(): Promise<number> {
+    const before = new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString();
+    return this.write(() => this.stmt.idempotencyPurge.run(before).changes);
   }
 
   async close(): Promise<void> {

@@ -19,6 +19,35 @@ export interface DescriptionPatch {
   description?: string | null | undefined;
 }
 
+/** A reply kept under an Idempotency-Key: the status and the exact body first sent. */
+export interface StoredReply {
+  status: number;
+  body: string;
+}
+
+export interface IdempotencyRecord extends StoredReply {
+  /** Identifies the request (route and body) the key was first used with. */
+  fingerprint: string;
+  createdAt: string;
+}
+
+export type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/**
+ * Keeps a write's reply under an Idempotency-Key in the write's own transaction, so the reply is stored if and
+ * only if the write is (CONTRACT, "Protection and robustness").
+ */
+export interface IdempotencyCapture {
+  orgId: number;
+  key: string;
+  fingerprint: string;
+  /** The reply to keep for an outcome; undefined keeps nothing (a failure worth retrying, such as a 5xx). */
+  reply(outcome: WriteOutcome): StoredReply | undefined;
+}
+
+/** How long a key and its reply are kept: CONTRACT asks for at least 24 hours. */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+
 /**
  * The storage behind `kb serve`. Async so that a networked database can implement it; every write
  * resolves only once it is durable. Failures are KbApiError (not_found, conflict, insufficient_storage).
@@ -33,14 +62,19 @@ export interface Store {
   revokeToken(id: string): Promise<TokenInfo | null>;
 
   nsList(orgId: number): Promise<Namespace[]>;
-  nsCreate(orgId: number, ns: Namespace): Promise<Namespace>;
-  nsUpdate(orgId: number, key: string, patch: DescriptionPatch): Promise<Namespace>;
+  nsCreate(orgId: number, ns: Namespace, capture?: IdempotencyCapture): Promise<Namespace>;
+  nsUpdate(orgId: number, key: string, patch: DescriptionPatch, capture?: IdempotencyCapture): Promise<Namespace>;
 
   baseList(orgId: number, namespace: string): Promise<Base[]>;
   /** Creates the base, and its namespace in the same transaction when that does not exist. */
-  baseCreate(orgId: number, base: Base): Promise<Base>;
-  baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch): Promise<Base>;
-  baseDelete(orgId: number, namespace: string, key: string): Promise<Base>;
+  baseCreate(orgId: number, base: Base, capture?: IdempotencyCapture): Promise<Base>;
+  baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch, capture?: IdempotencyCapture): Promise<Base>;
+  baseDelete(orgId: number, namespace: string, key: string, capture?: IdempotencyCapture): Promise<Base>;
+
+  /** The reply kept under an Idempotency-Key of an organization, or null when none is kept (or it has expired). */
+  idempotencyGet(orgId: number, key: string): Promise<IdempotencyRecord | null>;
+  /** Forgets the keys older than the retention period. */
+  idempotencyPurge(): Promise<number>;
 
   close(): Promise<void>;
 }
