@@ -31,7 +31,7 @@ export abstract class KbCommand extends Command {
     this.io.stderr(`${paint(this.io, 'red', 'Error:')} ${message}\n`);
     if (typeof error.help === 'string' && error.help !== '') this.io.stderr(`${error.help}\n`);
     // A stack helps only with the unexpected: errors that carry their own exit code are explained already.
-    const explained = typeof (error as { exitCode?: unknown }).exitCode === 'number';
+    const explained = typeof (error as { exitCode?: unknown }).exitCode === 'number' || oclifExit(error) !== undefined;
     if (!explained && this.verbose() && error.stack) this.io.stderr(`${error.stack}\n`);
     process.exitCode = code;
   }

@@ -9,6 +9,7 @@ import {
   IDEMPOTENCY_RETENTION_MS,
   type IdempotencyCapture,
   type IdempotencyRecord,
+  IdempotentReplay,
   type Principal,
   type Store,
   StoreOpenError,
@@ -262,6 +263,11 @@ export class SqliteStore implements Store {
     try {
       this.db.exec('BEGIN IMMEDIATE');
       for (const item of batch) {
+        const kept = item.capture && this.keptReply(item.capture.orgId, item.capture.key);
+        if (kept) {
+          results.push({ ok: false, error: new IdempotentReplay(kept) });
+          continue;
+        }
         this.db.exec('SAVEPOINT op');
         let outcome: WriteOutcome;
         try {
@@ -273,10 +279,10 @@ export class SqliteStore implements Store {
           outcome = { ok: false, error: storageFailure(error) };
         }
         // The reply is kept in the same transaction as the write: both are committed, or neither.
-        const kept = item.capture?.reply(outcome);
-        if (item.capture && kept) {
+        const reply = item.capture?.reply(outcome);
+        if (item.capture && reply) {
           const { orgId, key, fingerprint } = item.capture;
-          this.stmt.idempotencyPut.run(orgId, key, fingerprint, kept.status, kept.body, now());
+          this.stmt.idempotencyPut.run(orgId, key, fingerprint, reply.status, reply.body, now());
         }
         this.db.exec('RELEASE op');
         results.push(outcome);
@@ -397,6 +403,10 @@ export class SqliteStore implements Store {
 
   async idempotencyGet(orgId: number, key: string): Promise<IdempotencyRecord | null> {
     this.ensureOpen();
+    return this.keptReply(orgId, key);
+  }
+
+  private keptReply(orgId: number, key: string): IdempotencyRecord | null {
     const row = this.stmt.idempotencyGet.get(orgId, key, new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString());
     return row ? { fingerprint: row.fingerprint, status: row.status, body: row.body, createdAt: row.created_at } : null;
   }

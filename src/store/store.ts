@@ -45,6 +45,17 @@ export interface IdempotencyCapture {
   reply(outcome: WriteOutcome): StoredReply | undefined;
 }
 
+/**
+ * A write that was not run because its Idempotency-Key already has a reply, found inside the write's own
+ * transaction (so two processes on one database cannot both run it).
+ */
+export class IdempotentReplay extends Error {
+  override readonly name = 'IdempotentReplay';
+  constructor(readonly record: IdempotencyRecord) {
+    super('idempotent replay');
+  }
+}
+
 /** How long a key and its reply are kept: CONTRACT asks for at least 24 hours. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 

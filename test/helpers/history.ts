@@ -1,0 +1,27 @@
+export type Op = { kind: 'create' | 'delete' | 'update'; key: string; value?: string; acked: boolean };
+
+/**
+ * A Jepsen-style check of a recorded history against the final state. Each writer owns its keys and runs one
+ * operation at a time, so per key the history is sequential; an operation that was not acknowledged may or may
+ * not have happened.
+ */
+export function check(history: Op[], stored: Map<string, string | null>): string[] {
+  const problems: string[] = [];
+  const byKey = new Map<string, Op[]>();
+  for (const op of history) byKey.set(op.key, [...(byKey.get(op.key) ?? []), op]);
+  for (const [key, ops] of byKey) {
+    const created = ops.find((op) => op.kind === 'create');
+    const deletion = ops.find((op) => op.kind === 'delete');
+    if (deletion?.acked && stored.has(key)) problems.push(`${key}: acknowledged delete, still present`);
+    if (created?.acked && !deletion && !stored.has(key)) problems.push(`${key}: acknowledged create, missing`);
+    if (!stored.has(key) || deletion) continue;
+    // The description is the last acknowledged update's, or that of an unacknowledged update attempted after it.
+    const updates = ops.filter((op) => op.kind === 'update');
+    const lastAcked = updates.map((op) => op.acked).lastIndexOf(true);
+    const allowed = new Set(updates.slice(lastAcked === -1 ? 0 : lastAcked).map((op) => op.value ?? null));
+    if (lastAcked === -1) allowed.add(null);
+    if (!allowed.has(stored.get(key) ?? null)) problems.push(`${key}: description ${stored.get(key)} not in ${[...allowed].join(', ')}`);
+  }
+  return problems;
+}
+
