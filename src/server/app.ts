@@ -2,12 +2,15 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { KbApiError } from '../api/errors.js';
+import { buildOpenApiDocument, OPENAPI_PATH } from '../api/openapi.js';
 import { API_PREFIX, ROUTES, type RouteName, type RouteSpec } from '../api/routes.js';
 import { LIMITS } from '../api/schemas.js';
 import { parseInput } from '../api/validation.js';
-import type { Principal, Store } from '../store/store.js';
+import type { IdempotencyCapture, Principal, Store, StoredReply, WriteOutcome } from '../store/store.js';
 import { HANDLERS } from './handlers.js';
+import { checkIdempotencyKey, fingerprint, Idempotency } from './idempotency.js';
 import { createLogger, type Logger } from './log.js';
+import { AuthFailureLimiter } from './rate-limit.js';
 import { hashToken } from './tokens.js';
 
 export interface AppOptions {
@@ -17,6 +20,8 @@ export interface AppOptions {
   headersTimeoutMs?: number;
   /** Milliseconds a client may take to send a whole request. */
   requestTimeoutMs?: number;
+  /** The failed-authentication limit; one per app by default. */
+  authLimiter?: AuthFailureLimiter;
 }
 
 declare module 'fastify' {
@@ -43,11 +48,31 @@ function send(reply: FastifyReply, status: number, body: object): FastifyReply {
   return reply.send(reply.request.method === 'HEAD' ? undefined : JSON.stringify(body));
 }
 
-function sendError(reply: FastifyReply, error: KbApiError): FastifyReply {
-  if (error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer');
+/** 429 for an address over the failed-authentication limit, with the seconds to wait. */
+class RateLimitedError extends KbApiError {
+  constructor(readonly retryAfterSeconds: number) {
+    super('rate_limited', 'Too many failed authentication attempts from this address', `Retry in ${retryAfterSeconds} s, with a valid token.`);
+  }
+}
+
+function errorBody(error: KbApiError): { success: false; message: string; help?: string } {
   const body: { success: false; message: string; help?: string } = { success: false, message: error.message };
   if (error.help !== undefined) body.help = error.help;
-  return send(reply, error.status, body);
+  return body;
+}
+
+function sendError(reply: FastifyReply, error: KbApiError): FastifyReply {
+  if (error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer');
+  if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
+  return send(reply, error.status, errorBody(error));
+}
+
+/** The reply an executed write gets, as kept under an Idempotency-Key: a 5xx is not kept, so a retry runs again. */
+function replyFor(outcome: WriteOutcome): StoredReply | undefined {
+  if (outcome.ok) return { status: 200, body: JSON.stringify({ success: true, data: outcome.value }) };
+  const error = outcome.error;
+  if (error instanceof KbApiError && error.status < 500) return { status: error.status, body: JSON.stringify(errorBody(error)) };
+  return undefined;
 }
 
 /** Turns what fastify raises while reading a request into the API's error catalog. */
@@ -111,19 +136,24 @@ function parseJsonBody(raw: string): unknown {
   return parsed;
 }
 
-async function authenticate(store: Store, request: FastifyRequest): Promise<Principal> {
+/** A valid token is always served; an address with too many recent failures gets 429 instead of another 401. */
+async function authenticate(store: Store, limiter: AuthFailureLimiter, request: FastifyRequest): Promise<Principal> {
   const header = request.headers.authorization;
   const match = typeof header === 'string' ? /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(header) : null;
   const token = match?.[1];
-  if (!token) throw UNAUTHORIZED;
-  const principal = await store.authenticate(hashToken(token));
-  if (!principal) throw UNAUTHORIZED;
-  return principal;
+  const principal = token ? await store.authenticate(hashToken(token)) : null;
+  if (principal) return principal;
+  const waitMs = limiter.retryAfterMs(request.ip);
+  if (waitMs > 0) throw new RateLimitedError(Math.ceil(waitMs / 1000));
+  limiter.fail(request.ip);
+  throw UNAUTHORIZED;
 }
 
 /** Builds the HTTP app over a store: every route of src/api under /v1, validated, authenticated, logged. */
 export function buildApp(options: AppOptions): FastifyInstance {
   const { store } = options;
+  const limiter = options.authLimiter ?? new AuthFailureLimiter();
+  const idempotency = new Idempotency(replyFor);
   const logger = options.logger ?? createLogger('info');
   const headersTimeout = options.headersTimeoutMs ?? 5000;
   const requestTimeout = options.requestTimeoutMs ?? 10_000;
@@ -186,13 +216,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
       continue;
     }
     const name = route.name as Exclude<RouteName, 'health'>;
-    const handler = HANDLERS[name] as (store: Store, principal: Principal, input: unknown) => Promise<unknown>;
+    const handler = HANDLERS[name] as (store: Store, principal: Principal, input: unknown, capture?: IdempotencyCapture) => Promise<unknown>;
     app.route({
       method: route.method,
       url,
       // Authentication runs before the body is read, so a request without a valid token gets 401 whatever it sends.
       onRequest: async (request) => {
-        request.principal = await authenticate(store, request);
+        request.principal = await authenticate(store, limiter, request);
       },
       // fastify leaves a body without Content-Type unread; CONTRACT says any non-JSON body is 415.
       preParsing: async (request) => {
@@ -202,10 +232,21 @@ export function buildApp(options: AppOptions): FastifyInstance {
       handler: async (request, reply) => {
         const raw = route.input.from === 'body' ? request.body : { ...(request.query as object) };
         const input = parseInput(route.input.schema, raw, route.input.from === 'body' ? 'request body' : 'query');
-        const data = await handler(store, request.principal as Principal, input);
-        return send(reply, 200, { success: true, data });
+        const principal = request.principal as Principal;
+        const key = route.method === 'GET' ? undefined : checkIdempotencyKey(request.headers['idempotency-key']);
+        if (key === undefined) return send(reply, 200, { success: true, data: await handler(store, principal, input) });
+        const done = await idempotency.run(principal, key, fingerprint(route.name, input), (capture) => handler(store, principal, input, capture));
+        if (done.replayed) reply.header('idempotent-replayed', 'true');
+        return reply.code(done.reply.status).header('content-type', 'application/json; charset=utf-8').send(done.reply.body);
       },
     });
   }
+
+  // A document, not an API result: served bare (no envelope) and without a token; built on first request.
+  let openapi: string | undefined;
+  app.get(API_PREFIX + OPENAPI_PATH, async (_request, reply) => {
+    openapi ??= JSON.stringify(buildOpenApiDocument());
+    return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(openapi);
+  });
   return app;
 }

@@ -44,11 +44,16 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       await store.createToken(FIRST_ORG, first.id, first.hash);
       await options.onFirstToken?.({ url, org: FIRST_ORG, token: first.token });
     }
+    // Idempotency keys are kept 24 h: forget older ones now and every hour.
+    const purge = () => void store.idempotencyPurge().catch((error: Error) => logger.warn(`idempotency purge failed: ${error.message}`));
+    purge();
+    const purging = setInterval(purge, 60 * 60 * 1000).unref();
     let closing: Promise<void> | undefined;
     return {
       url,
       store,
       close() {
+        clearInterval(purging);
         closing ??= app.close().then(() => store.close());
         return closing;
       },
