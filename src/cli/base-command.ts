@@ -1,4 +1,5 @@
 import { Command, Errors } from '@oclif/core';
+import { KbApiError } from '../api/errors.js';
 import { exitCodeFor } from '../client/errors.js';
 import { processIO, paint, type IO } from './io.js';
 import { renderJson } from './output.js';
@@ -31,7 +32,8 @@ export abstract class KbCommand extends Command {
     this.io.stderr(`${paint(this.io, 'red', 'Error:')} ${message}\n`);
     if (typeof error.help === 'string' && error.help !== '') this.io.stderr(`${error.help}\n`);
     // A stack helps only with the unexpected: errors that carry their own exit code are explained already.
-    const explained = typeof (error as { exitCode?: unknown }).exitCode === 'number' || oclifExit(error) !== undefined;
+    const explained =
+      error instanceof KbApiError || typeof (error as { exitCode?: unknown }).exitCode === 'number' || oclifExit(error) !== undefined;
     if (!explained && this.verbose() && error.stack) this.io.stderr(`${error.stack}\n`);
     process.exitCode = code;
   }

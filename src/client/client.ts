@@ -53,6 +53,15 @@ interface Reply {
   text: string;
 }
 
+/** A reply of `raw`, as it came. */
+export interface RawReply {
+  status: number;
+  /** The URL the request went to. */
+  url: string;
+  contentType: string | undefined;
+  text: string;
+}
+
 /** What undici and node report, mapped to a kind, the words a user reads, and whether a GET may try again. */
 interface Failure {
   kind: NetworkErrorKind;
@@ -152,7 +161,7 @@ function parseBaseUrl(url: string): string {
 
 /**
  * The kb API over undici. Typed methods are thin wrappers over one function driven by the ROUTES table
- * of src/api; `request` is the raw form behind `kb api`.
+ * of src/api; `request` reaches any route for its data, and `raw` returns any reply as it came (for `kb api`).
  */
 export class KbClient {
   readonly baseUrl: string;
@@ -227,12 +236,23 @@ export class KbClient {
   }
 
   /**
-   * Any request under /v1, for `kb api`: `path` is relative to {url}/v1 and may carry a query string. Resolves to
+   * Any request under /v1: `path` is relative to {url}/v1 and may carry a query string. Resolves to
    * the envelope's `data`; failures are the same errors as the typed methods'. The input is not checked locally.
    */
   request(method: string, path: string, body?: unknown): Promise<unknown> {
     const relative = path.startsWith('/') ? path : `/${path}`;
     return this.#send({ method: method.toUpperCase(), path: relative, body, auth: true, output: z.unknown() });
+  }
+
+  /**
+   * Any request under /v1, answered whatever its status or body, for `kb api`: `path` is relative to {url}/v1 and
+   * may carry a query string; `body` is sent as it is, as JSON. The token goes with it when there is one. Only a
+   * failure below HTTP throws (a NetworkError), after the retries a GET may have.
+   */
+  async raw(method: string, path: string, body?: string): Promise<RawReply> {
+    const url = this.#url(path.startsWith('/') ? path : `/${path}`);
+    const reply = await this.#transmit(method.toUpperCase(), url, true, body);
+    return { status: reply.status, url, contentType: header(reply.headers, 'content-type'), text: reply.text };
   }
 
   /** Closes the connections of the default dispatcher; a dispatcher passed in belongs to the caller. */
@@ -269,23 +289,26 @@ export class KbClient {
 
   async #send(exchange: Exchange): Promise<unknown> {
     const url = this.#url(exchange.path);
+    const payload = exchange.body === undefined ? undefined : JSON.stringify(exchange.body);
+    const reply = await this.#transmit(exchange.method, url, exchange.auth, payload);
+    return this.#interpret(exchange, url, reply);
+  }
+
+  /** One request with the retries a GET may have; resolves to the last reply, or throws the last NetworkError. */
+  async #transmit(method: string, url: string, auth: boolean, payload: string | undefined): Promise<Reply> {
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (exchange.auth && this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
-    let payload: string | undefined;
-    if (exchange.body !== undefined) {
-      payload = JSON.stringify(exchange.body);
-      headers['content-type'] = 'application/json';
-    }
+    if (auth && this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
+    if (payload !== undefined) headers['content-type'] = 'application/json';
     // Only a GET is safe to repeat; a POST or DELETE that may have reached the server is never sent twice.
-    const attempts = exchange.method === 'GET' ? this.retries + 1 : 1;
+    const attempts = method === 'GET' ? this.retries + 1 : 1;
     for (let attempt = 1; ; attempt++) {
       const started = performance.now();
       const elapsed = () => `${Math.round(performance.now() - started)}ms`;
       const canRetry = attempt < attempts;
-      const outcome = await this.#attempt(exchange.method, url, headers, payload);
+      const outcome = await this.#attempt(method, url, headers, payload);
       if ('failure' in outcome) {
         const wait = canRetry && outcome.retryable ? backoffMs(attempt - 1) : undefined;
-        this.#traceLine(`${exchange.method} ${url} ${outcome.failure.kind} ${elapsed()}`, wait);
+        this.#traceLine(`${method} ${url} ${outcome.failure.kind} ${elapsed()}`, wait);
         if (wait === undefined) throw outcome.failure;
         await sleep(wait);
         continue;
@@ -297,8 +320,8 @@ export class KbClient {
         if (asked === undefined) wait = backoffMs(attempt - 1);
         else if (asked <= MAX_RETRY_AFTER_MS) wait = asked;
       }
-      this.#traceLine(`${exchange.method} ${url} ${reply.status} ${elapsed()}`, wait);
-      if (wait === undefined) return this.#interpret(exchange, url, reply);
+      this.#traceLine(`${method} ${url} ${reply.status} ${elapsed()}`, wait);
+      if (wait === undefined) return reply;
       await sleep(wait);
     }
   }

@@ -5,8 +5,11 @@ import { ROOT } from '../helpers/cli.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 
 const RUNS = Number(process.env.KB_FUZZ_RUNS ?? 150);
-/** Commands that would start a server, read stdin, take over the terminal or write outside the temp dirs. */
-const EXCLUDED = new Set(['serve', 'auth:login', 'autocomplete', 'tui', 'export']);
+/**
+ * Commands that would start a server, read stdin (which never ends inside a test worker), take over the terminal
+ * or write outside the temp dirs.
+ */
+const EXCLUDED = new Set(['serve', 'auth:login', 'autocomplete', 'tui', 'export', 'import', 'apply', 'api']);
 
 interface Outcome {
   code: number;

@@ -1,0 +1,174 @@
+import { readFile } from 'node:fs/promises';
+import { FailureEnvelope } from '../api/schemas.js';
+import type { RawReply } from '../client/client.js';
+import { exitCodeForStatus } from '../client/errors.js';
+import { CliError, UsageError } from './errors.js';
+
+/** What `kb api` was asked for, as parsed flags. */
+export interface ApiRequestOptions {
+  /** Relative to {url}/v1, with or without a leading slash; may carry a query string. */
+  path: string;
+  method?: string | undefined;
+  /** `key=value`, the value typed (numbers, true/false, null); `key[sub]=value` nests, `key[]=value` appends. */
+  fields: readonly string[];
+  /** A file to send as the body, or `-` for stdin. */
+  input?: string | undefined;
+}
+
+export interface PreparedRequest {
+  method: string;
+  /** Relative to {url}/v1, with the query string the fields made, if any. */
+  path: string;
+  body?: string;
+}
+
+const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
+const FIELD_KEY = /^([^[\]=]+)((?:\[[^[\]]*\])*)$/;
+const METHOD = /^[A-Za-z]+$/;
+
+/** A field's value as JSON would have it: true, false, null and numbers are typed, anything else is a string. */
+export function typedValue(text: string): unknown {
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  if (text === 'null') return null;
+  if (JSON_NUMBER.test(text)) {
+    const number = Number(text);
+    // An integer beyond 2^53 would silently change; it stays the text it was.
+    if (Number.isFinite(number) && (!/^-?\d+$/.test(text) || Number.isSafeInteger(number))) return number;
+  }
+  return text;
+}
+
+function splitField(field: string): { key: string; value: string } {
+  const at = field.indexOf('=');
+  if (at <= 0) throw new UsageError(`Invalid field ${JSON.stringify(field)}: expected key=value`, 'For example: -f key=docs -f description="Product docs".');
+  return { key: field.slice(0, at), value: field.slice(at + 1) };
+}
+
+type Container = Record<string, unknown> | unknown[];
+
+/** Sets an own property, so that `__proto__` and the like are ordinary keys, never the prototype. */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The JSON body the fields describe, as `gh api` builds it: `a[b]=1` is {"a":{"b":1}}, `a[]=1 -f a[]=2` is {"a":[1,2]}. */
+export function fieldsToBody(fields: readonly string[]): Record<string, unknown> {
+  const body: Record<string, unknown> = {};
+  for (const field of fields) {
+    const { key, value } = splitField(field);
+    const match = FIELD_KEY.exec(key);
+    if (!match) throw new UsageError(`Invalid field key ${JSON.stringify(key)}: expected name, name[sub] or name[]`);
+    const steps = [match[1] as string, ...[...(match[2] ?? '').matchAll(/\[([^[\]]*)\]/g)].map((step) => step[1] as string)];
+    let target: Container = body;
+    for (let i = 0; i < steps.length; i++) {
+      const step = steps[i] as string;
+      const last = i === steps.length - 1;
+      const nextIsAppend = !last && steps[i + 1] === '';
+      if (step === '') {
+        if (!Array.isArray(target)) throw new UsageError(`Invalid field key ${JSON.stringify(key)}: [] must follow a name`);
+        if (!last) throw new UsageError(`Invalid field key ${JSON.stringify(key)}: [] must come last`);
+        target.push(typedValue(value));
+        break;
+      }
+      if (Array.isArray(target)) throw new UsageError(`Invalid field key ${JSON.stringify(key)}: [] must come last`);
+      if (last) {
+        if (Object.hasOwn(target, step)) throw new UsageError(`Field ${JSON.stringify(key)} is given twice`);
+        setOwn(target, step, typedValue(value));
+        break;
+      }
+      const existing = Object.hasOwn(target, step) ? target[step] : undefined;
+      if (existing === undefined) {
+        const created: Container = nextIsAppend ? [] : {};
+        setOwn(target, step, created);
+        target = created;
+      } else if (nextIsAppend ? Array.isArray(existing) : isRecord(existing)) {
+        target = existing as Container;
+      } else {
+        throw new UsageError(`Field ${JSON.stringify(key)} conflicts with another field that sets ${JSON.stringify(steps.slice(0, i + 1).join('.'))}`);
+      }
+    }
+  }
+  return body;
+}
+
+function withQuery(path: string, fields: readonly string[]): string {
+  if (fields.length === 0) return path;
+  const query = new URLSearchParams(fields.map((field): [string, string] => {
+    const { key, value } = splitField(field);
+    return [key, value];
+  })).toString();
+  return `${path}${path.includes('?') ? '&' : '?'}${query}`;
+}
+
+/**
+ * The text of a file, or of stdin for `-`, as it is (not trimmed). A file that cannot be read is a usage error
+ * naming the flag it came from.
+ */
+export async function readTextSource(source: string, flag: string): Promise<string> {
+  if (source === '-') {
+    if (process.stdin.isTTY) throw new UsageError(`${flag} - reads stdin, but stdin is a terminal`, 'Pipe the content in, or give the path of a file.');
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  try {
+    return await readFile(source, 'utf8');
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (error as Error).message;
+    throw new UsageError(`Cannot read ${flag} ${source}: ${reason}`);
+  }
+}
+
+/**
+ * The request `kb api` sends: GET, or POST when fields or input are given; fields make a JSON body, or the query
+ * string for a GET (and beside --input, as `gh api` does).
+ */
+export async function prepareApiRequest(options: ApiRequestOptions): Promise<PreparedRequest> {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(options.path)) {
+    throw new UsageError(`PATH is relative to the deployment's /v1, not a URL: ${options.path}`, 'For example: kb api ns_list. Pick the deployment with --profile or KB_URL.');
+  }
+  const path = options.path.startsWith('/') ? options.path : `/${options.path}`;
+  if (options.method !== undefined && !METHOD.test(options.method)) throw new UsageError(`Invalid method ${JSON.stringify(options.method)}`);
+  const hasPayload = options.fields.length > 0 || options.input !== undefined;
+  const method = options.method?.toUpperCase() ?? (hasPayload ? 'POST' : 'GET');
+  if (options.input !== undefined) {
+    return { method, path: withQuery(path, options.fields), body: await readTextSource(options.input, '--input') };
+  }
+  if (options.fields.length === 0) return { method, path };
+  if (method === 'GET' || method === 'HEAD') return { method, path: withQuery(path, options.fields) };
+  return { method, path, body: JSON.stringify(fieldsToBody(options.fields)) };
+}
+
+/** The reply as `kb api` prints it: JSON indented on a terminal, one line when piped; anything else as it came. */
+export function renderReply(reply: Pick<RawReply, 'text'>, pretty: boolean): string {
+  if (reply.text === '') return '';
+  let value: unknown;
+  try {
+    value = JSON.parse(reply.text);
+  } catch {
+    return reply.text.endsWith('\n') ? reply.text : `${reply.text}\n`;
+  }
+  return `${pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value)}\n`;
+}
+
+/** The error a reply other than 2xx ends `kb api` with: the envelope's message and help, the exit code of its status. */
+export function replyFailure(reply: RawReply, hasToken: boolean): CliError | undefined {
+  if (reply.status >= 200 && reply.status < 300) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(reply.text);
+  } catch {
+    parsed = undefined;
+  }
+  const envelope = FailureEnvelope.safeParse(parsed);
+  const message = envelope.success ? `${envelope.data.message} (HTTP ${reply.status})` : `${reply.url} answered HTTP ${reply.status}`;
+  let help = envelope.success ? (envelope.data.help ?? undefined) : undefined;
+  if (reply.status === 401 && !hasToken) help = 'No token is configured for this deployment: run `kb auth login`, or set KB_TOKEN.';
+  return new CliError(message, reply.status >= 400 ? exitCodeForStatus(reply.status) : 1, help);
+}

@@ -1,0 +1,290 @@
+import type { Namespace } from '../api/schemas.js';
+import type { KbClient } from '../client/client.js';
+import { BaseListUnsupportedError, exitCodeFor } from '../client/errors.js';
+import { CliError } from './errors.js';
+import { paint, type IO } from './io.js';
+import { fit } from './output.js';
+import { confirm } from './prompt.js';
+import { byKey, type BaseEntry, type Resources } from './resources-file.js';
+
+/** What export, apply and import need of a client; tests pass an in-memory one. */
+export type SyncClient = Pick<KbClient, 'nsList' | 'baseList' | 'nsCreate' | 'nsUpdate' | 'baseCreate' | 'baseUpdate' | 'baseDelete'>;
+
+export type Change =
+  | { action: 'create'; type: 'namespace'; key: string; description: string | null }
+  | { action: 'update'; type: 'namespace'; key: string; description: string | null; previous: string | null }
+  | { action: 'create'; type: 'base'; namespace: string; key: string; description: string | null }
+  | { action: 'update'; type: 'base'; namespace: string; key: string; description: string | null; previous: string | null }
+  | { action: 'delete'; type: 'base'; namespace: string; key: string; previous: string | null };
+
+export type Action = Change['action'];
+
+export interface Plan {
+  /** In the order they are applied: namespaces, then bases created or updated, then bases deleted. */
+  changes: Change[];
+  counts: Record<Action, number>;
+  /** On the deployment but not in the file, and left as they are (bases only without --prune; namespaces always). */
+  kept: { namespaces: number; bases: number };
+}
+
+/** What the deployment holds of the namespaces a file names: every namespace, and the bases of those in the file. */
+export interface CurrentState {
+  namespaces: Namespace[];
+  bases: Map<string, BaseEntry[]>;
+}
+
+/** Several requests at a time, results in the order of the items. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+const READ_CONCURRENCY = 8;
+
+async function basesOf(client: SyncClient, namespaces: readonly string[], doing: string): Promise<Map<string, BaseEntry[]>> {
+  try {
+    const lists = await mapLimit(namespaces, READ_CONCURRENCY, (ns) => client.baseList(ns));
+    return new Map(namespaces.map((ns, i) => [ns, (lists[i] ?? []).map((base) => ({ key: base.key, description: base.description })).sort(byKey)]));
+  } catch (error) {
+    if (!(error instanceof BaseListUnsupportedError)) throw error;
+    throw new CliError(
+      `Cannot ${doing}: this deployment does not offer base_list (an extension of kb serve), so the bases of a namespace cannot be listed`,
+      1,
+      doing === 'export' ? 'Nothing was written.' : 'Nothing was changed. Only namespaces that do not exist yet can be applied to such a deployment.',
+    );
+  }
+}
+
+/**
+ * The organization's namespaces and their bases, as `kb export` writes them: all of them, or those named (each must
+ * exist). Bases come through base_list; a deployment without it is an error, never an export with bases missing.
+ */
+export async function readResources(client: SyncClient, options: { namespaces?: readonly string[] } = {}): Promise<Resources> {
+  const all = await client.nsList();
+  let chosen = all;
+  if (options.namespaces && options.namespaces.length > 0) {
+    const wanted = new Set(options.namespaces);
+    const missing = [...wanted].filter((key) => !all.some((ns) => ns.key === key)).sort();
+    if (missing.length > 0) throw new CliError(`No such namespace: ${missing.join(', ')}`, 3, 'Nothing was written. `kb ns list` shows the namespaces.');
+    chosen = all.filter((ns) => wanted.has(ns.key));
+  }
+  const bases = await basesOf(client, chosen.map((ns) => ns.key), 'export');
+  return {
+    namespaces: chosen
+      .map((ns) => ({ key: ns.key, description: ns.description, bases: bases.get(ns.key) ?? [] }))
+      .sort(byKey),
+  };
+}
+
+/** What the plan for `desired` must know: every namespace, and the bases of those the file names that exist. */
+export async function readCurrentState(client: SyncClient, desired: Resources): Promise<CurrentState> {
+  const namespaces = await client.nsList();
+  const existing = new Set(namespaces.map((ns) => ns.key));
+  const named = desired.namespaces.map((ns) => ns.key).filter((key) => existing.has(key));
+  return { namespaces, bases: await basesOf(client, named, 'apply the file') };
+}
+
+/**
+ * The changes that make the deployment match the file. Namespaces the file does not name are left alone (the API
+ * cannot delete a namespace); with `prune`, bases of a named namespace that the file does not list are deleted.
+ */
+export function planChanges(current: CurrentState, desired: Resources, options: { prune: boolean }): Plan {
+  const namespaceChanges: Change[] = [];
+  const baseChanges: Change[] = [];
+  const deletes: Change[] = [];
+  let keptBases = 0;
+  const currentNamespaces = new Map(current.namespaces.map((ns) => [ns.key, ns]));
+  for (const ns of [...desired.namespaces].sort(byKey)) {
+    const existing = currentNamespaces.get(ns.key);
+    if (!existing) namespaceChanges.push({ action: 'create', type: 'namespace', key: ns.key, description: ns.description });
+    else if (existing.description !== ns.description) {
+      namespaceChanges.push({ action: 'update', type: 'namespace', key: ns.key, description: ns.description, previous: existing.description });
+    }
+    const have = new Map((existing ? (current.bases.get(ns.key) ?? []) : []).map((base) => [base.key, base]));
+    const want = new Set(ns.bases.map((base) => base.key));
+    for (const base of [...ns.bases].sort(byKey)) {
+      const before = have.get(base.key);
+      if (!before) baseChanges.push({ action: 'create', type: 'base', namespace: ns.key, key: base.key, description: base.description });
+      else if (before.description !== base.description) {
+        baseChanges.push({ action: 'update', type: 'base', namespace: ns.key, key: base.key, description: base.description, previous: before.description });
+      }
+    }
+    for (const base of [...have.values()].sort(byKey)) {
+      if (want.has(base.key)) continue;
+      if (options.prune) deletes.push({ action: 'delete', type: 'base', namespace: ns.key, key: base.key, previous: base.description });
+      else keptBases++;
+    }
+  }
+  const named = new Set(desired.namespaces.map((ns) => ns.key));
+  const changes = [...namespaceChanges, ...baseChanges, ...deletes];
+  const counts: Record<Action, number> = { create: 0, update: 0, delete: 0 };
+  for (const change of changes) counts[change.action]++;
+  return { changes, counts, kept: { namespaces: current.namespaces.filter((ns) => !named.has(ns.key)).length, bases: keptBases } };
+}
+
+function target(change: Change): string {
+  return change.type === 'namespace' ? `namespace ${change.key}` : `base ${change.namespace}/${change.key}`;
+}
+
+function shown(description: string | null): string {
+  return description === null ? 'none' : fit(JSON.stringify(description), 60);
+}
+
+/** "create namespace docs", for messages. */
+export function describeChange(change: Change): string {
+  const verb = change.action === 'update' ? 'update the description of' : change.action;
+  return `${verb} ${target(change)}`;
+}
+
+const MARKS = { create: ['+', 'green'], update: ['~', 'yellow'], delete: ['-', 'red'] } as const;
+
+/** One line of a plan: `+ base docs/faq (description "...")`. */
+export function changeLine(io: Pick<IO, 'color'>, change: Change): string {
+  const [mark, color] = MARKS[change.action];
+  let detail = '';
+  if (change.action === 'create') detail = ` (description: ${shown(change.description)})`;
+  else if (change.action === 'update') detail = `: description ${shown(change.previous)} -> ${shown(change.description)}`;
+  return `${paint(io, color, mark)} ${target(change)}${detail}`;
+}
+
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
+/** The plan as people read it: one line a change, the counts, and what is left as it is. */
+export function renderPlan(io: Pick<IO, 'color'>, plan: Plan): string {
+  const lines: string[] = [];
+  if (plan.changes.length === 0) lines.push('No changes: the deployment already matches the file.');
+  else {
+    lines.push('Plan:');
+    for (const change of plan.changes) lines.push(`  ${changeLine(io, change)}`);
+    lines.push(`${plan.counts.create} to create, ${plan.counts.update} to update, ${plan.counts.delete} to delete.`);
+  }
+  const kept: string[] = [];
+  if (plan.kept.namespaces > 0) kept.push(`${plural(plan.kept.namespaces, 'namespace')} (namespaces are never deleted)`);
+  if (plan.kept.bases > 0) kept.push(`${plural(plan.kept.bases, 'base')} (--prune deletes them)`);
+  if (kept.length > 0) lines.push(`On the deployment but not in the file, left as they are: ${kept.join('; ')}.`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** A change that failed part-way through a plan: what was applied before it, and what was not. Exits as its cause. */
+export class ApplyError extends Error {
+  override readonly name = 'ApplyError';
+  readonly exitCode: number;
+  readonly help: string | undefined;
+
+  constructor(
+    readonly applied: readonly Change[],
+    readonly failed: Change,
+    readonly pending: readonly Change[],
+    override readonly cause: unknown,
+  ) {
+    super(`Could not ${describeChange(failed)}: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.exitCode = exitCodeFor(cause);
+    const help = (cause as { help?: unknown } | undefined)?.help;
+    this.help = typeof help === 'string' && help !== '' ? help : undefined;
+  }
+
+  /** The report for stderr: every change applied, then every change not applied (the failed one first). */
+  report(io: Pick<IO, 'color'>): string {
+    const total = this.applied.length + 1 + this.pending.length;
+    const lines = [`Stopped after ${this.applied.length} of ${total} changes.`];
+    if (this.applied.length > 0) lines.push('Applied:', ...this.applied.map((change) => `  ${changeLine(io, change)}`));
+    lines.push('Not applied:', ...[this.failed, ...this.pending].map((change) => `  ${changeLine(io, change)}`));
+    return `${lines.join('\n')}\n`;
+  }
+}
+
+async function applyChange(client: SyncClient, change: Change): Promise<void> {
+  switch (change.action) {
+    case 'create':
+      if (change.type === 'namespace') await client.nsCreate({ key: change.key, description: change.description });
+      else await client.baseCreate({ namespace: change.namespace, key: change.key, description: change.description });
+      return;
+    case 'update':
+      if (change.type === 'namespace') await client.nsUpdate({ namespace: change.key, data: { description: change.description } });
+      else await client.baseUpdate({ namespace: change.namespace, base: change.key, data: { description: change.description } });
+      return;
+    case 'delete':
+      await client.baseDelete({ namespace: change.namespace, base: change.key });
+  }
+}
+
+/**
+ * Applies the changes one after another, in order, and stops at the first failure with an ApplyError that says
+ * what was applied. One at a time, so that a report is exact and a base is never created before its namespace.
+ */
+export async function applyChanges(client: SyncClient, changes: readonly Change[], onApplied?: (change: Change) => void): Promise<number> {
+  for (let i = 0; i < changes.length; i++) {
+    const change = changes[i] as Change;
+    try {
+      await applyChange(client, change);
+    } catch (error) {
+      throw new ApplyError(changes.slice(0, i), change, changes.slice(i + 1), error);
+    }
+    onApplied?.(change);
+  }
+  return changes.length;
+}
+
+export interface SyncOptions {
+  prune: boolean;
+  dryRun: boolean;
+  /** Delete without asking. */
+  yes: boolean;
+  /** --json: the plan and result go to stdout as JSON; nothing but errors on stderr. */
+  json: boolean;
+}
+
+export interface SyncResult {
+  dryRun: boolean;
+  changes: Change[];
+  counts: Record<Action, number>;
+  kept: Plan['kept'];
+  /** How many changes were applied: 0 on a dry run or when there was nothing to do. */
+  applied: number;
+}
+
+/**
+ * `kb apply` and `kb import`: reads what the deployment holds, prints the plan (stderr), asks before deleting (or
+ * needs --yes without a terminal), applies the changes, and reports. With dryRun, changes nothing.
+ */
+export async function syncResources(client: SyncClient, io: IO, desired: Resources, options: SyncOptions): Promise<SyncResult> {
+  const plan = planChanges(await readCurrentState(client, desired), desired, { prune: options.prune });
+  const result: SyncResult = { dryRun: options.dryRun, changes: plan.changes, counts: plan.counts, kept: plan.kept, applied: 0 };
+  const say = (text: string) => {
+    if (!options.json) io.stderr(text);
+  };
+  say(renderPlan(io, plan));
+  if (options.dryRun) {
+    if (plan.changes.length > 0) say('Dry run: nothing was changed.\n');
+    return result;
+  }
+  if (plan.changes.length === 0) return result;
+  if (plan.counts.delete > 0 && !options.yes) {
+    // Nobody confirms what they have not seen: with --json the plan was not shown yet.
+    if (options.json && io.canPrompt) io.stderr(renderPlan(io, plan));
+    const sure = await confirm(
+      io,
+      `Delete ${plural(plan.counts.delete, 'base')}, with all their data?`,
+      `Pass --yes to delete the ${plural(plan.counts.delete, 'base')} of the plan without confirmation.`,
+    );
+    if (!sure) throw new CliError('Cancelled: nothing was changed.', 1);
+  }
+  try {
+    result.applied = await applyChanges(client, plan.changes, (change) => say(`${paint(io, 'green', '✓')} ${changeLine(io, change)}\n`));
+  } catch (error) {
+    if (error instanceof ApplyError) io.stderr(error.report(io));
+    throw error;
+  }
+  say(`Applied ${plural(result.applied, 'change')}: ${plan.counts.create} created, ${plan.counts.update} updated, ${plan.counts.delete} deleted.\n`);
+  return result;
+}

@@ -1,0 +1,251 @@
+import { rename, rm, writeFile } from 'node:fs/promises';
+import YAML, { isMap, isScalar, LineCounter, type Node as YamlNode } from 'yaml';
+import { z } from 'zod';
+import { Description, Key } from '../api/schemas.js';
+import { CliError, UsageError } from './errors.js';
+
+/**
+ * The file of `kb export`, `kb apply` and `kb import`: an organization's namespaces and their bases, keys and
+ * descriptions only. Nothing in it names an organization, a URL or a time, so two exports of equal content are
+ * byte-identical wherever they came from.
+ *
+ * ```yaml
+ * version: 1
+ * namespaces:
+ *   - key: docs
+ *     description: Product documentation
+ *     bases:
+ *       - key: faq
+ *         description: null
+ * ```
+ */
+export const RESOURCES_VERSION = 1;
+
+/** The format as --help shows it. */
+export const FILE_FORMAT_HELP = `The file is what \`kb export\` writes, YAML or JSON: \`version: 1\` and \`namespaces\`, a list of namespaces, each with a key, a description and a list of bases, each with a key and a description. In YAML flow style:
+
+version: 1
+namespaces: [{key: docs, description: Docs, bases: [{key: faq}]}]
+
+A missing description means none, and missing bases mean none. Keys and descriptions follow the API's rules and are checked before anything is sent; a problem is reported as FILE:LINE:COLUMN with the path of the field.`;
+
+export type ResourcesFormat = 'yaml' | 'json';
+export const RESOURCES_FORMATS: readonly ResourcesFormat[] = ['yaml', 'json'];
+
+export interface BaseEntry {
+  key: string;
+  description: string | null;
+}
+
+export interface NamespaceEntry {
+  key: string;
+  description: string | null;
+  bases: BaseEntry[];
+}
+
+/** The content of a file, normalized: every description present (null for none), everything sorted by key. */
+export interface Resources {
+  namespaces: NamespaceEntry[];
+}
+
+/** An absent description means none (null); absent bases mean none: the file says all there is. */
+const FileBase = z.strictObject({
+  key: Key,
+  description: Description.nullable().optional(),
+});
+
+const FileNamespace = z.strictObject({
+  key: Key,
+  description: Description.nullable().optional(),
+  bases: z.array(FileBase, { error: 'must be a list of bases' }).optional(),
+});
+
+export const ResourcesFile = z
+  .strictObject({
+    version: z.literal(RESOURCES_VERSION, { error: `must be ${RESOURCES_VERSION} (the only version of this format)` }),
+    namespaces: z.array(FileNamespace, { error: 'must be a list of namespaces' }),
+  })
+  .superRefine((file, ctx) => {
+    const namespaces = new Map<string, number>();
+    file.namespaces.forEach((ns, i) => {
+      const first = namespaces.get(ns.key);
+      if (first === undefined) namespaces.set(ns.key, i);
+      else ctx.addIssue({ code: 'custom', path: ['namespaces', i, 'key'], message: `namespace ${ns.key} is listed twice (first at namespaces[${first}])` });
+      const bases = new Map<string, number>();
+      (ns.bases ?? []).forEach((base, j) => {
+        const firstBase = bases.get(base.key);
+        if (firstBase === undefined) bases.set(base.key, j);
+        else {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['namespaces', i, 'bases', j, 'key'],
+            message: `base ${base.key} is listed twice in namespace ${ns.key} (first at bases[${firstBase}])`,
+          });
+        }
+      });
+    });
+  });
+export type ResourcesFile = z.infer<typeof ResourcesFile>;
+
+/** Byte order, as the server orders its lists (keys are ASCII, so UTF-16 order is byte order). */
+export function byKey(a: { key: string }, b: { key: string }): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+export function normalizeResources(file: { namespaces: readonly { key: string; description?: string | null | undefined; bases?: readonly { key: string; description?: string | null | undefined }[] | undefined }[] }): Resources {
+  return {
+    namespaces: file.namespaces
+      .map((ns) => ({
+        key: ns.key,
+        description: ns.description ?? null,
+        bases: (ns.bases ?? []).map((base) => ({ key: base.key, description: base.description ?? null })).sort(byKey),
+      }))
+      .sort(byKey),
+  };
+}
+
+/** The file's text: the same resources give the same bytes, in either format. */
+export function serializeResources(resources: Resources, format: ResourcesFormat): string {
+  const { namespaces } = normalizeResources(resources);
+  // Built field by field, so the order of keys in the output is fixed here and nowhere else.
+  const document = {
+    version: RESOURCES_VERSION,
+    namespaces: namespaces.map((ns) => ({
+      key: ns.key,
+      description: ns.description,
+      bases: ns.bases.map((base) => ({ key: base.key, description: base.description })),
+    })),
+  };
+  if (format === 'json') return `${JSON.stringify(document, null, 2)}\n`;
+  // lineWidth 0: a long description stays on one line rather than being folded where a width happens to fall.
+  return YAML.stringify(document, { lineWidth: 0, aliasDuplicateObjects: false });
+}
+
+/** A file that is not valid YAML/JSON or not a valid resources file: exit 2, naming where. */
+export class ResourcesFileError extends UsageError {
+  constructor(
+    readonly source: string,
+    readonly problems: readonly string[],
+  ) {
+    super(
+      problems[0] ?? `${source}: invalid`,
+      problems.length > 1
+        ? [
+            `${problems.length - 1} more problem${problems.length > 2 ? 's' : ''}:`,
+            ...problems.slice(1, 11).map((line) => `  ${line}`),
+            ...(problems.length > 11 ? [`  … and ${problems.length - 11} more`] : []),
+          ].join('\n')
+        : 'The file holds `version: 1` and `namespaces`, a list of {key, description, bases: [{key, description}]}; see `kb apply --help`.',
+    );
+  }
+}
+
+function pathText(path: readonly PropertyKey[]): string {
+  let text = '';
+  for (const step of path) text += typeof step === 'number' ? `[${step}]` : `${text === '' ? '' : '.'}${String(step)}`;
+  return text === '' ? 'the file' : text;
+}
+
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let current = value;
+  for (const step of path) {
+    if (typeof current !== 'object' || current === null || !Object.hasOwn(current, step)) return undefined;
+    current = (current as Record<PropertyKey, unknown>)[step];
+  }
+  return current;
+}
+
+/** The node an issue is about, or its nearest ancestor that is in the file (a missing field points at its object). */
+function nodeAt(doc: YAML.Document, path: readonly PropertyKey[], unknownKey?: string): YamlNode | undefined {
+  for (let length = path.length; length >= 0; length--) {
+    const node = length === 0 ? doc.contents : doc.getIn(path.slice(0, length) as (string | number)[], true);
+    if (node === null || typeof node !== 'object' || !('range' in node) || !node.range) continue;
+    if (unknownKey !== undefined && length === path.length && isMap(node)) {
+      const pair = node.items.find((item) => isScalar(item.key) && String(item.key.value) === unknownKey);
+      if (pair && isScalar(pair.key)) return pair.key;
+    }
+    return node as YamlNode;
+  }
+  return undefined;
+}
+
+function describeIssue(issue: z.core.$ZodIssue, value: unknown): { path: readonly PropertyKey[]; message: string; unknownKey?: string } {
+  if (issue.code === 'unrecognized_keys') {
+    const where = issue.path.length > 0 ? pathText(issue.path) : 'the file';
+    const allowed = issue.path.length === 0 ? 'version, namespaces' : issue.path.includes('bases') ? 'key, description' : 'key, description, bases';
+    return {
+      path: issue.path,
+      unknownKey: issue.keys[0],
+      message: `${where}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')} (allowed: ${allowed})`,
+    };
+  }
+  const found = valueAt(value, issue.path);
+  if ((issue.code === 'invalid_type' || issue.code === 'invalid_value') && found === undefined) {
+    return { path: issue.path, message: `${pathText(issue.path)}: is required` };
+  }
+  let message = `${pathText(issue.path)}: ${issue.message}`;
+  const field = issue.path[issue.path.length - 1];
+  if ((field === 'key' || field === 'description') && (typeof found === 'number' || typeof found === 'boolean')) {
+    message += ` (YAML read ${String(found)} as a ${typeof found}: quote it, "${String(found)}")`;
+  }
+  return { path: issue.path, message };
+}
+
+/**
+ * Parses a resources file, YAML or JSON (JSON is read as YAML, which it is, so both get line numbers), and
+ * validates it. A problem is reported as `SOURCE:LINE:COLUMN: path: rule`.
+ */
+export function parseResources(text: string, source: string): Resources {
+  const lineCounter = new LineCounter();
+  const doc = YAML.parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
+  const at = (offset: number) => {
+    const { line, col } = lineCounter.linePos(offset);
+    return `${source}:${line}:${col}`;
+  };
+  if (doc.errors.length > 0) {
+    throw new ResourcesFileError(
+      source,
+      doc.errors.map((error) => {
+        const message = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
+        return `${at(error.pos[0])}: not valid YAML or JSON: ${message}`;
+      }),
+    );
+  }
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    throw new ResourcesFileError(source, [`${source}: ${(error as Error).message}`]);
+  }
+  if (value === null || value === undefined) {
+    throw new ResourcesFileError(source, [`${source}: the file is empty: expected version: ${RESOURCES_VERSION} and namespaces`]);
+  }
+  const result = ResourcesFile.safeParse(value);
+  if (!result.success) {
+    throw new ResourcesFileError(
+      source,
+      result.error.issues.map((issue) => {
+        const { path, message, unknownKey } = describeIssue(issue, value);
+        const node = nodeAt(doc, path, unknownKey);
+        return `${node?.range ? at(node.range[0]) : source}: ${message}`;
+      }),
+    );
+  }
+  return normalizeResources(result.data);
+}
+
+export function countBases(resources: Resources): number {
+  return resources.namespaces.reduce((sum, ns) => sum + ns.bases.length, 0);
+}
+
+/** Writes the file whole or not at all: a temporary file beside it, renamed over it. */
+export async function writeFileAtomic(path: string, text: string): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  try {
+    await writeFile(temporary, text, 'utf8');
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw new CliError(`Cannot write ${path}: ${(error as Error).message}`, 1);
+  }
+}

@@ -1,0 +1,48 @@
+import { Flags } from '@oclif/core';
+import { ApiCommand } from '../cli/api-command.js';
+import { readTextSource } from '../cli/api-request.js';
+import { type SyncResult, syncResources } from '../cli/plan.js';
+import { FILE_FORMAT_HELP, parseResources } from '../cli/resources-file.js';
+
+export default class Apply extends ApiCommand {
+  static override summary = 'Make the deployment match a file of namespaces and bases';
+
+  static override description = `Creates the namespaces and bases the file has and the deployment lacks, and updates descriptions that differ. With --prune it also deletes the bases of the file's namespaces that the file does not list (asking first on a terminal; --yes without one). Namespaces the file does not name are left as they are: the API has no way to delete a namespace.
+
+The plan (+ create, ~ update, - delete, with counts) is printed to stderr first. Applying twice changes nothing the second time, and says so. --dry-run prints the plan and changes nothing. Changes are applied one at a time; if one fails, kb reports which were applied and which were not, and exits by the error.
+
+Reading the bases of a namespace that exists needs GET /v1/base_list, an extension of \`kb serve\`: against a deployment without it, only namespaces that do not exist yet can be applied.
+
+${FILE_FORMAT_HELP}
+
+With --json, stdout holds {dryRun, changes, counts, kept, applied}.`;
+
+  static override examples = [
+    '<%= config.bin %> apply -f kb.yaml --dry-run',
+    '<%= config.bin %> apply -f kb.yaml',
+    { description: 'Also delete bases that are not in the file, in a script', command: '<%= config.bin %> apply -f kb.yaml --prune --yes' },
+  ];
+
+  static override enableJsonFlag = true;
+
+  static override flags = {
+    file: Flags.string({ char: 'f', summary: 'The file to apply (YAML or JSON); - reads stdin.', required: true }),
+    'dry-run': Flags.boolean({ summary: 'Print the plan, change nothing.' }),
+    prune: Flags.boolean({ summary: "Delete the bases of the file's namespaces that the file does not list." }),
+    yes: Flags.boolean({ char: 'y', summary: 'Delete without asking (needed for --prune without a terminal).' }),
+  };
+
+  async run(): Promise<SyncResult> {
+    const { flags } = await this.parse(Apply);
+    const source = flags.file === '-' ? '<stdin>' : flags.file;
+    const desired = parseResources(await readTextSource(flags.file, '-f'), source);
+    const { client } = this.connect(flags);
+    return syncResources(client, this.io, desired, {
+      // oclif leaves a boolean flag that was not given undefined.
+      prune: flags.prune === true,
+      dryRun: flags['dry-run'] === true,
+      yes: flags.yes === true,
+      json: this.jsonEnabled(),
+    });
+  }
+}

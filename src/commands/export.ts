@@ -1,0 +1,41 @@
+import { Flags } from '@oclif/core';
+import { ApiCommand } from '../cli/api-command.js';
+import { readResources } from '../cli/plan.js';
+import { countBases, RESOURCES_FORMATS, type ResourcesFormat, serializeResources, writeFileAtomic } from '../cli/resources-file.js';
+
+export default class Export extends ApiCommand {
+  static override summary = 'Write the namespaces of your organization and their bases to a file (YAML or JSON)';
+
+  static override description = `Keys and descriptions only, sorted by key, with no organization, URL or timestamp: two exports of equal content are byte-identical, whichever organization or deployment they came from. \`kb apply -f FILE\` or \`kb import FILE\` brings the content to another organization or deployment.
+
+Bases are listed through GET /v1/base_list, an extension that \`kb serve\` offers beyond the API document. Against a deployment without it, export fails (exit 1) rather than write a file with bases missing.
+
+The format is YAML unless --format json is given, or -o names a .json file.`;
+
+  static override examples = [
+    '<%= config.bin %> export -o kb.yaml',
+    { description: 'Two namespaces, as JSON', command: '<%= config.bin %> export --namespace docs --namespace guides --format json' },
+    { description: 'Copy the local instance to a remote deployment', command: '<%= config.bin %> export --profile local | <%= config.bin %> import --profile prod -' },
+  ];
+
+  static override flags = {
+    namespace: Flags.string({ char: 'n', summary: 'Export only this namespace (repeatable; each must exist).', multiple: true, multipleNonGreedy: true }),
+    format: Flags.string({ summary: 'yaml or json (default: yaml, or json when -o ends in .json).', options: [...RESOURCES_FORMATS] }),
+    output: Flags.string({ char: 'o', summary: 'Write to this file instead of stdout (- is stdout).' }),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Export);
+    const output = flags.output === '-' ? undefined : flags.output;
+    const format = (flags.format ?? (output?.toLowerCase().endsWith('.json') ? 'json' : 'yaml')) as ResourcesFormat;
+    const { client } = this.connect(flags);
+    const resources = await this.request('Reading namespaces and bases', readResources(client, { namespaces: flags.namespace }));
+    const text = serializeResources(resources, format);
+    if (output === undefined) {
+      this.io.stdout(text);
+      return;
+    }
+    await writeFileAtomic(output, text);
+    this.confirmChange(`Exported ${resources.namespaces.length} namespaces and ${countBases(resources)} bases to ${output}`);
+  }
+}

@@ -1,0 +1,129 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { fieldsToBody, prepareApiRequest, renderReply, replyFailure, typedValue } from '../../src/cli/api-request.js';
+import { UsageError } from '../../src/cli/errors.js';
+import { tempDir } from '../helpers/server.js';
+
+function usageError(work: () => unknown): UsageError {
+  try {
+    work();
+  } catch (error) {
+    expect(error).toBeInstanceOf(UsageError);
+    return error as UsageError;
+  }
+  throw new Error('expected a UsageError');
+}
+
+describe('typedValue', () => {
+  it('types true, false, null and JSON numbers, and keeps anything else as text', () => {
+    expect(typedValue('true')).toBe(true);
+    expect(typedValue('false')).toBe(false);
+    expect(typedValue('null')).toBe(null);
+    expect(typedValue('42')).toBe(42);
+    expect(typedValue('-1.5e3')).toBe(-1500);
+    expect(typedValue('0')).toBe(0);
+    for (const text of ['', 'docs', 'True', 'NULL', '007', '1.', '.5', '+1', '0x10', 'Infinity', 'NaN', ' 1', '1 ']) {
+      expect(typedValue(text), text).toBe(text);
+    }
+  });
+
+  it('keeps an integer beyond 2^53 as text rather than change it', () => {
+    expect(typedValue('9007199254740993')).toBe('9007199254740993');
+    expect(typedValue('9007199254740991')).toBe(9007199254740991);
+  });
+});
+
+describe('fieldsToBody', () => {
+  it('builds an object of typed fields, splitting at the first =', () => {
+    expect(fieldsToBody(['key=docs', 'description=a=b', 'n=3', 'flag=false', 'gone=null', 'empty='])).toEqual({
+      key: 'docs', description: 'a=b', n: 3, flag: false, gone: null, empty: '',
+    });
+  });
+
+  it('nests with key[sub] and appends with key[]', () => {
+    expect(fieldsToBody(['namespace=docs', 'data[description]=New', 'data[meta][level]=2', 'tags[]=a', 'tags[]=1'])).toEqual({
+      namespace: 'docs', data: { description: 'New', meta: { level: 2 } }, tags: ['a', 1],
+    });
+  });
+
+  it('sets __proto__ as an ordinary field, never the prototype', () => {
+    const body = fieldsToBody(['__proto__=x', 'constructor[prototype]=y']);
+    expect(JSON.stringify(body)).toBe('{"__proto__":"x","constructor":{"prototype":"y"}}');
+    expect(Object.getPrototypeOf(body)).toBe(Object.prototype);
+    expect(({} as Record<string, unknown>).prototype).toBeUndefined();
+  });
+
+  it('rejects a field without =, an empty name, a field given twice and fields that conflict', () => {
+    expect(usageError(() => fieldsToBody(['docs'])).message).toBe('Invalid field "docs": expected key=value');
+    expect(usageError(() => fieldsToBody(['=docs'])).message).toBe('Invalid field "=docs": expected key=value');
+    expect(usageError(() => fieldsToBody(['key=a', 'key=b'])).message).toBe('Field "key" is given twice');
+    expect(usageError(() => fieldsToBody(['data=1', 'data[description]=x'])).message).toMatch(/conflicts/);
+    expect(usageError(() => fieldsToBody(['a[]=1', 'a[x]=2'])).message).toMatch(/conflicts/);
+    expect(usageError(() => fieldsToBody(['a[]x=1'])).message).toMatch(/Invalid field key/);
+    expect(usageError(() => fieldsToBody(['a[][]=1'])).message).toMatch(/\[\] must come last/);
+  });
+});
+
+describe('prepareApiRequest', () => {
+  it('is a GET without fields or input, and a POST with them', async () => {
+    expect(await prepareApiRequest({ path: 'ns_list', fields: [] })).toEqual({ method: 'GET', path: '/ns_list' });
+    expect(await prepareApiRequest({ path: '/ns_create', fields: ['key=docs'] })).toEqual({ method: 'POST', path: '/ns_create', body: '{"key":"docs"}' });
+  });
+
+  it('takes another method with -X, in any case, and sends the fields as a body for DELETE', async () => {
+    expect(await prepareApiRequest({ path: 'base_delete', method: 'delete', fields: ['namespace=docs', 'base=faq'] })).toEqual({
+      method: 'DELETE', path: '/base_delete', body: '{"namespace":"docs","base":"faq"}',
+    });
+  });
+
+  it('puts the fields of a GET in the query string, as text', async () => {
+    expect(await prepareApiRequest({ path: 'base_list', method: 'GET', fields: ['namespace=docs', 'n=1'] })).toEqual({
+      method: 'GET', path: '/base_list?namespace=docs&n=1',
+    });
+    expect(await prepareApiRequest({ path: 'base_list?a=1', method: 'GET', fields: ['namespace=a b&c'] })).toEqual({
+      method: 'GET', path: '/base_list?a=1&namespace=a+b%26c',
+    });
+  });
+
+  it('sends --input as it is, the fields then going to the query string', async () => {
+    const file = join(tempDir('kb-api-'), 'body.json');
+    writeFileSync(file, '{"key": "docs"}\n');
+    expect(await prepareApiRequest({ path: 'ns_create', fields: [], input: file })).toEqual({ method: 'POST', path: '/ns_create', body: '{"key": "docs"}\n' });
+    expect(await prepareApiRequest({ path: 'x', fields: ['a=1'], input: file, method: 'PUT' })).toEqual({ method: 'PUT', path: '/x?a=1', body: '{"key": "docs"}\n' });
+  });
+
+  it('rejects a missing input file, a full URL and a method that is not a word, with exit 2', async () => {
+    await expect(prepareApiRequest({ path: 'ns_create', fields: [], input: '/nonexistent/body.json' })).rejects.toMatchObject({
+      exitCode: 2, message: 'Cannot read --input /nonexistent/body.json: no such file',
+    });
+    await expect(prepareApiRequest({ path: 'https://evil.example/v1/ns_list', fields: [] })).rejects.toMatchObject({ exitCode: 2 });
+    await expect(prepareApiRequest({ path: 'ns_list', method: 'GET /x', fields: [] })).rejects.toMatchObject({ exitCode: 2 });
+  });
+});
+
+describe('renderReply and replyFailure', () => {
+  const reply = (status: number, text: string) => ({ status, text, url: 'http://kb.test/v1/x', contentType: 'application/json' });
+
+  it('prints JSON indented on a terminal and on one line when piped; other text as it came', () => {
+    const text = '{"success":true,"data":[{"key":"docs"}]}';
+    expect(renderReply(reply(200, text), false)).toBe(`${text}\n`);
+    expect(renderReply(reply(200, text), true)).toBe(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
+    expect(renderReply(reply(502, '<html>bad gateway</html>'), false)).toBe('<html>bad gateway</html>\n');
+    expect(renderReply(reply(200, ''), false)).toBe('');
+  });
+
+  it('fails with the exit code of the status, the message and help of the envelope', () => {
+    expect(replyFailure(reply(200, '{}'), true)).toBeUndefined();
+    const cases: [number, number][] = [[400, 2], [401, 4], [403, 4], [404, 3], [409, 5], [413, 2], [415, 2], [422, 2], [429, 1], [500, 1], [503, 1], [302, 1]];
+    for (const [status, exitCode] of cases) {
+      const failure = replyFailure(reply(status, '{"success":false,"message":"Nope","help":"Try again."}'), true);
+      expect(failure, String(status)).toMatchObject({ exitCode, message: `Nope (HTTP ${status})`, help: 'Try again.' });
+    }
+    expect(replyFailure(reply(404, '<html></html>'), true)).toMatchObject({ exitCode: 3, message: 'http://kb.test/v1/x answered HTTP 404' });
+  });
+
+  it('says to log in when a 401 came to a request sent without a token', () => {
+    expect(replyFailure(reply(401, '{"success":false,"message":"Authentication required"}'), false)?.help).toMatch(/kb auth login/);
+  });
+});

@@ -1,0 +1,349 @@
+import { describe, expect, it } from 'vitest';
+import type { Base, Namespace } from '../../src/api/schemas.js';
+import { ApiError, BaseListUnsupportedError, exitCodeFor } from '../../src/client/errors.js';
+import type { IO } from '../../src/cli/io.js';
+import {
+  ApplyError,
+  applyChanges,
+  type Change,
+  planChanges,
+  readCurrentState,
+  readResources,
+  renderPlan,
+  type SyncClient,
+  syncResources,
+} from '../../src/cli/plan.js';
+import { normalizeResources, type Resources } from '../../src/cli/resources-file.js';
+import { rejection } from '../helpers/rejection.js';
+
+const URL = 'http://kb.test/v1';
+
+function apiError(status: number, message: string): ApiError {
+  return new ApiError({ status, message, url: URL, method: 'POST' });
+}
+
+/** A deployment in memory with the client's behaviour: 404 for what is missing, 409 for a key taken. */
+class FakeDeployment implements SyncClient {
+  namespaces = new Map<string, string | null>();
+  bases = new Map<string, Map<string, string | null>>();
+  /** Every write, in order, as `route namespace/key`. */
+  writes: string[] = [];
+  /** Makes the write with this index (0-based) fail with this error. */
+  failAt?: { index: number; error: Error };
+  baseListOffered = true;
+
+  constructor(content: Resources = { namespaces: [] }) {
+    for (const ns of content.namespaces) {
+      this.namespaces.set(ns.key, ns.description);
+      this.bases.set(ns.key, new Map(ns.bases.map((base) => [base.key, base.description])));
+    }
+  }
+
+  snapshot(): Resources {
+    return normalizeResources({
+      namespaces: [...this.namespaces].map(([key, description]) => ({
+        key,
+        description,
+        bases: [...(this.bases.get(key) ?? new Map<string, string | null>())].map(([baseKey, baseDescription]) => ({ key: baseKey, description: baseDescription })),
+      })),
+    });
+  }
+
+  #write(label: string): void {
+    if (this.failAt && this.failAt.index === this.writes.length) {
+      const { error } = this.failAt;
+      this.failAt = undefined;
+      throw error;
+    }
+    this.writes.push(label);
+  }
+
+  async nsList(): Promise<Namespace[]> {
+    return [...this.namespaces].map(([key, description]) => ({ key, description })).sort((a, b) => (a.key < b.key ? -1 : 1));
+  }
+
+  async baseList(namespace: string): Promise<Base[]> {
+    if (!this.baseListOffered) {
+      if (this.namespaces.has(namespace)) throw new BaseListUnsupportedError(`${URL}/base_list`, namespace);
+      throw apiError(404, 'No such route');
+    }
+    const bases = this.bases.get(namespace);
+    if (!bases) throw apiError(404, `Namespace ${namespace} not found`);
+    return [...bases].map(([key, description]) => ({ namespace, key, description })).sort((a, b) => (a.key < b.key ? -1 : 1));
+  }
+
+  async nsCreate(body: { key?: string | null; description?: string | null }): Promise<Namespace> {
+    const key = body.key as string;
+    this.#write(`ns_create ${key}`);
+    if (this.namespaces.has(key)) throw apiError(409, `Namespace ${key} already exists`);
+    this.namespaces.set(key, body.description ?? null);
+    this.bases.set(key, new Map());
+    return { key, description: body.description ?? null };
+  }
+
+  async nsUpdate(body: { namespace: string; data: { description?: string | null } }): Promise<Namespace> {
+    this.#write(`ns_update ${body.namespace}`);
+    if (!this.namespaces.has(body.namespace)) throw apiError(404, `Namespace ${body.namespace} not found`);
+    if (body.data.description !== undefined) this.namespaces.set(body.namespace, body.data.description);
+    return { key: body.namespace, description: this.namespaces.get(body.namespace) ?? null };
+  }
+
+  async baseCreate(body: { namespace: string; key?: string | null; description?: string | null }): Promise<Base> {
+    const key = body.key as string;
+    this.#write(`base_create ${body.namespace}/${key}`);
+    if (!this.namespaces.has(body.namespace)) {
+      this.namespaces.set(body.namespace, null);
+      this.bases.set(body.namespace, new Map());
+    }
+    const bases = this.bases.get(body.namespace) as Map<string, string | null>;
+    if (bases.has(key)) throw apiError(409, `Base ${key} already exists`);
+    bases.set(key, body.description ?? null);
+    return { namespace: body.namespace, key, description: body.description ?? null };
+  }
+
+  async baseUpdate(body: { namespace: string; base: string; data: { description?: string | null } }): Promise<Base> {
+    this.#write(`base_update ${body.namespace}/${body.base}`);
+    const bases = this.bases.get(body.namespace);
+    if (!bases?.has(body.base)) throw apiError(404, `Base ${body.base} not found`);
+    if (body.data.description !== undefined) bases.set(body.base, body.data.description);
+    return { namespace: body.namespace, key: body.base, description: bases.get(body.base) ?? null };
+  }
+
+  async baseDelete(body: { namespace: string; base: string }): Promise<Base> {
+    this.#write(`base_delete ${body.namespace}/${body.base}`);
+    const bases = this.bases.get(body.namespace);
+    const description = bases?.get(body.base);
+    if (!bases || description === undefined) throw apiError(404, `Base ${body.base} not found`);
+    bases.delete(body.base);
+    return { namespace: body.namespace, key: body.base, description };
+  }
+}
+
+/** An IO that records what it is given; no terminal, so no prompts. */
+function memoryIO(options: { canPrompt?: boolean } = {}): IO & { out: string; err: string } {
+  const io = {
+    out: '',
+    err: '',
+    stdout: (text: string) => {
+      io.out += text;
+    },
+    stderr: (text: string) => {
+      io.err += text;
+    },
+    isStdoutTTY: false,
+    isStderrTTY: false,
+    canPrompt: options.canPrompt ?? false,
+    color: false,
+    animate: false,
+    columns: undefined,
+  };
+  return io;
+}
+
+const resources = (namespaces: { key: string; description?: string | null; bases?: { key: string; description?: string | null }[] }[]): Resources =>
+  normalizeResources({ namespaces });
+
+const CURRENT = resources([
+  { key: 'docs', description: 'Docs', bases: [{ key: 'faq', description: 'FAQ' }, { key: 'old', description: null }, { key: 'same', description: 'Same' }] },
+  { key: 'other', description: null, bases: [{ key: 'kept', description: null }] },
+]);
+
+const DESIRED = resources([
+  { key: 'docs', description: 'All the docs', bases: [{ key: 'faq', description: 'FAQ' }, { key: 'new', description: 'New' }, { key: 'same', description: 'Changed' }] },
+  { key: 'fresh', bases: [{ key: 'first', description: null }] },
+]);
+
+describe('planChanges', () => {
+  it('creates what is missing, updates descriptions that differ, and keeps the rest without prune', async () => {
+    const deployment = new FakeDeployment(CURRENT);
+    const plan = planChanges(await readCurrentState(deployment, DESIRED), DESIRED, { prune: false });
+    expect(plan.changes).toEqual<Change[]>([
+      { action: 'update', type: 'namespace', key: 'docs', description: 'All the docs', previous: 'Docs' },
+      { action: 'create', type: 'namespace', key: 'fresh', description: null },
+      { action: 'create', type: 'base', namespace: 'docs', key: 'new', description: 'New' },
+      { action: 'update', type: 'base', namespace: 'docs', key: 'same', description: 'Changed', previous: 'Same' },
+      { action: 'create', type: 'base', namespace: 'fresh', key: 'first', description: null },
+    ]);
+    expect(plan.counts).toEqual({ create: 3, update: 2, delete: 0 });
+    expect(plan.kept).toEqual({ namespaces: 1, bases: 1 });
+  });
+
+  it('with prune, deletes the bases of named namespaces that the file does not list, last, and never touches other namespaces', async () => {
+    const deployment = new FakeDeployment(CURRENT);
+    const plan = planChanges(await readCurrentState(deployment, DESIRED), DESIRED, { prune: true });
+    expect(plan.changes.at(-1)).toEqual({ action: 'delete', type: 'base', namespace: 'docs', key: 'old', previous: null });
+    expect(plan.changes.filter((change) => change.action === 'delete')).toHaveLength(1);
+    expect(plan.counts).toEqual({ create: 3, update: 2, delete: 1 });
+    expect(plan.kept).toEqual({ namespaces: 1, bases: 0 });
+  });
+
+  it('plans nothing when the deployment matches, and a namespace with an empty list of bases is pruned empty', async () => {
+    const same = new FakeDeployment(CURRENT);
+    expect(planChanges(await readCurrentState(same, CURRENT), CURRENT, { prune: true }).changes).toEqual([]);
+    const emptied = resources([{ key: 'other', bases: [] }]);
+    const plan = planChanges(await readCurrentState(same, emptied), emptied, { prune: true });
+    expect(plan.changes).toEqual([{ action: 'delete', type: 'base', namespace: 'other', key: 'kept', previous: null }]);
+  });
+
+  it('tells null from a description, in both directions', async () => {
+    const deployment = new FakeDeployment(resources([{ key: 'docs', description: 'x', bases: [{ key: 'faq' }] }]));
+    const desired = resources([{ key: 'docs', description: null, bases: [{ key: 'faq', description: 'y' }] }]);
+    const plan = planChanges(await readCurrentState(deployment, desired), desired, { prune: false });
+    expect(plan.changes).toEqual([
+      { action: 'update', type: 'namespace', key: 'docs', description: null, previous: 'x' },
+      { action: 'update', type: 'base', namespace: 'docs', key: 'faq', description: 'y', previous: null },
+    ]);
+  });
+
+  it('renders the plan with one line a change and the counts', async () => {
+    const deployment = new FakeDeployment(CURRENT);
+    const plan = planChanges(await readCurrentState(deployment, DESIRED), DESIRED, { prune: true });
+    expect(renderPlan({ color: false }, plan).split('\n')).toEqual([
+      'Plan:',
+      '  ~ namespace docs: description "Docs" -> "All the docs"',
+      '  + namespace fresh (description: none)',
+      '  + base docs/new (description: "New")',
+      '  ~ base docs/same: description "Same" -> "Changed"',
+      '  + base fresh/first (description: none)',
+      '  - base docs/old',
+      '3 to create, 2 to update, 1 to delete.',
+      'On the deployment but not in the file, left as they are: 1 namespace (namespaces are never deleted).',
+      '',
+    ]);
+    const none = planChanges(await readCurrentState(deployment, CURRENT), CURRENT, { prune: false });
+    expect(renderPlan({ color: false }, none)).toBe('No changes: the deployment already matches the file.\n');
+  });
+});
+
+describe('applyChanges', () => {
+  it('makes the deployment match the file, and a second plan is empty', async () => {
+    const deployment = new FakeDeployment(CURRENT);
+    const plan = planChanges(await readCurrentState(deployment, DESIRED), DESIRED, { prune: true });
+    expect(await applyChanges(deployment, plan.changes)).toBe(6);
+    const after = deployment.snapshot();
+    expect(after.namespaces.filter((ns) => ns.key !== 'other')).toEqual(DESIRED.namespaces);
+    expect(after.namespaces.find((ns) => ns.key === 'other')).toEqual(CURRENT.namespaces[1]);
+    expect(planChanges(await readCurrentState(deployment, DESIRED), DESIRED, { prune: true }).changes).toEqual([]);
+  });
+
+  it('creates a namespace before its bases, so its description is set by ns_create', async () => {
+    const deployment = new FakeDeployment();
+    const desired = resources([{ key: 'fresh', description: 'Fresh', bases: [{ key: 'one' }] }]);
+    await applyChanges(deployment, planChanges(await readCurrentState(deployment, desired), desired, { prune: false }).changes);
+    expect(deployment.writes).toEqual(['ns_create fresh', 'base_create fresh/one']);
+    expect(deployment.snapshot()).toEqual(desired);
+  });
+
+  it('stops at the first failure and says what was applied and what was not, exiting as the failure does', async () => {
+    const deployment = new FakeDeployment(CURRENT);
+    const plan = planChanges(await readCurrentState(deployment, DESIRED), DESIRED, { prune: true });
+    deployment.failAt = { index: 2, error: apiError(409, 'Base new already exists') };
+    const error = await rejection(applyChanges(deployment, plan.changes));
+    expect(error).toBeInstanceOf(ApplyError);
+    const failure = error as ApplyError;
+    expect(failure.applied).toEqual(plan.changes.slice(0, 2));
+    expect(failure.failed).toEqual(plan.changes[2]);
+    expect(failure.pending).toEqual(plan.changes.slice(3));
+    expect(failure.message).toBe('Could not create base docs/new: Base new already exists');
+    expect(failure.exitCode).toBe(5);
+    expect(exitCodeFor(failure)).toBe(5);
+    expect(deployment.writes).toEqual(['ns_update docs', 'ns_create fresh']);
+    expect(failure.report({ color: false }).split('\n')).toEqual([
+      'Stopped after 2 of 6 changes.',
+      'Applied:',
+      '  ~ namespace docs: description "Docs" -> "All the docs"',
+      '  + namespace fresh (description: none)',
+      'Not applied:',
+      '  + base docs/new (description: "New")',
+      '  ~ base docs/same: description "Same" -> "Changed"',
+      '  + base fresh/first (description: none)',
+      '  - base docs/old',
+      '',
+    ]);
+  });
+});
+
+describe('syncResources', () => {
+  it('with dryRun prints the plan and writes nothing', async () => {
+    const deployment = new FakeDeployment(CURRENT);
+    const io = memoryIO();
+    const result = await syncResources(deployment, io, DESIRED, { prune: true, dryRun: true, yes: false, json: false });
+    expect(deployment.writes).toEqual([]);
+    expect(deployment.snapshot()).toEqual(CURRENT);
+    expect(result).toMatchObject({ dryRun: true, applied: 0, counts: { create: 3, update: 2, delete: 1 } });
+    expect(io.err).toContain('  - base docs/old\n');
+    expect(io.err.endsWith('Dry run: nothing was changed.\n')).toBe(true);
+    expect(io.out).toBe('');
+  });
+
+  it('refuses to delete without a terminal or --yes, before any change, naming the flag', async () => {
+    const deployment = new FakeDeployment(CURRENT);
+    const error = await rejection(syncResources(deployment, memoryIO(), DESIRED, { prune: true, dryRun: false, yes: false, json: false }));
+    expect(error).toMatchObject({ exitCode: 2, message: expect.stringContaining('--yes') });
+    expect(deployment.writes).toEqual([]);
+  });
+
+  it('needs no --yes when nothing is deleted, even with prune', async () => {
+    const deployment = new FakeDeployment();
+    const result = await syncResources(deployment, memoryIO(), DESIRED, { prune: true, dryRun: false, yes: false, json: false });
+    expect(result.applied).toBe(6);
+    expect(deployment.snapshot()).toEqual(DESIRED);
+  });
+
+  it('says so when there is nothing to do, and with json prints nothing on stderr', async () => {
+    const deployment = new FakeDeployment(CURRENT);
+    const io = memoryIO();
+    expect(await syncResources(deployment, io, CURRENT, { prune: true, dryRun: false, yes: true, json: false })).toMatchObject({ applied: 0, changes: [] });
+    expect(io.err).toBe('No changes: the deployment already matches the file.\n');
+    const quiet = memoryIO();
+    await syncResources(deployment, quiet, DESIRED, { prune: true, dryRun: false, yes: true, json: true });
+    expect(quiet.err).toBe('');
+    expect(deployment.writes).toHaveLength(6);
+  });
+
+  it('reports part-way failures on stderr even with json', async () => {
+    const deployment = new FakeDeployment(CURRENT);
+    deployment.failAt = { index: 1, error: apiError(500, 'Internal server error') };
+    const io = memoryIO();
+    const error = await rejection(syncResources(deployment, io, DESIRED, { prune: false, dryRun: false, yes: false, json: true }));
+    expect(error).toBeInstanceOf(ApplyError);
+    expect((error as ApplyError).exitCode).toBe(1);
+    expect(io.err.split('\n').slice(0, 4)).toEqual([
+      'Stopped after 1 of 5 changes.',
+      'Applied:',
+      '  ~ namespace docs: description "Docs" -> "All the docs"',
+      'Not applied:',
+    ]);
+  });
+
+  it('can create namespaces that do not exist yet on a deployment without base_list, but not compare existing ones', async () => {
+    const deployment = new FakeDeployment(CURRENT);
+    deployment.baseListOffered = false;
+    const fresh = resources([{ key: 'fresh', bases: [{ key: 'first' }] }]);
+    await syncResources(deployment, memoryIO(), fresh, { prune: false, dryRun: false, yes: false, json: true });
+    expect(deployment.writes).toEqual(['ns_create fresh', 'base_create fresh/first']);
+    const error = await rejection(syncResources(deployment, memoryIO(), DESIRED, { prune: false, dryRun: false, yes: false, json: true }));
+    expect(error).toMatchObject({ exitCode: 1, message: expect.stringContaining('does not offer base_list') });
+    expect(deployment.writes).toHaveLength(2);
+  });
+});
+
+describe('readResources', () => {
+  it('reads every namespace with its bases, sorted', async () => {
+    expect(await readResources(new FakeDeployment(CURRENT))).toEqual(CURRENT);
+  });
+
+  it('reads only the namespaces asked for, and fails with exit 3 naming one that does not exist', async () => {
+    const deployment = new FakeDeployment(CURRENT);
+    expect(await readResources(deployment, { namespaces: ['other'] })).toEqual({ namespaces: [CURRENT.namespaces[1]] });
+    const error = await rejection(readResources(deployment, { namespaces: ['other', 'nope'] }));
+    expect(error).toMatchObject({ exitCode: 3, message: 'No such namespace: nope' });
+  });
+
+  it('fails plainly against a deployment without base_list, rather than export namespaces without their bases', async () => {
+    const deployment = new FakeDeployment(CURRENT);
+    deployment.baseListOffered = false;
+    const error = await rejection(readResources(deployment));
+    expect(error).toMatchObject({ exitCode: 1, message: expect.stringMatching(/^Cannot export: this deployment does not offer base_list/) });
+  });
+});

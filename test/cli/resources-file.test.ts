@@ -1,0 +1,271 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Description, Key } from '../../src/api/schemas.js';
+import {
+  normalizeResources,
+  parseResources,
+  ResourcesFileError,
+  type Resources,
+  serializeResources,
+} from '../../src/cli/resources-file.js';
+
+/** The problems a text gives, one `SOURCE:LINE:COL: ...` line each; fails the test when the text parses. */
+function problems(text: string, source = 'kb.yaml'): string[] {
+  try {
+    parseResources(text, source);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ResourcesFileError);
+    expect((error as ResourcesFileError).exitCode).toBe(2);
+    return [...(error as ResourcesFileError).problems];
+  }
+  throw new Error('expected the file to be rejected');
+}
+
+const SAMPLE: Resources = {
+  namespaces: [
+    {
+      key: 'docs',
+      description: 'Product documentation',
+      bases: [
+        { key: 'faq', description: null },
+        { key: 'guides', description: 'How-to guides' },
+      ],
+    },
+    { key: 'empty', description: null, bases: [] },
+  ],
+};
+
+describe('parseResources', () => {
+  it('reads the YAML that export writes', () => {
+    const text = [
+      'version: 1',
+      'namespaces:',
+      '  - key: docs',
+      '    description: Product documentation',
+      '    bases:',
+      '      - key: guides',
+      '        description: How-to guides',
+      '      - key: faq',
+      '        description: null',
+      '  - key: empty',
+      '    description: null',
+      '    bases: []',
+      '',
+    ].join('\n');
+    expect(parseResources(text, 'kb.yaml')).toEqual(SAMPLE);
+  });
+
+  it('reads JSON too, and sorts what it reads by key', () => {
+    const text = JSON.stringify({
+      version: 1,
+      namespaces: [
+        { key: 'empty', bases: [] },
+        { key: 'docs', description: 'Product documentation', bases: [{ key: 'guides', description: 'How-to guides' }, { key: 'faq' }] },
+      ],
+    });
+    expect(parseResources(text, 'kb.json')).toEqual(SAMPLE);
+  });
+
+  it('takes a missing description as none and missing bases as none', () => {
+    expect(parseResources('version: 1\nnamespaces:\n  - key: docs\n', 'f')).toEqual({ namespaces: [{ key: 'docs', description: null, bases: [] }] });
+  });
+
+  it('keeps keys that YAML would read as other types when they are quoted', () => {
+    const text = 'version: 1\nnamespaces:\n  - key: "null"\n    bases:\n      - key: "123"\n      - key: "true"\n';
+    expect(parseResources(text, 'f').namespaces[0]).toEqual({
+      key: 'null',
+      description: null,
+      bases: [{ key: '123', description: null }, { key: 'true', description: null }],
+    });
+  });
+
+  it('names the line, column and path of a key that breaks the rules', () => {
+    const text = 'version: 1\nnamespaces:\n  - key: docs\n    bases:\n      - key: ok-base\n      - key: no\n';
+    expect(problems(text)).toEqual([expect.stringMatching(/^kb\.yaml:6:14: namespaces\[0\]\.bases\[1\]\.key: .*3 to 63/)]);
+  });
+
+  it('points at an unknown field itself, and says which fields are allowed', () => {
+    const text = 'version: 1\nnamespaces:\n  - key: docs\n    descripton: typo\n';
+    expect(problems(text)).toEqual([
+      'kb.yaml:4:5: namespaces[0]: unknown field descripton (allowed: key, description, bases)',
+    ]);
+  });
+
+  it('reports a namespace listed twice at the second one', () => {
+    const text = 'version: 1\nnamespaces:\n  - key: docs\n  - key: other\n  - key: docs\n';
+    expect(problems(text)).toEqual(['kb.yaml:5:10: namespaces[2].key: namespace docs is listed twice (first at namespaces[0])']);
+  });
+
+  it('reports a base listed twice in one namespace', () => {
+    const text = 'version: 1\nnamespaces:\n  - key: docs\n    bases:\n      - key: faq\n      - key: faq\n';
+    expect(problems(text)).toEqual(['kb.yaml:6:14: namespaces[0].bases[1].key: base faq is listed twice in namespace docs (first at bases[0])']);
+  });
+
+  it('allows one base key in two namespaces', () => {
+    const text = 'version: 1\nnamespaces:\n  - key: docs\n    bases: [{key: faq}]\n  - key: help\n    bases: [{key: faq}]\n';
+    expect(parseResources(text, 'f').namespaces.map((ns) => ns.bases.length)).toEqual([1, 1]);
+  });
+
+  it('suggests quoting a key that YAML read as a number', () => {
+    const text = 'version: 1\nnamespaces:\n  - key: 12345\n';
+    expect(problems(text)).toEqual([expect.stringMatching(/^kb\.yaml:3:10: namespaces\[0\]\.key: .*quote it, "12345"/)]);
+  });
+
+  it('names a missing required field at its object', () => {
+    expect(problems('version: 1\nnamespaces:\n  - description: no key\n')).toEqual(['kb.yaml:3:5: namespaces[0].key: is required']);
+    expect(problems('namespaces: []\n')).toEqual([expect.stringMatching(/^kb\.yaml:1:1: version: is required$/)]);
+  });
+
+  it('rejects another version of the format', () => {
+    expect(problems('version: 2\nnamespaces: []\n')).toEqual([expect.stringMatching(/^kb\.yaml:1:10: version: must be 1/)]);
+  });
+
+  it('rejects a description of 1025 code points, and accepts 1024 emoji', () => {
+    const long = 'x'.repeat(1025);
+    expect(problems(`version: 1\nnamespaces:\n  - key: docs\n    description: ${long}\n`)).toEqual([
+      expect.stringMatching(/^kb\.yaml:4:18: namespaces\[0\]\.description: .*1 to 1024/),
+    ]);
+    const emoji = '\u{1F600}'.repeat(1024);
+    expect(parseResources(`version: 1\nnamespaces:\n  - key: docs\n    description: ${emoji}\n`, 'f').namespaces[0]?.description).toBe(emoji);
+  });
+
+  it('reports YAML syntax errors with their line', () => {
+    const [problem] = problems('version: 1\nnamespaces:\n  - key: docs\n   bad: [\n');
+    expect(problem).toMatch(/^kb\.yaml:\d+:\d+: not valid YAML or JSON: /);
+    const [json] = problems('{\n  "version": 1,\n  "namespaces": [\n    {"key": "docs" "bases": []}\n  ]\n}\n', 'kb.json');
+    expect(json).toMatch(/^kb\.json:4:\d+: not valid YAML or JSON: /);
+  });
+
+  it('reports duplicate mapping keys instead of keeping the last', () => {
+    expect(problems('version: 1\nversion: 1\nnamespaces: []\n')).toEqual([expect.stringMatching(/^kb\.yaml:2:1: not valid YAML or JSON: Map keys must be unique/)]);
+  });
+
+  it('reports an empty file, a file that is a list, and a namespaces that is not a list', () => {
+    expect(problems('', 'in.yaml')).toEqual(['in.yaml: the file is empty: expected version: 1 and namespaces']);
+    expect(problems('# only a comment\n', 'in.yaml')).toEqual(['in.yaml: the file is empty: expected version: 1 and namespaces']);
+    expect(problems('- a\n- b\n')).toEqual([expect.stringMatching(/^kb\.yaml:1:1: the file: /)]);
+    expect(problems('version: 1\nnamespaces: docs\n')).toEqual(['kb.yaml:2:13: namespaces: must be a list of namespaces']);
+  });
+
+  it('reports every problem, the first as the message and the rest in the help', () => {
+    const text = 'version: 1\nnamespaces:\n  - key: a\n  - key: b\n  - key: c\n';
+    let error: unknown;
+    try {
+      parseResources(text, 'kb.yaml');
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ResourcesFileError);
+    const { message, help } = error as ResourcesFileError;
+    expect(message).toMatch(/^kb\.yaml:3:10: namespaces\[0\]\.key: /);
+    expect(help?.split('\n')).toEqual([
+      '2 more problems:',
+      expect.stringMatching(/^ {2}kb\.yaml:4:10: namespaces\[1\]\.key: /),
+      expect.stringMatching(/^ {2}kb\.yaml:5:10: namespaces\[2\]\.key: /),
+    ]);
+  });
+
+  it('treats __proto__ as an ordinary unknown field, never as the prototype', () => {
+    expect(problems('version: 1\nnamespaces: []\n__proto__: {polluted: true}\n')).toEqual([
+      'kb.yaml:3:1: the file: unknown field __proto__ (allowed: version, namespaces)',
+    ]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('serializeResources', () => {
+  it('writes YAML with every field, sorted by key whatever the input order', () => {
+    const shuffled: Resources = {
+      namespaces: [
+        { key: 'empty', description: null, bases: [] },
+        { ...(SAMPLE.namespaces[0] as Resources['namespaces'][number]), bases: [...(SAMPLE.namespaces[0]?.bases ?? [])].reverse() },
+      ],
+    };
+    const expected = [
+      'version: 1',
+      'namespaces:',
+      '  - key: docs',
+      '    description: Product documentation',
+      '    bases:',
+      '      - key: faq',
+      '        description: null',
+      '      - key: guides',
+      '        description: How-to guides',
+      '  - key: empty',
+      '    description: null',
+      '    bases: []',
+      '',
+    ].join('\n');
+    expect(serializeResources(shuffled, 'yaml')).toBe(expected);
+    expect(serializeResources(SAMPLE, 'yaml')).toBe(expected);
+  });
+
+  it('writes JSON with two-space indentation and a final newline', () => {
+    const text = serializeResources(SAMPLE, 'json');
+    expect(text.endsWith('}\n')).toBe(true);
+    expect(JSON.parse(text)).toEqual({
+      version: 1,
+      namespaces: [
+        { key: 'docs', description: 'Product documentation', bases: [{ key: 'faq', description: null }, { key: 'guides', description: 'How-to guides' }] },
+        { key: 'empty', description: null, bases: [] },
+      ],
+    });
+  });
+
+  it('sorts in byte order, as the server does (upper case before lower case, - before _)', () => {
+    const keys = ['beta', 'Zeta', 'a-b', 'a_b', '123'];
+    const text = serializeResources(normalizeResources({ namespaces: keys.map((key) => ({ key })) }), 'json');
+    expect((JSON.parse(text) as { namespaces: { key: string }[] }).namespaces.map((ns) => ns.key)).toEqual(['123', 'Zeta', 'a-b', 'a_b', 'beta']);
+  });
+
+  it('writes an organization with nothing in it as an empty list', () => {
+    expect(serializeResources({ namespaces: [] }, 'yaml')).toBe('version: 1\nnamespaces: []\n');
+  });
+
+  // Keys and descriptions drawn from the API's own schemas, with the characters most likely to trip YAML up.
+  const keyArb = fc.oneof(
+    fc.constantFrom('null', 'true', 'false', 'yes', 'off', '123', '0x1F', '1e10', '-_-', '__proto__', 'constructor', '---', '~~~'),
+    fc.stringMatching(/^[A-Za-z0-9_-]{3,12}$/),
+  ).filter((key) => Key.safeParse(key).success);
+  const descriptionArb = fc.oneof(
+    fc.constant(null),
+    fc.constantFrom('null', '~', ' leading', 'trailing ', 'a: b', '# not a comment', '- dash', '"quoted"', "'single'", 'line\nbreak\n', '\t tab', '\u0000\u0007', '\u2028', '\u{1F600}', '|', '>', '&anchor', '*alias', '!tag', '%', '@', '`', '{}', '[]', '12', 'true'),
+    fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }),
+  ).filter((description) => description === null || Description.safeParse(description).success);
+  const resourcesArb = fc
+    .uniqueArray(
+      fc.record({
+        key: keyArb,
+        description: descriptionArb,
+        bases: fc.uniqueArray(fc.record({ key: keyArb, description: descriptionArb }), { selector: (base) => base.key, maxLength: 4 }),
+      }),
+      { selector: (ns) => ns.key, maxLength: 5 },
+    )
+    .map((namespaces) => normalizeResources({ namespaces }));
+
+  it('reads back exactly what it wrote, in both formats (property)', () => {
+    fc.assert(
+      fc.property(resourcesArb, fc.constantFrom('yaml' as const, 'json' as const), (resources, format) => {
+        const text = serializeResources(resources, format);
+        expect(parseResources(text, 'f')).toEqual(resources);
+        // And writing what was read gives the same bytes: the output is a fixed point.
+        expect(serializeResources(parseResources(text, 'f'), format)).toBe(text);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('gives the same bytes for the same content in any order (property)', () => {
+    fc.assert(
+      fc.property(resourcesArb, (resources) => {
+        const reversed: Resources = {
+          namespaces: [...resources.namespaces].reverse().map((ns) => ({ ...ns, bases: [...ns.bases].reverse() })),
+        };
+        expect(serializeResources(reversed, 'yaml')).toBe(serializeResources(resources, 'yaml'));
+        expect(serializeResources(reversed, 'json')).toBe(serializeResources(resources, 'json'));
+      }),
+      { numRuns: 100 },
+    );
+  });
+});

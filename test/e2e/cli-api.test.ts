@@ -1,0 +1,194 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '../../src/api/openapi.js';
+import { isolatedEnv } from '../helpers/cli.js';
+import {
+  api,
+  apiData,
+  closedPortUrl,
+  describeRun,
+  expectFailure,
+  expectNoStack,
+  kb,
+  leakedPieces,
+  lines,
+  orgEnv,
+  startFixedServer,
+  TEST_TIMEOUT_MS,
+} from '../helpers/cli-e2e.js';
+import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ org: 'cli-api' });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** Exit 0, nothing on stderr, and stdout exactly the server's reply as one line of JSON. */
+function replyOut(result: Awaited<ReturnType<typeof kb>>): unknown {
+  expect(result.code, describeRun(result)).toBe(0);
+  expect(result.stderr, describeRun(result)).toBe('');
+  expect(lines(result.stdout), describeRun(result)).toHaveLength(1);
+  return JSON.parse(result.stdout);
+}
+
+/** A reply other than 2xx: the envelope on stdout (one line), its message and status on stderr, the exit code of the table. */
+function failureOut(result: Awaited<ReturnType<typeof kb>>, code: number, status: number, help?: RegExp): { message: string; help?: string } {
+  expect(result.code, describeRun(result)).toBe(code);
+  const body = JSON.parse(result.stdout) as { success: boolean; message: string; help?: string };
+  expect(body.success).toBe(false);
+  const expected = [`Error: ${body.message} (HTTP ${status})`];
+  if (help) expected.push(expect.stringMatching(help) as unknown as string);
+  else if (body.help) expected.push(body.help);
+  expect(lines(result.stderr), describeRun(result)).toEqual(expected);
+  expectNoStack(result);
+  return body;
+}
+
+describe.concurrent('kb api against a real server', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('GET prints the whole reply envelope, compact when piped', async () => {
+    const { env, token } = await orgEnv(server, 'api-get');
+    await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs', description: 'Docs' });
+    const [list, slash, auth] = await Promise.all([
+      kb(['api', 'ns_list'], { env }),
+      kb(['api', '/ns_list'], { env }),
+      kb(['api', 'auth'], { env }),
+    ]);
+    expect(list.stdout).toBe('{"success":true,"data":[{"key":"docs","description":"Docs"}]}\n');
+    expect(replyOut(list)).toEqual({ success: true, data: [{ key: 'docs', description: 'Docs' }] });
+    expect(replyOut(slash)).toEqual(replyOut(list));
+    expect(replyOut(auth)).toEqual({ success: true, data: 'api-get' });
+  });
+
+  it('POST with typed -f fields, nested fields, and a GET with fields in the query string', async () => {
+    const { env, token } = await orgEnv(server, 'api-post');
+    const created = await kb(['api', 'ns_create', '-f', 'key=docs', '-f', 'description=Product docs'], { env });
+    expect(replyOut(created)).toEqual({ success: true, data: { key: 'docs', description: 'Product docs' } });
+    // null is typed: a generated key.
+    const generated = replyOut(await kb(['api', 'base_create', '-f', 'namespace=docs', '-f', 'key=null'], { env })) as { data: { key: string } };
+    expect(generated.data.key).toMatch(/^kb_/);
+    const updated = await kb(['api', 'ns_update', '-f', 'namespace=docs', '-f', 'data[description]=null'], { env });
+    expect(replyOut(updated)).toEqual({ success: true, data: { key: 'docs', description: null } });
+    const listed = await kb(['api', 'base_list', '-X', 'GET', '-f', 'namespace=docs'], { env });
+    expect(replyOut(listed)).toEqual({ success: true, data: [{ namespace: 'docs', key: generated.data.key, description: null }] });
+    expect(await apiData(server.url, token, 'GET', '/ns_list')).toEqual([{ key: 'docs', description: null }]);
+  });
+
+  it('DELETE with a body from -f, from --input FILE and from --input - (stdin)', async () => {
+    const { env, token } = await orgEnv(server, 'api-delete');
+    for (const key of ['one', 'two', 'three']) await apiData(server.url, token, 'POST', '/base_create', { namespace: 'docs', key });
+    const file = join(tempDir('kb-api-'), 'body.json');
+    writeFileSync(file, '{"namespace": "docs", "base": "two"}\n');
+    const [fields, fromFile, fromStdin] = await Promise.all([
+      kb(['api', 'base_delete', '-X', 'DELETE', '-f', 'namespace=docs', '-f', 'base=one'], { env }),
+      kb(['api', 'base_delete', '-X', 'delete', '--input', file], { env }),
+      kb(['api', 'base_delete', '--method', 'DELETE', '--input', '-'], { env, input: '{"namespace":"docs","base":"three"}' }),
+    ]);
+    expect(replyOut(fields)).toEqual({ success: true, data: { namespace: 'docs', key: 'one', description: null } });
+    expect(replyOut(fromFile)).toEqual({ success: true, data: { namespace: 'docs', key: 'two', description: null } });
+    expect(replyOut(fromStdin)).toEqual({ success: true, data: { namespace: 'docs', key: 'three', description: null } });
+    expect(await apiData(server.url, token, 'GET', '/base_list?namespace=docs')).toEqual([]);
+  });
+
+  it('exits by the status of a failure, printing the reply on stdout: 404 is 3, 409 is 5, 400 and 405 are 2, 401 is 4', async () => {
+    const { env, token } = await orgEnv(server, 'api-errors');
+    await apiData(server.url, token, 'POST', '/ns_create', { key: 'taken' });
+    const [missing, conflict, invalid, wrongMethod, noRoute, badToken, badBody] = await Promise.all([
+      kb(['api', 'ns_update', '-f', 'namespace=nowhere', '-f', 'data[description]=x'], { env }),
+      kb(['api', 'ns_create', '-f', 'key=taken'], { env }),
+      kb(['api', 'ns_create', '-f', 'key=docs', '-f', 'description=2024'], { env }),
+      kb(['api', 'ns_list', '-X', 'PUT'], { env }),
+      kb(['api', 'no_such_route'], { env }),
+      kb(['api', 'auth'], { env: { ...env, KB_TOKEN: 'kbt_not-a-real-token' } }),
+      kb(['api', 'ns_create', '--input', '-'], { env, input: '{"key":' }),
+    ]);
+    expect(failureOut(missing, 3, 404).message).toMatch(/nowhere/);
+    failureOut(conflict, 5, 409);
+    // "2024" is typed: a number is not a description.
+    expect(failureOut(invalid, 2, 400).message).toMatch(/description/);
+    failureOut(wrongMethod, 2, 405);
+    failureOut(noRoute, 3, 404);
+    failureOut(badToken, 4, 401);
+    failureOut(badBody, 2, 400);
+    expect(await apiData(server.url, token, 'GET', '/ns_list')).toEqual([{ key: 'taken', description: null }]);
+  });
+
+  it('without a token, sends the request anyway and says how to log in on the 401', async () => {
+    const env = isolatedEnv({ KB_URL: server.url });
+    const [auth, openapi] = await Promise.all([kb(['api', 'auth'], { env }), kb(['api', 'openapi.json'], { env })]);
+    expect(failureOut(auth, 4, 401, /^No token is configured for this deployment: run `kb auth login`, or set KB_TOKEN\.$/).message).toMatch(/Authentication required/);
+    // The document is served bare, and to anyone.
+    expect(replyOut(openapi)).toEqual(buildOpenApiDocument());
+  });
+
+  it('traces with --verbose on stderr, never the token', async () => {
+    const { env, token } = await orgEnv(server, 'api-verbose');
+    const result = await kb(['api', 'ns_list', '--verbose'], { env });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stdout).toBe('{"success":true,"data":[]}\n');
+    expect(lines(result.stderr)).toEqual([expect.stringMatching(new RegExp(`^\\* GET ${server.url}/v1/ns_list 200 \\d+ms$`))]);
+    expect(leakedPieces(result.stdout + result.stderr, token)).toEqual([]);
+  });
+});
+
+describe.concurrent('kb api failures before or below HTTP', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('exits 6 naming the URL when the deployment cannot be reached', async () => {
+    const url = await closedPortUrl();
+    const result = await kb(['api', 'ns_list'], { env: isolatedEnv({ KB_URL: url, KB_TOKEN: 'kbt_x' }) });
+    expectFailure(result, 6, `cannot reach ${url}/v1/ns_list: connection refused`);
+  });
+
+  it('exits 1 on a 5xx, prints what came, and never sends a POST twice', async () => {
+    const fake = await startFixedServer(500, { success: false, message: 'Internal server error' });
+    try {
+      const result = await kb(['api', 'ns_create', '-f', 'key=docs'], { env: isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_x' }) });
+      failureOut(result, 1, 500);
+      expect(fake.count()).toBe(1);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('exits 2 for a malformed field, a missing input file or a URL as PATH, sending nothing', async () => {
+    const fake = await startFixedServer(200, { success: true, data: null });
+    try {
+      const env = isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_x' });
+      const [field, file, url, noPath] = await Promise.all([
+        kb(['api', 'ns_create', '-f', 'novalue'], { env }),
+        kb(['api', 'ns_create', '--input', '/nonexistent/kb-body.json'], { env }),
+        kb(['api', 'http://example.com/v1/ns_list'], { env }),
+        kb(['api'], { env }),
+      ]);
+      expectFailure(field, 2, 'Invalid field "novalue": expected key=value', 'For example: -f key=docs -f description="Product docs".');
+      expectFailure(file, 2, 'Cannot read --input /nonexistent/kb-body.json: no such file');
+      expect(url.code, describeRun(url)).toBe(2);
+      expect(lines(url.stderr)[0]).toMatch(/not a URL/);
+      expect(noPath.code, describeRun(noPath)).toBe(2);
+      expect(fake.count()).toBe(0);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('prints any JSON reply, even one that is not an envelope (the documents group, say)', async () => {
+    const fake = await startFixedServer(200, 'not an envelope');
+    try {
+      const result = await kb(['api', 'documents/anything'], { env: isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_x' }) });
+      expect(result.code, describeRun(result)).toBe(0);
+      expect(result.stdout).toBe('"not an envelope"\n');
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+describe('the served document', () => {
+  it('is what `kb api openapi.json` fetches, with a valid token too', async () => {
+    const reply = await api(server.url, server.token, 'GET', '/openapi.json');
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual(buildOpenApiDocument());
+  });
+});
