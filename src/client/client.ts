@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EnvHttpProxyAgent, request as undiciRequest, type Dispatcher } from 'undici';
 import { z } from 'zod';
@@ -45,6 +46,8 @@ interface Exchange {
   body?: unknown;
   auth: boolean;
   output: z.ZodType;
+  /** Sent as Idempotency-Key; with one, a POST or DELETE is as safe to repeat as a GET. */
+  idempotencyKey?: string;
 }
 
 interface Reply {
@@ -280,6 +283,8 @@ export class KbClient {
     }
     const exchange: Exchange = { method: route.method, path, auth: route.auth, output: route.output };
     if (fromBody) exchange.body = checked;
+    // One key per logical write, reused by its retries: the server runs it once and replays its reply.
+    if (route.method !== 'GET') exchange.idempotencyKey = randomUUID();
     return (await this.#send(exchange)) as RouteOutput<N>;
   }
 
@@ -290,17 +295,18 @@ export class KbClient {
   async #send(exchange: Exchange): Promise<unknown> {
     const url = this.#url(exchange.path);
     const payload = exchange.body === undefined ? undefined : JSON.stringify(exchange.body);
-    const reply = await this.#transmit(exchange.method, url, exchange.auth, payload);
+    const reply = await this.#transmit(exchange.method, url, exchange.auth, payload, exchange.idempotencyKey);
     return this.#interpret(exchange, url, reply);
   }
 
   /** One request with the retries a GET may have; resolves to the last reply, or throws the last NetworkError. */
-  async #transmit(method: string, url: string, auth: boolean, payload: string | undefined): Promise<Reply> {
+  async #transmit(method: string, url: string, auth: boolean, payload: string | undefined, idempotencyKey?: string): Promise<Reply> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (auth && this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
     if (payload !== undefined) headers['content-type'] = 'application/json';
-    // Only a GET is safe to repeat; a POST or DELETE that may have reached the server is never sent twice.
-    const attempts = method === 'GET' ? this.retries + 1 : 1;
+    if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    // A GET is safe to repeat, and so is a write under an Idempotency-Key; any other write is never sent twice.
+    const attempts = method === 'GET' || idempotencyKey !== undefined ? this.retries + 1 : 1;
     for (let attempt = 1; ; attempt++) {
       const started = performance.now();
       const elapsed = () => `${Math.round(performance.now() - started)}ms`;

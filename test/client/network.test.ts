@@ -210,11 +210,18 @@ describe('KbClient network failures', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(220);
   });
 
-  it('never retries a POST, even when the connection was refused', async () => {
+  it('retries a write on a refused connection, since it carries an Idempotency-Key', async () => {
     const url = await closedPortUrl();
     const lines: string[] = [];
     const error = await rejection(client({ url, retries: 3, trace: (line) => lines.push(line) }).nsCreate({ key: 'docs' }));
     expect(error).toMatchObject({ kind: 'refused', method: 'POST' });
+    expect(lines).toHaveLength(4);
+  });
+
+  it('never retries a POST without an Idempotency-Key (a raw request), even when the connection was refused', async () => {
+    const url = await closedPortUrl();
+    const lines: string[] = [];
+    await rejection(client({ url, retries: 3, trace: (line) => lines.push(line) }).raw('POST', '/ns_create', '{"key":"docs"}'));
     expect(lines).toHaveLength(1);
   });
 
@@ -341,17 +348,25 @@ describe('KbClient retries', () => {
     expect(exitCodeFor(error)).toBe(1);
   });
 
-  it('never retries a POST answered 503', async () => {
+  it('retries a POST answered 503 with the same Idempotency-Key, a fresh key for the next write', async () => {
     const server = await stub((_hit, response) => json(response, 503, { success: false, message: 'busy' }));
-    const error = await rejection(client({ url: server.url, token: 't', retries: 3 }).nsCreate({ key: 'docs' }));
-    expect(server.hits).toHaveLength(1);
+    const kb = client({ url: server.url, token: 't', retries: 3 });
+    const error = await rejection(kb.nsCreate({ key: 'docs' }));
     expect(error).toMatchObject({ name: 'ApiError', status: 503, method: 'POST' });
+    expect(server.hits).toHaveLength(4);
+    const keys = new Set(server.hits.map((hit) => hit.headers['idempotency-key']));
+    expect(keys.size).toBe(1);
+    expect([...keys][0]).toMatch(/^[0-9a-f-]{36}$/);
+    await rejection(kb.nsCreate({ key: 'docs' }));
+    expect(server.hits[4]?.headers['idempotency-key']).not.toBe([...keys][0]);
   });
 
-  it('never retries a DELETE answered 502', async () => {
+  it('retries a DELETE answered 502, and sends no Idempotency-Key on a GET', async () => {
     const server = await stub((_hit, response) => json(response, 502, { success: false, message: 'bad gateway' }));
-    await rejection(client({ url: server.url, token: 't' }).baseDelete({ namespace: 'docs', base: 'faq' }));
-    expect(server.hits).toHaveLength(1);
+    await rejection(client({ url: server.url, token: 't', retries: 1 }).baseDelete({ namespace: 'docs', base: 'faq' }));
+    expect(server.hits).toHaveLength(2);
+    await rejection(client({ url: server.url, token: 't', retries: 0 }).nsList());
+    expect(server.hits[2]?.headers['idempotency-key']).toBeUndefined();
   });
 
   it('does not retry a 500', async () => {
