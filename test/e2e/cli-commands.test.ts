@@ -447,8 +447,9 @@ describe.concurrent('--verbose and KB_DEBUG=1', { timeout: TEST_TIMEOUT_MS }, ()
   it('trace each request of the API commands to stderr (method, URL, status, time) and leave stdout to the data', async () => {
     const { env, token } = await orgEnv(server, 'trace');
     await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs' });
-    const [list, create, missing] = await Promise.all([
-      kb(['ns', 'list', '--json', '--verbose'], { env }),
+    // The list runs before the create, so it sees only docs.
+    const list = await kb(['ns', 'list', '--json', '--verbose'], { env });
+    const [create, missing] = await Promise.all([
       kb(['ns', 'create', 'traced', '--json'], { env: { ...env, KB_DEBUG: '1' } }),
       kb(['base', 'update', 'docs', 'nope', '-d', 'x', '--verbose'], { env }),
     ]);
