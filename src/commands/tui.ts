@@ -1,0 +1,47 @@
+import { ApiCommand } from '../cli/api-command.js';
+import { UsageError } from '../cli/errors.js';
+
+/** The variable that makes Ink think it runs in CI (is-in-ci's rule), where it draws no interactive frame at all. */
+function ciVariable(env: NodeJS.ProcessEnv): string | undefined {
+  return ['CI', 'CONTINUOUS_INTEGRATION'].find((name) => name in env && env[name] !== '0' && env[name] !== 'false');
+}
+
+export default class Tui extends ApiCommand {
+  static override summary = 'Browse and edit namespaces and bases in a terminal UI';
+
+  static override description = `Lists the namespaces of your organization, and the bases of each (through base_list, an extension of
+kb serve, where the deployment offers it; otherwise it opens bases by key). Create, edit descriptions and delete
+bases without leaving it. The profile, URL and organization stay on the top line, the keys on the bottom line.
+
+Keys on a list: up/down or j/k move, enter opens, n new, e edit description, d delete (asks; y confirms, any
+other key cancels), r refresh, / filter, g/G first/last, ? help, esc back, q quit.
+In a form: enter or tab goes to the next field, enter on the last submits, shift-tab goes back, esc cancels.
+
+It needs an interactive terminal: without one (a script, a pipe, CI) it exits 2.`;
+
+  static override examples = ['<%= config.bin %> tui', '<%= config.bin %> tui --profile staging'];
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Tui);
+    // Before Ink loads: without a terminal it would crash on raw mode, and under CI it draws nothing.
+    const ci = ciVariable(process.env);
+    if (ci !== undefined) {
+      throw new UsageError(`kb tui is interactive and does not run in CI (${ci} is set)`, 'In scripts use `kb ns list` and `kb base list` (with --json).');
+    }
+    if (!this.io.canPrompt) {
+      throw new UsageError('kb tui needs a terminal: stdin and stdout must both be a TTY', 'Run it in an interactive terminal; in scripts use `kb ns list` and `kb base list` (with --json).');
+    }
+    if ((flags.verbose || process.env.KB_DEBUG === '1') && this.io.isStderrTTY) {
+      // The trace goes to stderr: on the terminal the UI draws on, it would scribble over it.
+      throw new UsageError('--verbose (or KB_DEBUG=1) writes a trace to stderr, which is the terminal kb tui draws on', 'Send it to a file: `kb tui --verbose 2>trace.log`.');
+    }
+    const { client, deployment } = this.connect(flags);
+    // The first screen's data is asked for while Ink loads, so the two overlap; the app reports any failure.
+    const organization = client.auth();
+    const namespaces = client.nsList();
+    organization.catch(() => undefined);
+    namespaces.catch(() => undefined);
+    const { runTui } = await import('../tui/index.js');
+    await runTui({ client, deployment, io: this.io, organization, namespaces });
+  }
+}

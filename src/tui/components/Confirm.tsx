@@ -1,0 +1,20 @@
+import { Text } from 'ink';
+import { useKeys } from '../hooks/useKeys.js';
+import { printable } from '../text.js';
+import { useTheme } from '../theme.js';
+
+/** A yes/no question in the status lines: `y` confirms, any other key cancels (CONTRACT section 5). */
+export function Confirm({ question, active, onAnswer }: { question: string; active: boolean; onAnswer(yes: boolean): void }) {
+  const theme = useTheme();
+  useKeys((input) => onAnswer(input === 'y' || input === 'Y'), active);
+  return (
+    <>
+      <Text wrap="truncate-end" bold color={theme.warning}>
+        {printable(question)}
+      </Text>
+      <Text wrap="truncate-end">
+        <Text bold color={theme.accent}>y</Text> confirms, any other key cancels
+      </Text>
+    </>
+  );
+}

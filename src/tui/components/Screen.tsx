@@ -1,0 +1,47 @@
+import { Box, Text } from 'ink';
+import type { ReactNode } from 'react';
+import type { Hint } from '../keymap.js';
+import { useTheme } from '../theme.js';
+import { KeyHelp } from './KeyHelp.js';
+
+/** Lines a screen spends outside its body: the title, two status lines, the key help. */
+const CHROME_LINES = 4;
+
+/** The rows left for a screen's body, given its height and the lines of any notice under the title. */
+export function bodyHeight(height: number, noticeLines = 0): number {
+  return Math.max(1, height - CHROME_LINES - noticeLines);
+}
+
+/**
+ * The frame of every screen: a title, an optional notice, the body (exactly `bodyHeight` rows, clipped), the status
+ * lines and the key help, so the key help stays on the bottom line whatever the body holds.
+ */
+export function Screen(props: {
+  height: number;
+  width: number;
+  title: ReactNode;
+  notice?: readonly string[] | undefined;
+  status: ReactNode;
+  hints: readonly Hint[];
+  children: ReactNode;
+}) {
+  const theme = useTheme();
+  const notice = props.notice ?? [];
+  return (
+    <Box flexDirection="column" height={props.height}>
+      <Text wrap="truncate-end" bold>
+        {props.title}
+      </Text>
+      {notice.map((line) => (
+        <Text key={line} wrap="truncate-end" color={theme.warning}>
+          {line}
+        </Text>
+      ))}
+      <Box flexDirection="column" height={bodyHeight(props.height, notice.length)} overflow="hidden" flexShrink={0}>
+        {props.children}
+      </Box>
+      {props.status}
+      <KeyHelp hints={props.hints} width={props.width} />
+    </Box>
+  );
+}

@@ -1,0 +1,44 @@
+import { ApiError, BaseListUnsupportedError, NetworkError, ResponseFormatError } from '../client/errors.js';
+import type { Status } from './types.js';
+
+/** How to log in again, for the profile in use. */
+function loginHint(profile: string | undefined): string {
+  return `kb auth login${profile === undefined ? '' : ` --profile ${profile}`}`;
+}
+
+/**
+ * An error as a status line: what went wrong (the server's message where there is one), then what to do about it.
+ * The TUI shows it in place and keeps running, so every hint ends in something a key can do.
+ */
+export function describeError(error: unknown, profile: string | undefined): Status {
+  if (error instanceof NetworkError) {
+    return {
+      tone: 'error',
+      text: error.message,
+      help: 'Is the server running (`kb serve` for a local one) and the URL right? r retries.',
+    };
+  }
+  if (error instanceof ApiError) {
+    const text = `${error.message} (${error.status})`;
+    if (error.status === 401 || error.status === 403) {
+      return { tone: 'error', text, help: `The token was refused: log in again with \`${loginHint(profile)}\`, or set KB_TOKEN. r retries.` };
+    }
+    if (error.status === 404) return { tone: 'error', text, help: error.help ?? 'It may have been deleted elsewhere: r refreshes.' };
+    if (error.status === 409) return { tone: 'error', text, help: error.help ?? 'That key is taken: choose another, or leave the key empty to generate one.' };
+    if (error.status === 429) return { tone: 'error', text, help: 'Too many failed attempts from this address: wait a minute, then r retries.' };
+    if (error.status >= 500) return { tone: 'error', text, help: error.help ?? 'The server failed: r retries; if it persists, see the server log.' };
+    return { tone: 'error', text, help: error.help };
+  }
+  if (error instanceof ResponseFormatError) {
+    return { tone: 'error', text: error.message, help: 'Is the URL a kb deployment? Check it with `kb auth status`.' };
+  }
+  if (error instanceof BaseListUnsupportedError) {
+    return { tone: 'warning', text: error.message, help: 'Open a base by key (o), or create one (n).' };
+  }
+  return { tone: 'error', text: error instanceof Error ? error.message : String(error), help: 'r retries.' };
+}
+
+/** Whether the error is a 409: a form then puts the focus back on the key. */
+export function isConflict(error: unknown): boolean {
+  return error instanceof ApiError && error.status === 409;
+}

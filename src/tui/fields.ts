@@ -1,0 +1,50 @@
+import { codePointLength, Description, DESCRIPTION_RULE, Key, KEY_RULE, LIMITS } from '../api/schemas.js';
+
+/** A field of a form: what it is called, the rule shown under it, and the live check with the shared src/api schema. */
+export interface FieldSpec {
+  id: 'key' | 'description';
+  label: string;
+  initial: string;
+  /** Shown under the field at all times, before anything is sent. */
+  rule: string;
+  /** What an empty value means, shown while the field is empty. */
+  whenEmpty: string;
+  /** Undefined when the value is acceptable, else what is wrong with it. */
+  problem(value: string): string | undefined;
+  /** A running count, e.g. "12/1024". */
+  counter?(value: string): string;
+}
+
+function firstIssue(result: { success: boolean; error?: { issues: readonly { message: string }[] } }, fallback: string): string | undefined {
+  if (result.success) return undefined;
+  return result.error?.issues[0]?.message ?? fallback;
+}
+
+/** The key field: optional where the server generates one (`prefix` names what it generates), else required. */
+export function keyField(options: { generatedPrefix?: string }): FieldSpec {
+  const optional = options.generatedPrefix !== undefined;
+  return {
+    id: 'key',
+    label: 'key',
+    initial: '',
+    rule: KEY_RULE,
+    whenEmpty: optional ? `empty: the server generates one (${options.generatedPrefix}<uuid>)` : 'required',
+    problem: (value) => {
+      if (value === '') return optional ? undefined : `a key is required: ${KEY_RULE}`;
+      return firstIssue(Key.safeParse(value), KEY_RULE);
+    },
+  };
+}
+
+/** The description field: `clears` when an empty value removes an existing description (an edit), else it means none. */
+export function descriptionField(options: { initial?: string | null | undefined; clears: boolean }): FieldSpec {
+  return {
+    id: 'description',
+    label: 'description',
+    initial: options.initial ?? '',
+    rule: DESCRIPTION_RULE,
+    whenEmpty: options.clears ? 'empty: enter CLEARS the description' : 'empty: no description',
+    problem: (value) => (value === '' ? undefined : firstIssue(Description.safeParse(value), DESCRIPTION_RULE)),
+    counter: (value) => `${codePointLength(value)}/${LIMITS.descriptionMax}`,
+  };
+}

@@ -1,0 +1,88 @@
+import { useCallback, useMemo, useRef, useState } from 'react';
+import type { Row } from '../types.js';
+
+/** The rows whose key or description contains `filter`, ignoring case; all rows when it is empty. */
+export function filterRows<T extends Row>(rows: readonly T[], filter: string): readonly T[] {
+  const needle = filter.trim().toLowerCase();
+  if (needle === '') return rows;
+  return rows.filter((row) => row.key.toLowerCase().includes(needle) || (row.description ?? '').toLowerCase().includes(needle));
+}
+
+/**
+ * The first row to show in a window of `height` rows so that `selected` is in view, moving the window as little
+ * as possible from `top` (the previous first row); never past the end, so a short list fills the window.
+ */
+export function windowTop(top: number, selected: number, height: number, count: number): number {
+  const size = Math.max(1, height);
+  let next = top;
+  if (selected < next) next = selected;
+  if (selected >= next + size) next = selected - size + 1;
+  return Math.max(0, Math.min(next, count - size));
+}
+
+export interface ListState<T extends Row> {
+  /** The rows that pass the filter. */
+  rows: readonly T[];
+  /** Index of the selection in `rows`; -1 when there are none. */
+  index: number;
+  selected: T | undefined;
+  /** Index in `rows` of the first row on screen. */
+  top: number;
+  /** The filter applied to the list. */
+  filter: string;
+  move(delta: number): void;
+  moveTo(index: number): void;
+  /** Selects the row with this key, once it is in the list (e.g. just created). */
+  select(key: string): void;
+  /** Sets the filter; the first match becomes the selection. */
+  setFilter(filter: string): void;
+  /** Removes the filter; the selected row stays selected. */
+  clearFilter(): void;
+}
+
+interface Cursor {
+  /** The selected key: the selection follows its row through refreshes and inserts. */
+  key: string | undefined;
+  /** Where the selection was, for when its key is gone (deleted, filtered out). */
+  index: number;
+}
+
+/** Selection, filter and scrolling of a list of `height` visible rows; renders nothing, keeps no copy of the rows. */
+export function useList<T extends Row>(all: readonly T[], height: number): ListState<T> {
+  const [filter, setFilterText] = useState('');
+  const [cursor, setCursor] = useState<Cursor>({ key: undefined, index: 0 });
+  const rows = useMemo(() => filterRows(all, filter), [all, filter]);
+
+  const index = useMemo(() => {
+    if (rows.length === 0) return -1;
+    const found = cursor.key === undefined ? -1 : rows.findIndex((row) => row.key === cursor.key);
+    return found >= 0 ? found : Math.min(Math.max(0, cursor.index), rows.length - 1);
+  }, [rows, cursor]);
+
+  // The window moves only when the selection leaves it; a ref, since it depends on where it was last render.
+  const topRef = useRef(0);
+  const top = windowTop(topRef.current, Math.max(0, index), height, rows.length);
+  topRef.current = top;
+
+  const moveTo = useCallback(
+    (target: number) => {
+      if (rows.length === 0) return;
+      const next = Math.max(0, Math.min(rows.length - 1, target));
+      setCursor({ key: rows[next]?.key, index: next });
+    },
+    [rows],
+  );
+  const move = useCallback((delta: number) => moveTo(Math.max(0, index) + delta), [index, moveTo]);
+  const select = useCallback((key: string) => setCursor((previous) => ({ key, index: previous.index })), []);
+  const setFilter = useCallback((text: string) => {
+    setFilterText(text);
+    setCursor({ key: undefined, index: 0 });
+  }, []);
+  const selectedKey = index >= 0 ? rows[index]?.key : undefined;
+  const clearFilter = useCallback(() => {
+    setFilterText('');
+    setCursor({ key: selectedKey, index: 0 });
+  }, [selectedKey]);
+
+  return { rows, index, selected: index >= 0 ? rows[index] : undefined, top, filter, move, moveTo, select, setFilter, clearFilter };
+}

@@ -1,0 +1,50 @@
+import { type DependencyList, useCallback, useEffect, useRef, useState } from 'react';
+
+export interface Remote<T> {
+  /** The last data loaded; kept through a refresh and through a failed refresh. */
+  data: T | undefined;
+  /** The error of the last load, if it failed. */
+  error: unknown;
+  loading: boolean;
+  /** Loads again, keeping the current data on screen meanwhile. */
+  reload(): void;
+  /** Changes the data in place, e.g. right after a create, before the reload that confirms it returns. */
+  mutate(change: (data: T | undefined) => T | undefined): void;
+}
+
+interface State<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+}
+
+/** Data from the server: loaded when `deps` change or on reload(); an answer to an older request is dropped. */
+export function useRemote<T>(load: () => Promise<T>, deps: DependencyList): Remote<T> {
+  const [state, setState] = useState<State<T>>({ data: undefined, error: undefined, loading: true });
+  const [generation, setGeneration] = useState(0);
+  const latest = useRef(0);
+
+  useEffect(() => {
+    const request = ++latest.current;
+    setState((previous) => (previous.loading ? previous : { ...previous, loading: true }));
+    load().then(
+      (data) => {
+        if (latest.current === request) setState({ data, error: undefined, loading: false });
+      },
+      (error: unknown) => {
+        if (latest.current === request) setState((previous) => ({ data: previous.data, error, loading: false }));
+      },
+    );
+    return () => {
+      // Unmounted or reloading: whatever this request answers is no longer wanted.
+      if (latest.current === request) latest.current++;
+    };
+    // `load` is a new closure on every render; the caller's deps say when it means something new.
+  }, [...deps, generation]);
+
+  const reload = useCallback(() => setGeneration((n) => n + 1), []);
+  const mutate = useCallback((change: (data: T | undefined) => T | undefined) => {
+    setState((previous) => ({ ...previous, data: change(previous.data) }));
+  }, []);
+  return { ...state, reload, mutate };
+}

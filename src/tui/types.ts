@@ -1,0 +1,21 @@
+import type { KbClient } from '../client/client.js';
+import type { Deployment } from '../config/profiles.js';
+
+/** The operations the TUI uses: a KbClient, or anything shaped like one. The TUI never builds a client. */
+export type TuiClient = Pick<KbClient, 'auth' | 'nsList' | 'nsCreate' | 'nsUpdate' | 'baseList' | 'baseCreate' | 'baseUpdate' | 'baseDelete'>;
+
+/** What the header shows of the deployment; never the token. */
+export type TuiDeployment = Pick<Deployment, 'profile' | 'url'>;
+
+/** One row of a list: a namespace or a base. `description` is undefined when it is not known (never read). */
+export interface Row {
+  key: string;
+  description: string | null | undefined;
+}
+
+/** A line under the list: the outcome of the last action, or an error with what to do about it. */
+export interface Status {
+  tone: 'info' | 'success' | 'warning' | 'error';
+  text: string;
+  help?: string | undefined;
+}

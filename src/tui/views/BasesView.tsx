@@ -1,0 +1,177 @@
+import { useRef, useState } from 'react';
+import { ApiError, BaseListUnsupportedError } from '../../client/errors.js';
+import { useTui } from '../context.js';
+import { useRemote } from '../hooks/useRemote.js';
+import { removeRow, upsertRow } from '../text.js';
+import type { Row, Status } from '../types.js';
+import { BaseView } from './BaseView.js';
+import { CollectionView } from './CollectionView.js';
+
+/** What the app remembers across namespaces: whether the deployment lists bases, and the bases opened by key without it. */
+export interface BaseListMemory {
+  /** Undefined until a namespace has been opened. */
+  supported: boolean | undefined;
+  /** Without base_list: the bases opened or created this session, by namespace. */
+  session: Map<string, readonly Row[]>;
+}
+
+interface Bases {
+  /** False when the deployment lacks the base_list extension. */
+  supported: boolean;
+  rows: readonly Row[];
+}
+
+export interface BasesViewProps {
+  namespace: string;
+  memory: BaseListMemory;
+  active: boolean;
+  visible: boolean;
+  width: number;
+  height: number;
+  onBack(): void;
+}
+
+function toRow(base: { key: string; description: string | null }): Row {
+  return { key: base.key, description: base.description };
+}
+
+function isRemoteNotFound(error: unknown): boolean {
+  return error instanceof ApiError && !error.local && error.status === 404;
+}
+
+// Two lines that fit 80 columns: a narrower terminal cuts them, a wider one has room for the rest of the screen.
+const NO_BASE_LIST_NOTICE = [
+  'This deployment does not offer base_list (a kb serve extension).',
+  'Open bases by key (o) or create them (n); they stay listed this session.',
+];
+
+/**
+ * The bases of a namespace, through base_list where the deployment offers it. Where it does not, the view says so,
+ * opens bases by key, and lists those opened or created this session, so it still works with only the documented API.
+ */
+export function BasesView(props: BasesViewProps) {
+  const { client } = useTui();
+  const { namespace, memory } = props;
+  const [status, setStatus] = useState<Status | undefined>(undefined);
+  const [openKey, setOpenKey] = useState<string | undefined>(undefined);
+  const lastOpen = useRef<Row | undefined>(undefined);
+
+  const bases = useRemote<Bases>(async () => {
+    if (memory.supported !== false) {
+      try {
+        const listed = await client.baseList(namespace);
+        memory.supported = true;
+        return { supported: true, rows: listed.map(toRow) };
+      } catch (error) {
+        if (!(error instanceof BaseListUnsupportedError)) throw error;
+        memory.supported = false;
+      }
+    }
+    return { supported: false, rows: memory.session.get(namespace) ?? [] };
+  }, [client, namespace]);
+
+  const listed = bases.data?.supported !== false;
+  /** Applies a change to the list at once; with base_list, a reload then confirms it from the server. */
+  const change = (edit: (rows: readonly Row[]) => readonly Row[]) => {
+    if (!listed) memory.session.set(namespace, edit(memory.session.get(namespace) ?? []));
+    bases.mutate((data) => (data === undefined ? data : { ...data, rows: edit(data.rows) }));
+    if (listed) bases.reload();
+  };
+  /** A 404 means the base is gone: the list stops showing it. */
+  const forgetIfMissing = (error: unknown, key: string): never => {
+    if (isRemoteNotFound(error)) change((rows) => removeRow(rows, key));
+    throw error;
+  };
+
+  const create = async ({ key, description }: { key: string | undefined; description: string | undefined }) => {
+    const base = await client.baseCreate({ namespace, ...(key === undefined ? {} : { key }), ...(description === undefined ? {} : { description }) });
+    change((rows) => upsertRow(rows, toRow(base)));
+    return toRow(base);
+  };
+  const update = async (row: Row, description: string | null) => {
+    const base = await client.baseUpdate({ namespace, base: row.key, data: { description } }).catch((error: unknown) => forgetIfMissing(error, row.key));
+    change((rows) => upsertRow(rows, toRow(base)));
+    return toRow(base);
+  };
+  const remove = async (row: Row) => {
+    const base = await client.baseDelete({ namespace, base: row.key }).catch((error: unknown) => forgetIfMissing(error, row.key));
+    change((rows) => removeRow(rows, row.key));
+    return toRow(base);
+  };
+  const refresh = () => {
+    // The deployment may have gained base_list since: ask again.
+    memory.supported = undefined;
+    bases.reload();
+  };
+
+  const rows = bases.data?.rows;
+  const found = openKey === undefined ? undefined : rows?.find((row) => row.key === openKey);
+  if (found !== undefined) lastOpen.current = found;
+  const detail = openKey === undefined ? undefined : (found ?? (lastOpen.current?.key === openKey ? lastOpen.current : { key: openKey, description: undefined }));
+  const fallback = bases.data !== undefined && !bases.data.supported;
+
+  return (
+    <>
+      <CollectionView
+        active={props.active && detail === undefined}
+        visible={props.visible && detail === undefined}
+        width={props.width}
+        height={props.height}
+        title={fallback ? `Namespace ${namespace} > bases opened this session` : `Namespace ${namespace} > bases`}
+        noun="base"
+        rows={rows}
+        loading={bases.loading}
+        error={bases.error}
+        notice={fallback ? NO_BASE_LIST_NOTICE : undefined}
+        emptyText={fallback ? 'No base opened yet: o opens one by key, n creates one.' : 'No bases in this namespace yet: n creates one.'}
+        status={status}
+        setStatus={setStatus}
+        createTitle={`New base in namespace ${namespace}`}
+        generatedPrefix="kb_"
+        onRefresh={refresh}
+        onCreate={create}
+        onUpdate={update}
+        onDelete={remove}
+        deleteQuestion={(row) => `Delete base ${row.key} in namespace ${namespace}, with all its data?`}
+        onOpen={(row) => {
+          setStatus(undefined);
+          setOpenKey(row.key);
+        }}
+        onBack={props.onBack}
+        onOpenByKey={
+          fallback
+            ? (key) => {
+                change((current) => (current.some((row) => row.key === key) ? current : upsertRow(current, { key, description: undefined })));
+                setStatus(undefined);
+                setOpenKey(key);
+              }
+            : undefined
+        }
+        promptOpenByKey={fallback && rows?.length === 0}
+      />
+      {detail !== undefined && props.visible ? (
+        <BaseView
+          active={props.active}
+          width={props.width}
+          height={props.height}
+          namespace={namespace}
+          row={detail}
+          listed={found !== undefined || bases.loading}
+          status={status}
+          setStatus={setStatus}
+          onUpdate={update}
+          onDelete={remove}
+          onDeleted={(deleted) => {
+            setOpenKey(undefined);
+            setStatus({ tone: 'success', text: `Deleted base ${deleted.key}.` });
+          }}
+          onRefresh={fallback ? undefined : refresh}
+          onBack={() => {
+            setStatus(undefined);
+            setOpenKey(undefined);
+          }}
+        />
+      ) : null}
+    </>
+  );
+}

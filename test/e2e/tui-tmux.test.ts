@@ -1,0 +1,164 @@
+import { execFile, spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isolatedEnv, KB_BIN, runKb, startServe, type ServeProcess } from '../helpers/cli.js';
+import { tempDir } from '../helpers/server.js';
+
+const run = promisify(execFile);
+const TMUX = spawnSync('tmux', ['-V'], { encoding: 'utf8' }).status === 0;
+const SKIPPED = TMUX ? '' : ' [skipped: tmux is not installed]';
+const WAIT_MS = 20_000;
+const ESC = '\u001B';
+
+/** The environment of an interactive shell: not CI (kb tui refuses CI), not inside another tmux. */
+function terminalEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  return isolatedEnv({ CI: undefined, CONTINUOUS_INTEGRATION: undefined, TMUX: undefined, TMUX_PANE: undefined, FORCE_COLOR: undefined, ...extra });
+}
+
+function quote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** `kb tui` in a detached tmux session of its own (its own server, on a socket in a temp dir), 100x30, then its exit code on screen. */
+class TmuxSession {
+  readonly dir = tempDir('kb-tmux-');
+
+  constructor(private readonly env: NodeJS.ProcessEnv) {}
+
+  tmux(...args: string[]): Promise<{ stdout: string }> {
+    return run('tmux', ['-S', join(this.dir, 'socket'), '-f', '/dev/null', ...args], { env: this.env });
+  }
+
+  async start(...flags: string[]): Promise<void> {
+    const command = `${quote(process.execPath)} ${quote(KB_BIN)} tui ${flags.map(quote).join(' ')}; echo "kb-exit=$?"; sleep 120`;
+    await this.tmux('new-session', '-d', '-s', 'tui', '-x', '100', '-y', '30', command);
+  }
+
+  /** The screen as text, lines wrapped by the terminal joined again; with `escapes`, with its colors too. */
+  async screen(escapes = false): Promise<string> {
+    return (await this.tmux('capture-pane', '-p', '-J', ...(escapes ? ['-e'] : []), '-t', 'tui')).stdout;
+  }
+
+  async waitFor(check: string | ((screen: string) => boolean), escapes = false): Promise<string> {
+    const test = typeof check === 'string' ? (s: string) => s.includes(check) : check;
+    const deadline = Date.now() + WAIT_MS;
+    for (;;) {
+      const screen = await this.screen(escapes);
+      if (test(screen)) return screen;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${String(check)}; the screen:\n${screen}`);
+      await sleep(50);
+    }
+  }
+
+  async keys(...keys: string[]): Promise<void> {
+    await this.tmux('send-keys', '-t', 'tui', ...keys);
+  }
+
+  async text(text: string): Promise<void> {
+    await this.tmux('send-keys', '-t', 'tui', '-l', text);
+  }
+
+  async kill(): Promise<void> {
+    await this.tmux('kill-server').catch(() => undefined);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+describe('kb tui in a real terminal (tmux), against kb serve', () => {
+  let serve: ServeProcess | undefined;
+  let env: NodeJS.ProcessEnv;
+  let token: string;
+  const sessions: TmuxSession[] = [];
+
+  beforeAll(async () => {
+    if (!TMUX) return;
+    env = terminalEnv();
+    // A first start saves the profile `local` (the default) in this environment's config dir, and prints the token.
+    serve = await startServe([], env);
+    token = /shown only this once:\s+(\S+)/.exec(serve.stdout())?.[1] ?? '';
+    expect(token).not.toBe('');
+    const created = await runKb(['ns', 'create', 'docs', '--description', 'Product docs'], { env });
+    expect(created.code, created.stderr).toBe(0);
+  });
+
+  afterAll(async () => {
+    await Promise.all(sessions.map((session) => session.kill()));
+    if (serve) {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+    }
+  });
+
+  function session(sessionEnv: NodeJS.ProcessEnv): TmuxSession {
+    const created = new TmuxSession(sessionEnv);
+    sessions.push(created);
+    return created;
+  }
+
+  it.skipIf(!TMUX)(`creates a base with keys sent to the built kb tui, and the API has it; q exits 0${SKIPPED}`, async () => {
+    const tui = session(env);
+    await tui.start();
+    let screen = await tui.waitFor((s) => s.includes('org local') && /^> docs +Product docs/m.test(s));
+    expect(screen.split('\n')[0]).toMatch(/^kb {2}profile local {2}url http:\/\/127\.0\.0\.1:\d+ {2}org local/);
+    expect(screen).toContain('? help  q quit');
+
+    await tui.keys('Enter');
+    await tui.waitFor('Namespace docs > bases  0 bases');
+    await tui.keys('n');
+    await tui.waitFor('New base in namespace docs');
+    await tui.text('faq');
+    await tui.keys('Tab');
+    await tui.text('Frequently asked');
+    await tui.keys('Enter');
+    screen = await tui.waitFor('Created base faq.');
+    expect(screen).toMatch(/^> faq +Frequently asked/m);
+
+    const reply = await fetch(`${serve?.url}/v1/base_list?namespace=docs`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await reply.json()).toEqual({ success: true, data: [{ namespace: 'docs', key: 'faq', description: 'Frequently asked' }] });
+
+    await tui.keys('q');
+    screen = await tui.waitFor('kb-exit=');
+    expect(screen).toContain('kb-exit=0');
+    // The alternate screen is given back: what the UI drew is gone.
+    expect(screen).not.toContain('Namespace docs > bases');
+  });
+
+  it.skipIf(!TMUX)(`marks the selection with ">" and uses no color with NO_COLOR; with color, the selection is colored${SKIPPED}`, async () => {
+    // An SGR sequence that sets a foreground color (16 colors, bright, or 256/RGB).
+    const color = new RegExp(`${ESC}\\[[0-9;]*(3[0-7]|9[0-7]|38;[0-9;]+)m`);
+    const colored = session(env);
+    await colored.start();
+    const withColor = await colored.waitFor((s) => s.includes('> docs'), true);
+    expect(withColor).toMatch(color);
+
+    const plain = session({ ...env, NO_COLOR: '1' });
+    await plain.start();
+    const withoutColor = await plain.waitFor((s) => s.includes('> docs'), true);
+    expect(withoutColor).not.toMatch(color);
+    expect(withoutColor).toMatch(/^.*> docs/m);
+  });
+
+  it.skipIf(!TMUX)(`refuses --verbose on the terminal it draws on (the trace would scribble over it), exit 2${SKIPPED}`, async () => {
+    const tui = session(env);
+    await tui.start('--verbose');
+    const screen = await tui.waitFor('kb-exit=');
+    expect(screen).toContain('kb-exit=2');
+    expect(screen).toContain('Error: --verbose (or KB_DEBUG=1) writes a trace to stderr, which is the terminal kb tui draws on');
+    expect(screen).toContain('Send it to a file: `kb tui --verbose 2>trace.log`.');
+  });
+
+  it.skipIf(!TMUX)(`with no profile configured, says how to log in or start kb serve, and exits 4${SKIPPED}`, async () => {
+    const tui = session(terminalEnv());
+    await tui.start();
+    const screen = await tui.waitFor('kb-exit=');
+    expect(screen).toContain('kb-exit=4');
+    expect(screen).toContain('Error: no kb deployment is configured');
+    expect(screen).toContain(
+      'Run `kb auth login --url URL`, or start a local server with `kb serve` (it saves the profile `local`), or set KB_URL.',
+    );
+    expect(screen).not.toMatch(/raw mode/i);
+  });
+});
