@@ -2,7 +2,8 @@ import type { z } from 'zod';
 import { KbApiError } from './errors.js';
 
 /** Describes a zod failure as one line, naming each field and the rule it broke. */
-function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+/** The value at a zod issue's path in the input, or undefined where the path leaves it. */
+export function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let value = input;
   for (const step of path) {
     if (typeof value !== 'object' || value === null || !Object.hasOwn(value, step)) return undefined;

@@ -2,6 +2,7 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import YAML, { isMap, isScalar, LineCounter, type Node as YamlNode } from 'yaml';
 import { z } from 'zod';
 import { Description, Key } from '../api/schemas.js';
+import { valueAt } from '../api/validation.js';
 import { CliError, UsageError } from './errors.js';
 
 /**
@@ -144,15 +145,6 @@ function pathText(path: readonly PropertyKey[]): string {
   let text = '';
   for (const step of path) text += typeof step === 'number' ? `[${step}]` : `${text === '' ? '' : '.'}${String(step)}`;
   return text === '' ? 'the file' : text;
-}
-
-function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
-  let current = value;
-  for (const step of path) {
-    if (typeof current !== 'object' || current === null || !Object.hasOwn(current, step)) return undefined;
-    current = (current as Record<PropertyKey, unknown>)[step];
-  }
-  return current;
 }
 
 /** The node an issue is about, or its nearest ancestor that is in the file (a missing field points at its object). */

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { expect } from 'vitest';
-import { isolatedEnv, KB_BIN, runKb, type RunResult } from './cli.js';
+import { isolatedEnv, KB_BIN, runKb, runProcess, type RunResult } from './cli.js';
 import type { TestServer } from './server.js';
 
 /**
@@ -200,24 +199,7 @@ export function runShell(
   args: readonly string[],
   options: { env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; cwd?: string },
 ): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', script, 'sh', ...args], {
-      env: options.env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 30_000);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-    child.stdin.end(options.input ?? '');
-  });
+  return runProcess('sh', ['-c', script, 'sh', ...args], { timeoutMs: 30_000, ...options });
 }
 
 /** Runs the built kb under `umask 022`, as a user's shell would usually start it. */

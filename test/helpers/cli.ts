@@ -27,10 +27,21 @@ export function isolatedEnv(extra: Record<string, string | undefined> = {}): Nod
   return env;
 }
 
-/** Runs the built `kb` as a child process, as a script would: no TTY, stdin closed or fed `input`. */
-export function runKb(args: readonly string[], options: { env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }): Promise<RunResult> {
+export interface RunOptions {
+  env: NodeJS.ProcessEnv;
+  input?: string;
+  timeoutMs?: number;
+  cwd?: string;
+}
+
+/** Runs a program with no TTY, stdin closed or fed `input`, and collects what it printed; killed after the timeout. */
+export function runProcess(command: string, args: readonly string[], options: RunOptions): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [KB_BIN, ...args], { env: options.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      env: options.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -43,6 +54,11 @@ export function runKb(args: readonly string[], options: { env: NodeJS.ProcessEnv
     });
     child.stdin.end(options.input ?? '');
   });
+}
+
+/** Runs the built `kb` as a child process, as a script would: no TTY, stdin closed or fed `input`. */
+export function runKb(args: readonly string[], options: RunOptions): Promise<RunResult> {
+  return runProcess(process.execPath, [KB_BIN, ...args], options);
 }
 
 export interface ServeProcess {
