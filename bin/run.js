@@ -1,4 +1,28 @@
 #!/usr/bin/env node
-import { execute } from '@oclif/core';
+import { existsSync, readFileSync } from 'node:fs';
+import { arch, platform, release } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
 
-await execute({ dir: import.meta.url });
+/** True under Windows Subsystem for Linux, as oclif decides it (through is-wsl), outside a container. */
+function isWsl() {
+  if (platform() !== 'linux') return false;
+  const read = (path) => (existsSync(path) ? readFileSync(path, 'utf8') : '');
+  const microsoft = release().toLowerCase().includes('microsoft') || read('/proc/version').toLowerCase().includes('microsoft');
+  const container = existsSync('/.dockerenv') || existsSync('/run/.containerenv') || read('/proc/self/cgroup').includes('docker');
+  return microsoft && !container;
+}
+
+// `kb --version` is the one answer that needs nothing but package.json, and scripts ask it often: it is printed
+// here, exactly as oclif would print it (test/e2e/startup.test.ts compares them), without loading oclif.
+if (process.argv[2] === '--version' || process.argv[2] === '-v') {
+  const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  const cpu = arch() === 'ia32' ? 'x86' : arch();
+  process.stdout.write(`${name}/${version} ${isWsl() ? 'wsl' : platform()}-${cpu} node-${process.version}\n`);
+} else {
+  // undici parses HTTP with llhttp compiled to WebAssembly. V8 would also optimise that code on background
+  // threads, and a process that has made a request then waits ~100 ms at exit for that work to finish: far more
+  // than a command ever spends parsing HTTP. The baseline compiler alone is plenty.
+  setFlagsFromString('--liftoff-only');
+  const { execute } = await import('../dist/cli/run.js');
+  await execute({ dir: import.meta.url });
+}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { EnvHttpProxyAgent, request as undiciRequest, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { z } from 'zod';
 import { KbApiError } from '../api/errors.js';
 import { API_PREFIX, ROUTES, type RouteInput, type RouteName, type RouteOutput, type RouteSpec } from '../api/routes.js';
@@ -14,6 +14,7 @@ import {
   ResponseFormatError,
   type NetworkErrorKind,
 } from './errors.js';
+import { EnvHttpProxyAgent, request } from './undici.js';
 
 export interface KbClientOptions {
   /** The deployment's base URL without /v1, e.g. http://127.0.0.1:8080; the client adds /v1. */
@@ -347,11 +348,10 @@ export class KbClient {
     const deadline = new Error(`no complete reply within ${this.timeoutMs} ms`);
     const timer = setTimeout(() => controller.abort(deadline), this.timeoutMs);
     try {
-      const response = await undiciRequest(url, {
+      const response = await request(this.#dispatcher, url, {
         method: method as Dispatcher.HttpMethod,
         headers,
         body: payload ?? null,
-        dispatcher: this.#dispatcher,
         signal: controller.signal,
       });
       const text = await response.body.text();

@@ -1,0 +1,5 @@
+/**
+ * The CLI's entry, bundled with the commands so that they and oclif share one copy of @oclif/core
+ * (bin/run.js imports it; scripts/build.mjs bundles it).
+ */
+export { execute } from '@oclif/core';
