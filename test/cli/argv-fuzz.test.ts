@@ -1,8 +1,13 @@
-import { Config, Errors, run } from '@oclif/core';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type * as Oclif from '@oclif/core';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+
+/** The CLI's own copy of oclif, bundled into dist/ with the commands: its error classes are the ones they throw. */
+const { Config, Errors, run } = (await import(pathToFileURL(join(ROOT, 'dist/cli/run.js')).href)) as typeof Oclif;
 
 const RUNS = Number(process.env.KB_FUZZ_RUNS ?? 150);
 /**
