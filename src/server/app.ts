@@ -11,6 +11,7 @@ import { HANDLERS } from './handlers.js';
 import { checkIdempotencyKey, fingerprint, Idempotency } from './idempotency.js';
 import { createLogger, type Logger } from './log.js';
 import { AuthFailureLimiter } from './rate-limit.js';
+import { VersionedCache } from './read-cache.js';
 import { hashToken } from './tokens.js';
 
 export interface AppOptions {
@@ -42,10 +43,11 @@ const UNSUPPORTED_MEDIA_TYPE = new KbApiError(
   'Send Content-Type: application/json.',
 );
 
-function send(reply: FastifyReply, status: number, body: object): FastifyReply {
+/** Sends a JSON body: an object, or one already serialized. */
+function send(reply: FastifyReply, status: number, body: object | string): FastifyReply {
   reply.code(status).header('content-type', 'application/json; charset=utf-8');
   // A HEAD answer has no body (RFC 9110); node drops one on the wire, in-process inject() would not.
-  return reply.send(reply.request.method === 'HEAD' ? undefined : JSON.stringify(body));
+  return reply.send(reply.request.method === 'HEAD' ? undefined : typeof body === 'string' ? body : JSON.stringify(body));
 }
 
 /** 429 for an address over the failed-authentication limit, with the seconds to wait. */
@@ -136,12 +138,30 @@ function parseJsonBody(raw: string): unknown {
   return parsed;
 }
 
+/** Tokens known to the store, by hash, for as long as no write (a revocation, say) has committed since. */
+const principals = new WeakMap<Store, VersionedCache<Principal>>();
+
+async function principalOf(store: Store, token: string): Promise<Principal | null> {
+  const hash = hashToken(token);
+  const version = store.readVersion?.();
+  if (version === undefined) return store.authenticate(hash);
+  let cache = principals.get(store);
+  if (!cache) principals.set(store, (cache = new VersionedCache<Principal>(10_000)));
+  const key = hash.toString('base64');
+  const known = cache.get(version, key);
+  if (known) return known;
+  const principal = await store.authenticate(hash);
+  // Only valid tokens are kept: a stream of made-up ones would only push them out.
+  if (principal) cache.set(version, key, principal);
+  return principal;
+}
+
 /** A valid token is always served; an address with too many recent failures gets 429 instead of another 401. */
 async function authenticate(store: Store, limiter: AuthFailureLimiter, request: FastifyRequest): Promise<Principal> {
   const header = request.headers.authorization;
   const match = typeof header === 'string' ? /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(header) : null;
   const token = match?.[1];
-  const principal = token ? await store.authenticate(hashToken(token)) : null;
+  const principal = token ? await principalOf(store, token) : null;
   if (principal) return principal;
   const waitMs = limiter.retryAfterMs(request.ip);
   if (waitMs > 0) throw new RateLimitedError(Math.ceil(waitMs / 1000));
@@ -154,6 +174,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const { store } = options;
   const limiter = options.authLimiter ?? new AuthFailureLimiter();
   const idempotency = new Idempotency(replyFor);
+  // Answers of the GET routes (the lists), by organization and query, up to 32 MiB of JSON.
+  const answers = new VersionedCache<string>(32 * 1024 * 1024, (body) => body.length);
   const logger = options.logger ?? createLogger('info');
   const headersTimeout = options.headersTimeoutMs ?? 5000;
   const requestTimeout = options.requestTimeoutMs ?? 10_000;
@@ -217,6 +239,17 @@ export function buildApp(options: AppOptions): FastifyInstance {
     }
     const name = route.name as Exclude<RouteName, 'health'>;
     const handler = HANDLERS[name] as (store: Store, principal: Principal, input: unknown, capture?: IdempotencyCapture) => Promise<unknown>;
+    /** A read's answer, kept until the next write when the store can tell when that is. */
+    const cachedRead = async (principal: Principal, input: unknown): Promise<string> => {
+      const version = store.readVersion?.();
+      if (version === undefined) return JSON.stringify({ success: true, data: await handler(store, principal, input) });
+      const key = `${principal.orgId}\u0000${name}\u0000${JSON.stringify(input)}`;
+      const kept = answers.get(version, key);
+      if (kept !== undefined) return kept;
+      const body = JSON.stringify({ success: true, data: await handler(store, principal, input) });
+      answers.set(version, key, body);
+      return body;
+    };
     app.route({
       method: route.method,
       url,
@@ -233,7 +266,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
         const raw = route.input.from === 'body' ? request.body : { ...(request.query as object) };
         const input = parseInput(route.input.schema, raw, route.input.from === 'body' ? 'request body' : 'query');
         const principal = request.principal as Principal;
-        const key = route.method === 'GET' ? undefined : checkIdempotencyKey(request.headers['idempotency-key']);
+        if (route.method === 'GET') return send(reply, 200, await cachedRead(principal, input));
+        const key = checkIdempotencyKey(request.headers['idempotency-key']);
         if (key === undefined) return send(reply, 200, { success: true, data: await handler(store, principal, input) });
         const done = await idempotency.run(principal, key, fingerprint(route.name, input), (capture) => handler(store, principal, input, capture));
         if (done.replayed) reply.header('idempotent-replayed', 'true');

@@ -98,12 +98,15 @@ export interface SqliteStoreOptions {
 export class SqliteStore implements Store {
   private queue: Pending[] = [];
   private closed = false;
+  /** Transactions this connection has committed (or tried to): PRAGMA data_version counts only the others'. */
+  private commits = 0;
   private readonly db: Database.Database;
   private readonly stmt;
 
   private constructor(db: Database.Database) {
     this.db = db;
     this.stmt = {
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       authenticate: db.prepare<[Buffer], { org_id: number; org: string; id: string }>(
         `SELECT t.id, t.org_id, o.name AS org FROM tokens t JOIN orgs o ON o.id = t.org_id
          WHERE t.hash = ? AND t.revoked_at IS NULL`,
@@ -290,15 +293,22 @@ export class SqliteStore implements Store {
       this.db.exec('COMMIT');
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.commits++;
       const failure = storageFailure(error);
       for (const item of batch) item.reject(failure);
       return;
     }
+    this.commits++;
     batch.forEach((item, index) => {
       const result = results[index];
       if (result?.ok) item.resolve(result.value);
       else item.reject(result ? result.error : new Error('lost write result'));
     });
+  }
+
+  readVersion(): string {
+    this.ensureOpen();
+    return `${this.commits}.${this.stmt.dataVersion.get() as number}`;
   }
 
   async authenticate(tokenHash: Buffer): Promise<Principal | null> {

@@ -87,6 +87,13 @@ export interface Store {
   /** Forgets the keys older than the retention period. */
   idempotencyPurge(): Promise<number>;
 
+  /**
+   * Changes whenever a committed write, of this process or another, may have changed what a read returns; the
+   * server keeps answers for as long as it stays the same. Optional: an engine that cannot tell cheaply (without
+   * a round trip) leaves it out, and nothing is kept.
+   */
+  readVersion?(): string;
+
   close(): Promise<void>;
 }
 

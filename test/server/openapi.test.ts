@@ -240,12 +240,12 @@ describe('every reply of the server conforms to the document', () => {
     server = await startTestServer({ listen: false, org: 'openapi' });
     token = server.token;
     other = await server.newToken('openapi-other');
-    // A store that authenticates but fails at everything else: the server's 500.
+    // A store that authenticates (and tells its version) but fails at everything else: the server's 500.
     const store = server.store as unknown as Store;
     const broken = new Proxy(store, {
       get(target, property, receiver) {
         const value: unknown = Reflect.get(target, property, receiver);
-        if (property === 'authenticate' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+        if (property === 'authenticate' || property === 'readVersion' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
         return () => Promise.reject(new Error('the disk is on fire'));
       },
     });
