@@ -43,11 +43,12 @@ const UNSUPPORTED_MEDIA_TYPE = new KbApiError(
   'Send Content-Type: application/json.',
 );
 
-/** Sends a JSON body: an object, or one already serialized. */
-function send(reply: FastifyReply, status: number, body: object | string): FastifyReply {
+/** Sends a JSON body: an object, or one already serialized (as text or as UTF-8 bytes). */
+function send(reply: FastifyReply, status: number, body: object | string | Buffer): FastifyReply {
   reply.code(status).header('content-type', 'application/json; charset=utf-8');
   // A HEAD answer has no body (RFC 9110); node drops one on the wire, in-process inject() would not.
-  return reply.send(reply.request.method === 'HEAD' ? undefined : typeof body === 'string' ? body : JSON.stringify(body));
+  if (reply.request.method === 'HEAD') return reply.send(undefined);
+  return reply.send(typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body));
 }
 
 /** 429 for an address over the failed-authentication limit, with the seconds to wait. */
@@ -175,7 +176,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const limiter = options.authLimiter ?? new AuthFailureLimiter();
   const idempotency = new Idempotency(replyFor);
   // Answers of the GET routes (the lists), by organization and query, up to 32 MiB of JSON.
-  const answers = new VersionedCache<string>(32 * 1024 * 1024, (body) => body.length);
+  // Kept as bytes, so a kept answer is written as it is, not encoded again for every request.
+  const answers = new VersionedCache<Buffer>(32 * 1024 * 1024, (body) => body.length);
   const logger = options.logger ?? createLogger('info');
   const headersTimeout = options.headersTimeoutMs ?? 5000;
   const requestTimeout = options.requestTimeoutMs ?? 10_000;
@@ -240,13 +242,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const name = route.name as Exclude<RouteName, 'health'>;
     const handler = HANDLERS[name] as (store: Store, principal: Principal, input: unknown, capture?: IdempotencyCapture) => Promise<unknown>;
     /** A read's answer, kept until the next write when the store can tell when that is. */
-    const cachedRead = async (principal: Principal, input: unknown): Promise<string> => {
+    const cachedRead = async (principal: Principal, input: unknown): Promise<string | Buffer> => {
       const version = store.readVersion?.();
       if (version === undefined) return JSON.stringify({ success: true, data: await handler(store, principal, input) });
       const key = `${principal.orgId}\u0000${name}\u0000${JSON.stringify(input)}`;
       const kept = answers.get(version, key);
       if (kept !== undefined) return kept;
-      const body = JSON.stringify({ success: true, data: await handler(store, principal, input) });
+      const body = Buffer.from(JSON.stringify({ success: true, data: await handler(store, principal, input) }));
       answers.set(version, key, body);
       return body;
     };
