@@ -1,0 +1,95 @@
+// Section 1: how long a `kb` process takes, beside what a bare node process takes for the same job.
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { childEnv } from '../lib/env.mjs';
+import { interleave, timeProcess } from '../lib/processes.mjs';
+import { figure, SAMPLE_HEADERS, sampleRow } from '../lib/report.mjs';
+
+export async function cliSection(ctx) {
+  const { kb, options } = ctx;
+  const env = childEnv(ctx.home, { KB_URL: ctx.main.url, KB_TOKEN: ctx.tokens.small });
+  const node = process.execPath;
+  const run = (command, args) => async () => (await timeProcess(command, args, { env, cwd: kb.root })).ms;
+
+  // curl reads the header from a file, so the token is in no process's argv.
+  const header = join(ctx.root, 'curl-auth-header');
+  writeFileSync(header, `Authorization: Bearer ${ctx.tokens.small}\n`, { mode: 0o600 });
+  chmodSync(header, 0o600);
+  const curlArgs = ['-sS', '--fail', '-H', `@${header}`, `${ctx.main.url}/v1/ns_list`];
+
+  const kbList = ['ns', 'list', '--json'];
+  const fetchScript = join(kb.benchDir, 'baselines', 'ns-list-fetch.mjs');
+  await checkSameData(ctx, env, fetchScript, kbList, curlArgs);
+
+  ctx.progress('cli: kb --version vs node -e 0');
+  const start = await interleave(
+    [
+      { name: 'kb --version', run: run(node, [kb.bin, '--version']) },
+      { name: 'node -e 0', run: run(node, ['-e', '0']) },
+    ],
+    { runs: options.runs, warmup: options.warmup, progress: ctx.tick },
+  );
+  ctx.progress('cli: kb ns list --json vs node fetch vs curl');
+  const list = await interleave(
+    [
+      { name: 'kb ns list --json', run: run(node, [kb.bin, ...kbList]) },
+      { name: 'node ns-list-fetch.mjs', run: run(node, [fetchScript]) },
+      { name: 'curl', run: run('curl', curlArgs) },
+    ],
+    { runs: options.runs, warmup: options.warmup, progress: ctx.tick },
+  );
+  const m = (results, name) => results.get(name).stats.median;
+  const n = ctx.seed.smallCount;
+
+  return {
+    title: '1. CLI start (ms from spawn to exit; medians)',
+    figures: [
+      figure({
+        name: 'kb --version vs node -e 0',
+        value: m(start, 'kb --version'),
+        baseline: m(start, 'node -e 0'),
+        unit: 'ms',
+        budget: { on: 'ratio', op: '<=', limit: 4.0 },
+      }),
+      figure({
+        name: `kb ns list --json (${n} ns) vs node fetch`,
+        value: m(list, 'kb ns list --json'),
+        baseline: m(list, 'node ns-list-fetch.mjs'),
+        unit: 'ms',
+        budget: { on: 'ratio', op: '<=', limit: 1.3 },
+      }),
+      figure({
+        name: `kb ns list --json (${n} ns) vs curl`,
+        value: m(list, 'kb ns list --json'),
+        baseline: m(list, 'curl'),
+        unit: 'ms',
+      }),
+    ],
+    details: [
+      {
+        title: `Samples (${options.runs} interleaved runs each after ${options.warmup} warm-up)`,
+        ...SAMPLE_HEADERS,
+        rows: [...start, ...list].map(([name, { stats }]) => sampleRow(name, stats)),
+      },
+    ],
+    notes: [
+      'node ns-list-fetch.mjs (scripts/bench/baselines/) is the same GET /v1/ns_list with node\'s fetch and the same token, printing the data as JSON.',
+    ],
+    raw: Object.fromEntries([...start, ...list].map(([name, r]) => [name, r])),
+  };
+}
+
+/** Before timing anything: the three ns_list commands must print the same namespaces, or the comparison is void. */
+async function checkSameData(ctx, env, fetchScript, kbList, curlArgs) {
+  const opts = { env, cwd: ctx.kb.root };
+  const [kbOut, fetchOut, curlOut] = await Promise.all([
+    timeProcess(process.execPath, [ctx.kb.bin, ...kbList], opts),
+    timeProcess(process.execPath, [fetchScript], opts),
+    timeProcess('curl', curlArgs, opts),
+  ]);
+  const a = JSON.stringify(JSON.parse(kbOut.stdout));
+  const b = JSON.stringify(JSON.parse(fetchOut.stdout));
+  const c = JSON.stringify(JSON.parse(curlOut.stdout).data);
+  if (a !== b || a !== c) throw new Error('kb ns list --json, the fetch baseline and curl printed different data');
+  if (JSON.parse(a).length !== ctx.seed.smallCount) throw new Error(`kb ns list --json listed ${JSON.parse(a).length} namespaces, expected ${ctx.seed.smallCount}`);
+}

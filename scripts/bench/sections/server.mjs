@@ -1,0 +1,131 @@
+// Section 3: kb serve under wrk on loopback, each endpoint beside a bare node:http server, run by run alternately.
+import { fileURLToPath } from 'node:url';
+import { childEnv } from '../lib/env.mjs';
+import { ApiClient, pool } from '../lib/http.mjs';
+import { spawnTracked } from '../lib/lifecycle.mjs';
+import { figure } from '../lib/report.mjs';
+import { median } from '../lib/stats.mjs';
+import { LUA, runWrkGroup } from '../lib/wrk.mjs';
+
+const BASELINE_SERVER = fileURLToPath(new URL('../baselines/http-server.mjs', import.meta.url));
+
+function startBaseline(env) {
+  return new Promise((resolve, reject) => {
+    const child = spawnTracked(process.execPath, [BASELINE_SERVER], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+      out += chunk;
+      const url = /listening on (\S+)/.exec(out)?.[1];
+      if (url) resolve({ child, url });
+    });
+    child.once('exit', (code) => reject(new Error(`the baseline server exited (${code}) before listening`)));
+  });
+}
+
+/** 10,000 namespaces in one organization and 10,000 bases in one namespace of another, through the API. */
+export async function seedServerData(ctx) {
+  const { main, options } = ctx;
+  ctx.progress(`server: seeding ${options.large.toLocaleString('en-US')} namespaces and ${options.large.toLocaleString('en-US')} bases through the API`);
+  const [large, bases, create] = [await main.mintToken('bench-large'), await main.mintToken('bench-bases'), await main.mintToken('bench-create')];
+  Object.assign(ctx.tokens, { large, bases, create });
+  const indexes = Array.from({ length: options.large }, (_, i) => i);
+  const started = performance.now();
+  const nsClient = new ApiClient(main.urls, large);
+  await pool(indexes, 32, (i) => nsClient.post('/ns_create', { key: `large-ns-${String(i).padStart(5, '0')}`, description: `Namespace ${i} of the large organization` }));
+  nsClient.close();
+  const baseClient = new ApiClient(main.urls, bases);
+  await pool(indexes, 32, (i) => baseClient.post('/base_create', { namespace: 'bench-big', key: `big-${String(i).padStart(5, '0')}`, description: `Base ${i} of the big namespace` }));
+  baseClient.close();
+  ctx.shared.seedRate = (2 * options.large) / ((performance.now() - started) / 1000);
+}
+
+export async function serverSection(ctx) {
+  const { options, main } = ctx;
+  await seedServerData(ctx);
+  const large = options.large.toLocaleString('en-US');
+  const endpoints = [
+    { id: 'health', name: 'GET /v1/health', path: '/v1/health', script: LUA.get, budget: { on: 'ratio', op: '>=', limit: 0.85 } },
+    { id: 'auth', name: 'GET /v1/auth', path: '/v1/auth', token: ctx.tokens.small, script: LUA.get, budget: { on: 'ratio', op: '>=', limit: 0.6 } },
+    { id: 'ns_list_small', name: `GET /v1/ns_list (${ctx.seed.smallCount} ns)`, path: '/v1/ns_list', token: ctx.tokens.small, script: LUA.get, budget: { on: 'ratio', op: '>=', limit: 0.6 } },
+    { id: 'ns_list_large', name: `GET /v1/ns_list (${large} ns)`, path: '/v1/ns_list', token: ctx.tokens.large, script: LUA.get, p99Budget: { on: 'value', op: '<', limit: 50 } },
+    // For information: the same with one connection, the latency of a request that waits for no other.
+    { id: 'ns_list_large_1', name: `GET /v1/ns_list (${large} ns), 1 connection`, path: '/v1/ns_list', token: ctx.tokens.large, script: LUA.get, p99Info: true, connections: 1, rounds: 1 },
+    { id: 'base_list_large', name: `GET /v1/base_list (${large} bases)`, path: '/v1/base_list?namespace=bench-big', token: ctx.tokens.bases, script: LUA.get, p99Info: true, rounds: 1 },
+    { id: 'base_create', name: 'POST /v1/base_create (durable)', path: '/v1/base_create', token: ctx.tokens.create, script: LUA.create, budget: { on: 'value', op: '>=', limit: 5000 }, errorsBudget: true },
+  ];
+
+  const baselineEnv = childEnv(ctx.home);
+  const baselines = [];
+  for (let i = 0; i < options.replicas; i++) baselines.push(await startBaseline(baselineEnv));
+  const sides = { baseline: baselines.map((b) => b.url), kb: main.urls };
+  const wrk = { duration: options.duration, connections: options.connections, threads: options.wrkThreads };
+
+  const figures = [];
+  const rows = [];
+  const raw = {};
+  let runId = 0;
+  for (const endpoint of endpoints) {
+    const results = { baseline: [], kb: [] };
+    const go = (side, duration) => {
+      const env = childEnv(ctx.home, {
+        KB_BENCH_TOKEN: endpoint.token ?? '',
+        KB_BENCH_RUN: `${process.pid}x${runId++}`,
+        KB_BENCH_NAMESPACE: 'bench-create',
+      });
+      return runWrkGroup(sides[side].map((url) => url + endpoint.path), { ...wrk, connections: endpoint.connections ?? wrk.connections, duration, script: endpoint.script, env });
+    };
+    if (options.wrkWarmup > 0) {
+      ctx.progress(`server: ${endpoint.name}: warm-up`);
+      await go('baseline', options.wrkWarmup);
+      await go('kb', options.wrkWarmup);
+    }
+    const rounds = Math.min(endpoint.rounds ?? options.rounds, options.rounds);
+    for (let round = 1; round <= rounds; round++) {
+      for (const side of ['baseline', 'kb']) {
+        ctx.progress(`server: ${endpoint.name}: ${side}, round ${round} of ${rounds}`);
+        const result = await go(side, options.duration);
+        results[side].push(result);
+        rows.push([endpoint.name, side === 'kb' ? 'kb serve' : 'node:http', round, Math.round(result.rps).toLocaleString('en-US'), result.p50.toFixed(2), result.p99.toFixed(2), result.max.toFixed(1), result.errors, Math.round(result.bytesPerReply)]);
+      }
+    }
+    raw[endpoint.id] = results;
+    const rps = (side) => median(results[side].map((r) => r.rps));
+    const p99 = (side) => median(results[side].map((r) => r.p99));
+    if (endpoint.p99Budget || endpoint.p99Info) {
+      figures.push(figure({ name: `${endpoint.name} p99`, value: p99('kb'), baseline: p99('baseline'), unit: 'ms', budget: endpoint.p99Budget }));
+      figures.push(figure({ name: `${endpoint.name}`, value: rps('kb'), baseline: rps('baseline'), unit: 'req/s' }));
+    } else {
+      figures.push(figure({ name: endpoint.name, value: rps('kb'), baseline: rps('baseline'), unit: 'req/s', budget: endpoint.budget }));
+    }
+    if (endpoint.errorsBudget) {
+      const errors = results.kb.reduce((sum, r) => sum + r.errors, 0);
+      figures.push(figure({ name: `${endpoint.name}: replies other than 200`, value: errors, baseline: results.baseline.reduce((sum, r) => sum + r.errors, 0), unit: 'count', budget: { on: 'value', op: '=', limit: 0 } }));
+    }
+  }
+  // Errors on a read endpoint void its figure: say so rather than hide it in the details.
+  const readErrors = Object.entries(raw).filter(([id]) => id !== 'base_create').flatMap(([id, r]) => r.kb.filter((x) => x.errors > 0).map(() => id));
+
+  const probe = new ApiClient(main.urls, ctx.tokens.create);
+  const created = (await probe.get('/base_list?namespace=bench-create')).length;
+  probe.close();
+
+  return {
+    title: `3. Server: wrk on loopback, ${options.connections} connections${options.replicas > 1 ? ` to each of ${options.replicas} replicas (req/s summed)` : ''}, beside bare node:http`,
+    figures,
+    details: [
+      {
+        title: `wrk runs (${options.duration} s each${options.wrkWarmup > 0 ? ` after a ${options.wrkWarmup} s warm-up of each side` : ''}, ${options.wrkThreads} thread${options.wrkThreads > 1 ? 's' : ''}, alternately the baseline and kb serve; a figure is the median over its rounds; figures for information get one round)`,
+        headers: ['endpoint', 'server', 'round', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'bytes/reply'],
+        align: ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+        rows,
+      },
+    ],
+    notes: [
+      'The baseline (scripts/bench/baselines/http-server.mjs) answers every request with {"success":true,"data":"alive"} and the same headers, after reading the body.',
+      `base_create: every request a new key (run, thread, counter) in one namespace; ${created.toLocaleString('en-US')} bases were in it at the end.`,
+      `Seeding through the API (node:http, 32 at a time): ${Math.round(ctx.shared.seedRate).toLocaleString('en-US')} writes/s.`,
+      ...(readErrors.length > 0 ? [`ERRORS on ${[...new Set(readErrors)].join(', ')}: see the wrk runs above.`] : []),
+    ],
+    raw,
+  };
+}
