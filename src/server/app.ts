@@ -28,6 +28,8 @@ export interface AppOptions {
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: Principal;
+    /** The store's readVersion() as the request arrived: read once, for both the token and the answer. */
+    readVersion?: string;
   }
 }
 
@@ -139,30 +141,34 @@ function parseJsonBody(raw: string): unknown {
   return parsed;
 }
 
-/** Tokens known to the store, by hash, for as long as no write (a revocation, say) has committed since. */
+/**
+ * Tokens known to the store, for as long as no write (a revocation, say) has committed since. Keyed by the token
+ * itself, which the request holds in memory anyway, so a repeat costs neither a hash nor a query.
+ */
 const principals = new WeakMap<Store, VersionedCache<Principal>>();
 
-async function principalOf(store: Store, token: string): Promise<Principal | null> {
-  const hash = hashToken(token);
-  const version = store.readVersion?.();
-  if (version === undefined) return store.authenticate(hash);
+function knownPrincipal(store: Store, token: string, version: string | undefined): Principal | undefined {
+  return version === undefined ? undefined : principals.get(store)?.get(version, token);
+}
+
+async function principalOf(store: Store, token: string, version: string | undefined): Promise<Principal | null> {
+  const principal = await store.authenticate(hashToken(token));
+  if (version === undefined || !principal) return principal;
+  // Only valid tokens are kept: a stream of made-up ones would only push them out.
   let cache = principals.get(store);
   if (!cache) principals.set(store, (cache = new VersionedCache<Principal>(10_000)));
-  const key = hash.toString('base64');
-  const known = cache.get(version, key);
-  if (known) return known;
-  const principal = await store.authenticate(hash);
-  // Only valid tokens are kept: a stream of made-up ones would only push them out.
-  if (principal) cache.set(version, key, principal);
+  cache.set(version, token, principal);
   return principal;
 }
 
-/** A valid token is always served; an address with too many recent failures gets 429 instead of another 401. */
-async function authenticate(store: Store, limiter: AuthFailureLimiter, request: FastifyRequest): Promise<Principal> {
+function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
-  const match = typeof header === 'string' ? /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(header) : null;
-  const token = match?.[1];
-  const principal = token ? await principalOf(store, token) : null;
+  return typeof header === 'string' ? /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(header)?.[1] : undefined;
+}
+
+/** A valid token is always served; an address with too many recent failures gets 429 instead of another 401. */
+async function authenticate(store: Store, limiter: AuthFailureLimiter, request: FastifyRequest, token: string | undefined): Promise<Principal> {
+  const principal = token ? await principalOf(store, token, request.readVersion) : null;
   if (principal) return principal;
   const waitMs = limiter.retryAfterMs(request.ip);
   if (waitMs > 0) throw new RateLimitedError(Math.ceil(waitMs / 1000));
@@ -209,10 +215,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
     }
   });
 
-  app.addHook('onResponse', async (request, reply) => {
-    const path = request.routeOptions.url ?? request.url.split('?')[0];
-    logger.info(`${request.method} ${path} ${reply.statusCode} ${reply.elapsedTime.toFixed(1)}ms`);
-  });
+  if (logger.logsInfo !== false) {
+    app.addHook('onResponse', (request, reply, done) => {
+      const path = request.routeOptions.url ?? request.url.split('?')[0];
+      logger.info(`${request.method} ${path} ${reply.statusCode} ${reply.elapsedTime.toFixed(1)}ms`);
+      done();
+    });
+  }
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof KbApiError) return sendError(reply, error);
@@ -236,14 +245,16 @@ export function buildApp(options: AppOptions): FastifyInstance {
   for (const route of routes) {
     const url = API_PREFIX + route.path;
     if (route.name === 'health') {
-      app.get(url, async (_request, reply) => send(reply, 200, { success: true, data: 'alive' }));
+      const alive = Buffer.from(JSON.stringify({ success: true, data: 'alive' }));
+      app.get(url, (_request, reply) => {
+        send(reply, 200, alive);
+      });
       continue;
     }
     const name = route.name as Exclude<RouteName, 'health'>;
     const handler = HANDLERS[name] as (store: Store, principal: Principal, input: unknown, capture?: IdempotencyCapture) => Promise<unknown>;
     /** A read's answer, kept until the next write when the store can tell when that is. */
-    const cachedRead = async (principal: Principal, input: unknown): Promise<string | Buffer> => {
-      const version = store.readVersion?.();
+    const cachedRead = async (principal: Principal, input: unknown, version: string | undefined): Promise<string | Buffer> => {
       if (version === undefined) return JSON.stringify({ success: true, data: await handler(store, principal, input) });
       const key = `${principal.orgId}\u0000${name}\u0000${JSON.stringify(input)}`;
       const kept = answers.get(version, key);
@@ -256,19 +267,31 @@ export function buildApp(options: AppOptions): FastifyInstance {
       method: route.method,
       url,
       // Authentication runs before the body is read, so a request without a valid token gets 401 whatever it sends.
-      onRequest: async (request) => {
-        request.principal = await authenticate(store, limiter, request);
+      // Callback style, so that a token seen before is accepted without a turn of the event loop.
+      onRequest: (request, _reply, done) => {
+        request.readVersion = store.readVersion?.();
+        const token = bearerToken(request);
+        const known = token === undefined ? undefined : knownPrincipal(store, token, request.readVersion);
+        if (known) {
+          request.principal = known;
+          return done();
+        }
+        authenticate(store, limiter, request, token).then((principal) => {
+          request.principal = principal;
+          done();
+        }, done);
       },
       // fastify leaves a body without Content-Type unread; CONTRACT says any non-JSON body is 415.
-      preParsing: async (request) => {
+      preParsing: (request, _reply, payload, done) => {
         const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
-        if (hasBody && request.headers['content-type'] === undefined) throw UNSUPPORTED_MEDIA_TYPE;
+        if (hasBody && request.headers['content-type'] === undefined) return done(UNSUPPORTED_MEDIA_TYPE);
+        done(null, payload);
       },
       handler: async (request, reply) => {
         const raw = route.input.from === 'body' ? request.body : { ...(request.query as object) };
         const input = parseInput(route.input.schema, raw, route.input.from === 'body' ? 'request body' : 'query');
         const principal = request.principal as Principal;
-        if (route.method === 'GET') return send(reply, 200, await cachedRead(principal, input));
+        if (route.method === 'GET') return send(reply, 200, await cachedRead(principal, input, request.readVersion));
         const key = checkIdempotencyKey(request.headers['idempotency-key']);
         if (key === undefined) return send(reply, 200, { success: true, data: await handler(store, principal, input) });
         const done = await idempotency.run(principal, key, fingerprint(route.name, input), (capture) => handler(store, principal, input, capture));

@@ -2,6 +2,8 @@ export const LOG_LEVELS = ['debug', 'info', 'warn', 'error', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export interface Logger {
+  /** False when info lines go nowhere, so callers can skip building them. */
+  readonly logsInfo?: boolean;
   info(line: string): void;
   warn(line: string): void;
   error(line: string): void;
@@ -13,5 +15,5 @@ export function createLogger(level: LogLevel, sink: (line: string) => void = (li
   const at = (minimum: LogLevel) => (line: string) => {
     if (rank <= LOG_LEVELS.indexOf(minimum)) sink(line);
   };
-  return { info: at('info'), warn: at('warn'), error: at('error') };
+  return { logsInfo: rank <= LOG_LEVELS.indexOf('info'), info: at('info'), warn: at('warn'), error: at('error') };
 }

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 /** Tokens read `kbt_` and 43 base64url characters (32 random bytes); the store keeps only their SHA-256. */
 export const TOKEN_PREFIX = 'kbt_';
@@ -9,5 +9,5 @@ export function generateToken(): { id: string; token: string; hash: Buffer } {
 }
 
 export function hashToken(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
+  return hash('sha256', token, 'buffer');
 }
