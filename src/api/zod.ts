@@ -5,9 +5,12 @@
 //
 // Import it as a namespace, `import * as z from '…/api/zod.js'`: esbuild then keeps only the members used.
 // (`import { z } from 'zod/mini'` would keep them all: that `z` is a namespace object re-exported as a value.)
+// eslint-disable-next-line no-restricted-imports -- the one place that imports zod/mini
 import { config } from 'zod/mini';
+// eslint-disable-next-line no-restricted-imports -- the one locale kb speaks
 import en from 'zod/v4/locales/en.js';
 
 config(en());
 
+// eslint-disable-next-line no-restricted-imports -- see above
 export * from 'zod/mini';
