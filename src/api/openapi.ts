@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from './zod.js';
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
 import { ROUTES, type RouteName, type RouteSpec } from './routes.js';
 import { Base, Description, DESCRIPTION_RULE, FailureEnvelope, Key, KEY_RULE, LIMITS, Namespace, successEnvelope } from './schemas.js';
@@ -101,7 +101,7 @@ function json(schema: JsonObject): JsonObject {
 
 const QUERY_SUFFIX = 'Query';
 
-function hasFields(schema: z.ZodType): boolean {
+function hasFields(schema: z.ZodMiniType): boolean {
   const shape = (schema as { shape?: Record<string, unknown> }).shape;
   return shape !== undefined && Object.keys(shape).length > 0;
 }

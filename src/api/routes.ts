@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from './zod.js';
 import {
   Base,
   BaseCreateBody,
@@ -24,7 +24,7 @@ export type RouteName =
   | 'ns_update'
   | 'ns_list';
 
-export interface RouteSpec<Input extends z.ZodType = z.ZodType, Output extends z.ZodType = z.ZodType> {
+export interface RouteSpec<Input extends z.ZodMiniType = z.ZodMiniType, Output extends z.ZodMiniType = z.ZodMiniType> {
   name: RouteName;
   method: 'GET' | 'POST' | 'DELETE';
   path: string;
@@ -37,7 +37,7 @@ export interface RouteSpec<Input extends z.ZodType = z.ZodType, Output extends z
   extension: boolean;
 }
 
-function route<I extends z.ZodType, O extends z.ZodType>(spec: RouteSpec<I, O>): RouteSpec<I, O> {
+function route<I extends z.ZodMiniType, O extends z.ZodMiniType>(spec: RouteSpec<I, O>): RouteSpec<I, O> {
   return spec;
 }
 

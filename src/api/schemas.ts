@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from './zod.js';
 
 /** The limits of api-spec section 8, in one place. */
 export const LIMITS = {
@@ -20,40 +20,40 @@ export function codePointLength(text: string): number {
   return count;
 }
 
-export const Key = z.string({ error: `must be a string: ${KEY_RULE}` }).regex(KEY_PATTERN, { error: KEY_RULE });
+export const Key = z.string({ error: `must be a string: ${KEY_RULE}` }).check(z.regex(KEY_PATTERN, { error: KEY_RULE }));
 
 /** An unpaired UTF-16 surrogate: it has no UTF-8 form, so storage would silently turn it into U+FFFD. */
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
-export const Description = z
-  .string({ error: `must be a string or null: ${DESCRIPTION_RULE}` })
-  .refine((text) => {
+export const Description = z.string({ error: `must be a string or null: ${DESCRIPTION_RULE}` }).check(
+  z.refine((text) => {
     const length = codePointLength(text);
     return length >= LIMITS.descriptionMin && length <= LIMITS.descriptionMax;
-  }, { error: DESCRIPTION_RULE })
-  .refine((text) => !LONE_SURROGATE.test(text), { error: 'a description must be valid Unicode text (no unpaired surrogates)' });
+  }, { error: DESCRIPTION_RULE }),
+  z.refine((text) => !LONE_SURROGATE.test(text), { error: 'a description must be valid Unicode text (no unpaired surrogates)' }),
+);
 
 export const Namespace = z.strictObject({
   key: Key,
-  description: Description.nullable(),
+  description: z.nullable(Description),
 });
 export type Namespace = z.infer<typeof Namespace>;
 
 export const Base = z.strictObject({
   namespace: Key,
   key: Key,
-  description: Description.nullable(),
+  description: z.nullable(Description),
 });
 export type Base = z.infer<typeof Base>;
 
 /** `description` in an update: a string sets it, null clears it, absent leaves it as it is. */
 const DescriptionPatch = z.strictObject({
-  description: Description.nullable().optional(),
+  description: z.optional(z.nullable(Description)),
 });
 
 export const NsCreateBody = z.strictObject({
-  key: Key.nullable().optional(),
-  description: Description.nullable().optional(),
+  key: z.optional(z.nullable(Key)),
+  description: z.optional(z.nullable(Description)),
 });
 export type NsCreateBody = z.infer<typeof NsCreateBody>;
 
@@ -65,8 +65,8 @@ export type NsUpdateBody = z.infer<typeof NsUpdateBody>;
 
 export const BaseCreateBody = z.strictObject({
   namespace: Key,
-  key: Key.nullable().optional(),
-  description: Description.nullable().optional(),
+  key: z.optional(z.nullable(Key)),
+  description: z.optional(z.nullable(Description)),
 });
 export type BaseCreateBody = z.infer<typeof BaseCreateBody>;
 
@@ -93,11 +93,11 @@ export const EmptyQuery = z.strictObject({});
 export const FailureEnvelope = z.object({
   success: z.literal(false),
   message: z.string(),
-  help: z.string().nullable().optional(),
+  help: z.optional(z.nullable(z.string())),
 });
 export type FailureEnvelope = z.infer<typeof FailureEnvelope>;
 
-export function successEnvelope<T extends z.ZodType>(data: T) {
+export function successEnvelope<T extends z.ZodMiniType>(data: T) {
   return z.object({ success: z.literal(true), data });
 }
 

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from './zod.js';
 import { KbApiError } from './errors.js';
 
 /** Describes a zod failure as one line, naming each field and the rule it broke. */
@@ -12,7 +12,7 @@ export function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   return value;
 }
 
-export function describeIssues(error: z.ZodError, input?: unknown): string {
+export function describeIssues(error: Pick<z.core.$ZodError, 'issues'>, input?: unknown): string {
   return error.issues
     .map((issue) => {
       if (issue.code === 'unrecognized_keys') {
@@ -31,7 +31,7 @@ function shapeOf(schema: unknown): Record<string, unknown> | undefined {
 }
 
 /** The fields allowed in the object at `path` (e.g. `data` of an update), not only at the top level. */
-function allowedFields(schema: z.ZodType, path: readonly PropertyKey[] = []): string | undefined {
+function allowedFields(schema: z.ZodMiniType, path: readonly PropertyKey[] = []): string | undefined {
   let shape = shapeOf(schema);
   for (const step of path) shape = shape && Object.hasOwn(shape, step) ? shapeOf(shape[step as string]) : undefined;
   if (!shape) return undefined;
@@ -40,7 +40,7 @@ function allowedFields(schema: z.ZodType, path: readonly PropertyKey[] = []): st
 }
 
 /** Parses input with a schema, or throws a 400 whose message names every field and rule at fault. */
-export function parseInput<S extends z.ZodType>(schema: S, input: unknown, what = 'request body'): z.infer<S> {
+export function parseInput<S extends z.ZodMiniType>(schema: S, input: unknown, what = 'request body'): z.infer<S> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new KbApiError('bad_request', `Invalid ${what}: expected a JSON object`, allowedFields(schema));
   }

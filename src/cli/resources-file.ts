@@ -1,6 +1,6 @@
 import { rename, rm, writeFile } from 'node:fs/promises';
 import YAML, { isMap, isScalar, LineCounter, type Node as YamlNode } from 'yaml';
-import { z } from 'zod';
+import * as z from '../api/zod.js';
 import { Description, Key } from '../api/schemas.js';
 import { valueAt } from '../api/validation.js';
 import { CliError, UsageError } from './errors.js';
@@ -52,13 +52,13 @@ export interface Resources {
 /** An absent description means none (null); absent bases mean none: the file says all there is. */
 const FileBase = z.strictObject({
   key: Key,
-  description: Description.nullable().optional(),
+  description: z.optional(z.nullable(Description)),
 });
 
 const FileNamespace = z.strictObject({
   key: Key,
-  description: Description.nullable().optional(),
-  bases: z.array(FileBase, { error: 'must be a list of bases' }).optional(),
+  description: z.optional(z.nullable(Description)),
+  bases: z.optional(z.array(FileBase, { error: 'must be a list of bases' })),
 });
 
 export const ResourcesFile = z
@@ -66,7 +66,7 @@ export const ResourcesFile = z
     version: z.literal(RESOURCES_VERSION, { error: `must be ${RESOURCES_VERSION} (the only version of this format)` }),
     namespaces: z.array(FileNamespace, { error: 'must be a list of namespaces' }),
   })
-  .superRefine((file, ctx) => {
+  .check(z.superRefine((file, ctx) => {
     const namespaces = new Map<string, number>();
     file.namespaces.forEach((ns, i) => {
       const first = namespaces.get(ns.key);
@@ -85,7 +85,7 @@ export const ResourcesFile = z
         }
       });
     });
-  });
+  }));
 export type ResourcesFile = z.infer<typeof ResourcesFile>;
 
 /** Byte order, as the server orders its lists (keys are ASCII, so UTF-16 order is byte order). */

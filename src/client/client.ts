@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
-import { z } from 'zod';
+import * as z from '../api/zod.js';
 import { KbApiError } from '../api/errors.js';
 import { API_PREFIX, ROUTES, type RouteInput, type RouteName, type RouteOutput, type RouteSpec } from '../api/routes.js';
 import { FailureEnvelope, successEnvelope } from '../api/schemas.js';
@@ -46,7 +46,7 @@ interface Exchange {
   path: string;
   body?: unknown;
   auth: boolean;
-  output: z.ZodType;
+  output: z.ZodMiniType;
   /** Sent as Idempotency-Key; with one, a POST or DELETE is as safe to repeat as a GET. */
   idempotencyKey?: string;
 }

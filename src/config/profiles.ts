@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { z } from 'zod';
+import * as z from '../api/zod.js';
 import { describeIssues } from '../api/validation.js';
 import { withFileLock } from './lock.js';
 import { configDir } from './paths.js';
@@ -55,17 +55,17 @@ function isHttpUrl(value: string): boolean {
   }
 }
 
-const ProfileName = z.string().regex(PROFILE_NAME_PATTERN, { error: PROFILE_NAME_RULE });
+const ProfileName = z.string().check(z.regex(PROFILE_NAME_PATTERN, { error: PROFILE_NAME_RULE }));
 
 // Loose objects: fields a newer kb writes survive a save by this one.
 const StoredProfile = z.looseObject({
-  url: z.string().refine(isHttpUrl, { error: 'must be an http:// or https:// URL' }),
-  token: z.string().min(1, { error: 'must not be empty' }).optional(),
+  url: z.string().check(z.refine(isHttpUrl, { error: 'must be an http:// or https:// URL' })),
+  token: z.optional(z.string().check(z.minLength(1, { error: 'must not be empty' }))),
 });
 type StoredProfile = z.infer<typeof StoredProfile>;
 
 const ConfigFile = z.looseObject({
-  defaultProfile: ProfileName.optional(),
+  defaultProfile: z.optional(ProfileName),
   profiles: z.record(ProfileName, StoredProfile),
 });
 type ConfigFile = z.infer<typeof ConfigFile>;
@@ -118,7 +118,7 @@ function parseConfigText(text: string, path: string): ConfigFile {
     const problems = result.error.issues.map((issue) =>
       issue.code === 'invalid_key'
         ? `invalid profile name ${JSON.stringify(String(issue.path.at(-1)))}: ${PROFILE_NAME_RULE}`
-        : describeIssues(new z.ZodError([issue]), json),
+        : describeIssues({ issues: [issue] }, json),
     );
     throw new ConfigError('config_invalid', `the config file ${path} is not a valid kb config: ${problems.join('; ')}`, FIX_HELP);
   }

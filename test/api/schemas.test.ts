@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { z } from 'zod';
+import * as z from 'zod/mini';
 import {
   Base,
   BaseCreateBody,
@@ -21,10 +21,10 @@ import {
   successEnvelope,
 } from '../../src/api/index.js';
 
-const ok = (schema: z.ZodType, value: unknown) => schema.safeParse(value).success;
+const ok = (schema: z.ZodMiniType, value: unknown) => schema.safeParse(value).success;
 
 /** Runs parseInput expecting a 400 and returns the error, so tests can read its message and help. */
-function rejection(schema: z.ZodType, input: unknown, what?: string): KbApiError {
+function rejection(schema: z.ZodMiniType, input: unknown, what?: string): KbApiError {
   try {
     parseInput(schema, input, what);
   } catch (error) {
@@ -147,7 +147,7 @@ describe('Description', () => {
 
   it('rejects null where not nullable and accepts it where nullable', () => {
     expect(ok(Description, null)).toBe(false);
-    expect(ok(Description.nullable(), null)).toBe(true);
+    expect(ok(z.nullable(Description), null)).toBe(true);
     expect(ok(Namespace, { key: 'abc', description: null })).toBe(true);
     expect(ok(Base, { namespace: 'abc', key: 'def', description: null })).toBe(true);
     expect(ok(NsCreateBody, { description: null })).toBe(true);
@@ -157,7 +157,7 @@ describe('Description', () => {
   });
 
   it('rejects a description of another type', () => {
-    for (const value of [1, true, ['x'], { text: 'x' }]) expect(ok(Description.nullable(), value)).toBe(false);
+    for (const value of [1, true, ['x'], { text: 'x' }]) expect(ok(z.nullable(Description), value)).toBe(false);
   });
 });
 
@@ -194,7 +194,7 @@ describe('request and resource schemas', () => {
     }
   });
 
-  const strictCases: Array<[string, z.ZodType, Record<string, unknown>]> = [
+  const strictCases: Array<[string, z.ZodMiniType, Record<string, unknown>]> = [
     ['NsCreateBody', NsCreateBody, { key: 'abc' }],
     ['NsUpdateBody', NsUpdateBody, { namespace: 'abc', data: {} }],
     ['BaseCreateBody', BaseCreateBody, { namespace: 'abc' }],

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { ROUTES, type RouteSpec } from '../../src/api/routes.js';
 import { Base, LIMITS, Namespace } from '../../src/api/schemas.js';
 import { buildApp } from '../../src/server/app.js';
