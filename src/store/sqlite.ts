@@ -100,6 +100,8 @@ export class SqliteStore implements Store {
   private closed = false;
   /** Transactions this connection has committed (or tried to): PRAGMA data_version counts only the others'. */
   private commits = 0;
+  /** PRAGMA data_version as read in this turn of the event loop: it changes when another connection commits. */
+  private othersVersion: number | undefined;
   private readonly db: Database.Database;
   private readonly stmt;
 
@@ -308,7 +310,15 @@ export class SqliteStore implements Store {
 
   readVersion(): string {
     this.ensureOpen();
-    return `${this.commits}.${this.stmt.dataVersion.get() as number}`;
+    // Reading data_version costs a read transaction (a lock on the WAL index). It is read once per turn of the
+    // event loop, which is enough: a request read from a socket in this turn was sent before the read below,
+    // so any commit it could have seen acknowledged is counted; bytes that arrive later are read in a later turn,
+    // after setImmediate has dropped the value. This connection's own commits are counted exactly, always.
+    if (this.othersVersion === undefined) {
+      this.othersVersion = this.stmt.dataVersion.get() as number;
+      setImmediate(() => (this.othersVersion = undefined));
+    }
+    return `${this.commits}.${this.othersVersion}`;
   }
 
   async authenticate(tokenHash: Buffer): Promise<Principal | null> {
