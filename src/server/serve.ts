@@ -30,18 +30,17 @@ function publicUrl(host: string, address: AddressInfo): string {
   return `http://${bracketed}:${address.port}`;
 }
 
-/** Opens the store, mints the first token when there is none, and listens. Throws StoreOpenError or a listen error. */
+/** Opens the store, listens, and mints the first token when there is none. Throws StoreOpenError or a listen error. */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const store = SqliteStore.open(options.dataDir);
   const logger = createLogger(options.logLevel);
   const app = buildApp({ store, logger });
   try {
-    const tokens = await store.listTokens();
     await app.listen({ host: options.host, port: options.port });
     const url = publicUrl(options.host, app.server.address() as AddressInfo);
-    if (tokens.length === 0) {
-      const first = generateToken();
-      await store.createToken(FIRST_ORG, first.id, first.hash);
+    const first = generateToken();
+    // Of several servers starting together on empty storage, only one creates it.
+    if (await store.createFirstToken(FIRST_ORG, first.id, first.hash)) {
       await options.onFirstToken?.({ url, org: FIRST_ORG, token: first.token });
     }
     // Idempotency keys are kept 24 h: forget older ones now and every hour.
