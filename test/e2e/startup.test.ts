@@ -14,7 +14,7 @@ async function importsOf(args: string[], env: NodeJS.ProcessEnv): Promise<string
   return readFileSync(log, 'utf8').split('\n').filter(Boolean);
 }
 
-const HEAVY = /\/node_modules\/(ink|react|react-reconciler|fastify|better-sqlite3|conf)\/|\/dist\/(server|store|tui)\//;
+const HEAVY = /\/node_modules\/(ink|react|react-reconciler|fastify|better-sqlite3|pg|pg-pool|pg-protocol|conf)\/|\/dist\/(server|store|tui)\//;
 
 describe('the start-up path loads only what the command needs', () => {
   let server: TestServer;
