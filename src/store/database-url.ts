@@ -1,17 +1,5 @@
-/** The schemes of a PostgreSQL URL, as libpq and `pg` accept them. */
-const SCHEMES = new Set(['postgres:', 'postgresql:']);
-
 /** Query parameters of a PostgreSQL URL that hold a secret. */
 const SECRET_PARAMETERS = ['password', 'sslpassword'];
-
-/** Whether the text is a URL of the PostgreSQL engine (postgres:// or postgresql://). */
-export function isPostgresUrl(text: string): boolean {
-  try {
-    return SCHEMES.has(new URL(text).protocol);
-  } catch {
-    return false;
-  }
-}
 
 /**
  * The URL as it may be shown in messages and logs: the password, also one in a query parameter, replaced by ***.

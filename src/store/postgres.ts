@@ -65,6 +65,11 @@ function advisoryKey(...parts: Array<string | number>): string {
 const MIGRATION_LOCK = advisoryKey('migrate');
 const FIRST_TOKEN_LOCK = advisoryKey('first-token');
 
+/** The advisory lock a write holds, for its transaction, while it runs under an organization's Idempotency-Key. */
+export function idempotencyLock(orgId: number, key: string): string {
+  return advisoryKey('idempotency', orgId, key);
+}
+
 function sqlState(error: unknown): string | undefined {
   return error instanceof pg.DatabaseError ? error.code : undefined;
 }
@@ -237,7 +242,7 @@ export class PostgresStore implements Store {
     if (!capture) return this.transaction(op);
     const outcome = await this.transaction(async (client): Promise<WriteOutcome> => {
       const lock = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [
-        advisoryKey('idempotency', capture.orgId, capture.key),
+        idempotencyLock(capture.orgId, capture.key),
       ]);
       if (!lock.rows[0]?.locked) throw new IdempotencyInProgress();
       const kept = await keptReply(client, capture.orgId, capture.key);
