@@ -36,7 +36,7 @@ export const databaseFlags = {
 type StorageFlags = { 'data-dir'?: string | undefined; database?: string | undefined; 'database-wait': string };
 
 /** The storage the flags name; --data-dir and --database together are a usage error, since only one would be used. */
-export function storageOptions(
+function storageOptions(
   flags: StorageFlags,
   postgres: { poolSize?: number; onWaiting?: (message: string) => void } = {},
 ): StorageOptions {
@@ -48,7 +48,7 @@ export function storageOptions(
 }
 
 /** A storage that cannot be opened, as the CLI reports it: exit 6 for a database that did not answer, else 1. */
-export function storageFailure(error: unknown): unknown {
+function storageFailure(error: unknown): unknown {
   if (!(error instanceof Error)) return error;
   const help = (error as { help?: unknown }).help;
   if (error.name === 'StoreUnreachableError') {
