@@ -115,7 +115,8 @@ function storageFailure(error: unknown): unknown {
   return error;
 }
 
-const encode = (description: string | null): Buffer | null => (description === null ? null : Buffer.from(description, 'utf8'));
+/** A description as stored: its UTF-8 (see postgres-migrations.ts); absent is none. */
+const encode = (description: string | null | undefined): Buffer | null => (description == null ? null : Buffer.from(description, 'utf8'));
 const decode = (description: Buffer | null): string | null => (description === null ? null : description.toString('utf8'));
 
 function tokenInfo(row: TokenRow): TokenInfo {
