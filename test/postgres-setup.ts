@@ -59,12 +59,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
     createPostgresUser: process.getuid?.() === 0,
     // TCP on loopback only, no Unix socket that another run could collide with; room for every file's pools. No fsync:
     // nothing here kills PostgreSQL itself, and with it each CREATE DATABASE (one or more per test file) takes ~0.5 s.
-    // Commits still wait for PostgreSQL (synchronous_commit stays on), which is what kb's durability rests on.
+    // Commits still wait for PostgreSQL (synchronous_commit stays on), which is what kb's durability rests on. A small
+    // WAL, since each CREATE DATABASE logs its ~8 MB copy and the cluster may live in memory.
     postgresFlags: [
       '-c', 'listen_addresses=127.0.0.1',
       '-c', 'unix_socket_directories=',
       '-c', 'max_connections=500',
       '-c', 'fsync=off',
+      '-c', 'max_wal_size=128MB',
+      '-c', 'min_wal_size=32MB',
     ],
     onLog: (message) => void log.push(String(message)),
     onError: (error) => void log.push(String(error)),
