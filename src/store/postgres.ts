@@ -144,6 +144,12 @@ export class PostgresStore implements Store {
   private readonly running = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
   private lastSweep = 0;
+  /**
+   * Addresses this replica found over the failed-auth limit, and until when (its clock). Nothing can end a limit early
+   * (refused attempts are not counted), so these are answered 429 without asking the database: an attacker's flood
+   * costs the database one transaction per window, not one per request.
+   */
+  private readonly limited = new Map<string, number>();
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -434,11 +440,18 @@ export class PostgresStore implements Store {
    * Decides and counts under the address's advisory lock, so that replicas failing the same address at once cannot
    * all slip under the limit; the rows of failures that left the window are deleted as it goes.
    */
-  private recordAuthFailure(address: string): Promise<number> {
+  private async recordAuthFailure(address: string): Promise<number> {
+    const now = Date.now();
+    const until = this.limited.get(address);
+    if (until !== undefined && until > now) return until - now;
+    this.limited.delete(address);
     const window = this.authFailureWindowMs;
-    const sweep = Date.now() - this.lastSweep > window;
-    if (sweep) this.lastSweep = Date.now();
-    return this.transaction(async (client) => {
+    const sweep = now - this.lastSweep > window;
+    if (sweep) {
+      this.lastSweep = now;
+      for (const [known, end] of this.limited) if (end <= now) this.limited.delete(known);
+    }
+    const waitMs = await this.transaction(async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1)', [advisoryKey('auth-failure', address)]);
       const { rows } = await client.query<{ failures: number; wait_ms: number | null }>(
         `SELECT count(*) AS failures,
@@ -458,6 +471,8 @@ export class PostgresStore implements Store {
       await client.query('INSERT INTO auth_failures (address, failed_at) VALUES ($1, clock_timestamp())', [address]);
       return 0;
     });
+    if (waitMs > 0) this.limited.set(address, Date.now() + waitMs);
+    return waitMs;
   }
 
   /** Waits for the operations in flight, then closes every connection; later operations are refused with 503. */

@@ -253,6 +253,21 @@ describe('PostgresStore: two stores over one database behave as one (replicas in
     expect(await database.sql("SELECT count(*)::int AS n FROM auth_failures WHERE address = '10.0.0.1'")).toEqual([{ n: 1 }]);
   });
 
+  it('answers an address it found over the limit from memory until the limit ends, without the database', async () => {
+    const database = await freshDatabase();
+    const store = await open(database, { authFailureLimit: 2, authFailureWindowMs: 60_000 });
+    expect(await store.authFailures.recordFailure('198.51.100.1')).toBe(0);
+    expect(await store.authFailures.recordFailure('198.51.100.1')).toBe(0);
+    const wait = await store.authFailures.recordFailure('198.51.100.1');
+    expect(wait).toBeGreaterThan(59_000);
+    // Were the database asked, the emptied table would let the address in again.
+    await database.sql('DELETE FROM auth_failures');
+    const again = await store.authFailures.recordFailure('198.51.100.1');
+    expect(again).toBeGreaterThan(0);
+    expect(again).toBeLessThanOrEqual(wait);
+    expect(await database.sql('SELECT count(*)::int AS n FROM auth_failures')).toEqual([{ n: 0 }]);
+  });
+
   it('lets no concurrent failures from replicas slip over the limit', async () => {
     const database = await freshDatabase();
     const replicas = await Promise.all(Array.from({ length: 3 }, () => open(database, { authFailureLimit: 20 })));
