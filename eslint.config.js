@@ -40,15 +40,15 @@ export default tseslint.config(
   },
   // Every file of src is under one of the boundaries below; this one is for any that is not.
   boundary(['src/**'], []),
-  boundary(['src/api/**'], ['../*', '!../api/*', 'undici', 'fastify', 'better-sqlite3', 'conf', 'ink', 'react'], 'src/api imports only zod (zod/mini).'),
+  boundary(['src/api/**'], ['../*', '!../api/*', 'undici', 'fastify', 'better-sqlite3', 'pg', 'conf', 'ink', 'react'], 'src/api imports only zod (zod/mini).'),
   boundary(['src/store/**'], ['../server/*', '../cli/*', '../commands/*', '../tui/*', '../client/*', '../config/*'], 'src/store depends only on src/api.'),
   boundary(['src/server/**'], ['../cli/*', '../commands/*', '../tui/*', '../client/*', '../config/*'], 'src/server never imports the CLI, the TUI or the client.'),
-  boundary(['src/client/**'], ['../server/*', '../store/*', '../cli/*', '../commands/*', '../tui/*', '../config/*', 'fastify', 'better-sqlite3'], 'src/client depends only on src/api.'),
-  boundary(['src/config/**'], ['../server/*', '../store/*', '../cli/*', '../commands/*', '../tui/*', 'fastify', 'better-sqlite3'], 'src/config depends only on src/api and src/client.'),
-  boundary(['src/tui/**'], ['../server/*', '../store/*', '../commands/*', 'undici', 'fastify', 'better-sqlite3'], 'src/tui reaches the network only through src/client.'),
+  boundary(['src/client/**'], ['../server/*', '../store/*', '../cli/*', '../commands/*', '../tui/*', '../config/*', 'fastify', 'better-sqlite3', 'pg'], 'src/client depends only on src/api.'),
+  boundary(['src/config/**'], ['../server/*', '../store/*', '../cli/*', '../commands/*', '../tui/*', 'fastify', 'better-sqlite3', 'pg'], 'src/config depends only on src/api and src/client.'),
+  boundary(['src/tui/**'], ['../server/*', '../store/*', '../commands/*', 'undici', 'fastify', 'better-sqlite3', 'pg'], 'src/tui reaches the network only through src/client.'),
   boundary(
     ['src/cli/**', 'src/commands/**'],
-    ['undici', 'fastify', 'better-sqlite3', 'ink', 'react'],
+    ['undici', 'fastify', 'better-sqlite3', 'pg', 'ink', 'react'],
     'Commands reach the network through src/client; the server, the store and the TUI load lazily (await import).',
     // server/log.js is a list of names with no imports: the serve command's flags need it at parse time.
     '/(server/(?!log\\.js$)|store/|tui/)',

@@ -16,6 +16,7 @@ export const ENVIRONMENT = `ENVIRONMENT
   KB_TIMEOUT     request timeout, e.g. 10s or 500ms (--timeout wins; default 30s)
   KB_CONFIG_DIR  where profiles are kept (default: ~/.config/kb)
   KB_DATA_DIR    where kb serve keeps its database (default: ~/.local/share/kb)
+  KB_DATABASE_URL  PostgreSQL URL for kb serve and kb serve token, shared by replicas (default: SQLite in KB_DATA_DIR)
   KB_DEBUG=1     trace each request to stderr, as --verbose does
   NO_COLOR       no colors; neither are used when output is not a terminal or CI is set
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY  proxies for requests`;

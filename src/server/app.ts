@@ -6,7 +6,7 @@ import { buildOpenApiDocument, OPENAPI_PATH } from '../api/openapi.js';
 import { API_PREFIX, ROUTES, type RouteName, type RouteSpec } from '../api/routes.js';
 import { LIMITS } from '../api/schemas.js';
 import { parseInput } from '../api/validation.js';
-import type { IdempotencyCapture, Principal, Store, StoredReply, WriteOutcome } from '../store/store.js';
+import type { AuthFailureLimit, IdempotencyCapture, Principal, Store, StoredReply, WriteOutcome } from '../store/store.js';
 import { HANDLERS } from './handlers.js';
 import { checkIdempotencyKey, fingerprint, Idempotency } from './idempotency.js';
 import { createLogger, type Logger } from './log.js';
@@ -21,8 +21,8 @@ export interface AppOptions {
   headersTimeoutMs?: number;
   /** Milliseconds a client may take to send a whole request. */
   requestTimeoutMs?: number;
-  /** The failed-authentication limit; one per app by default. */
-  authLimiter?: AuthFailureLimiter;
+  /** The failed-authentication limit: by default the store's shared one, else one in this app's memory. */
+  authLimiter?: AuthFailureLimit;
 }
 
 declare module 'fastify' {
@@ -167,19 +167,18 @@ function bearerToken(request: FastifyRequest): string | undefined {
 }
 
 /** A valid token is always served; an address with too many recent failures gets 429 instead of another 401. */
-async function authenticate(store: Store, limiter: AuthFailureLimiter, request: FastifyRequest, token: string | undefined): Promise<Principal> {
+async function authenticate(store: Store, limiter: AuthFailureLimit, request: FastifyRequest, token: string | undefined): Promise<Principal> {
   const principal = token ? await principalOf(store, token, request.readVersion) : null;
   if (principal) return principal;
-  const waitMs = limiter.retryAfterMs(request.ip);
+  const waitMs = await limiter.recordFailure(request.ip);
   if (waitMs > 0) throw new RateLimitedError(Math.ceil(waitMs / 1000));
-  limiter.fail(request.ip);
   throw UNAUTHORIZED;
 }
 
 /** Builds the HTTP app over a store: every route of src/api under /v1, validated, authenticated, logged. */
 export function buildApp(options: AppOptions): FastifyInstance {
   const { store } = options;
-  const limiter = options.authLimiter ?? new AuthFailureLimiter();
+  const limiter = options.authLimiter ?? store.authFailures ?? new AuthFailureLimiter();
   const idempotency = new Idempotency(replyFor);
   // Answers of the GET routes (the lists), by organization and query, up to 32 MiB of JSON.
   // Kept as bytes, so a kept answer is written as it is, not encoded again for every request.

@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import { KbApiError } from '../api/errors.js';
-import { type IdempotencyCapture, IdempotentReplay, type IdempotencyRecord, type Principal, type StoredReply, type WriteOutcome } from '../store/store.js';
+import {
+  type IdempotencyCapture,
+  IdempotencyInProgress,
+  IdempotentReplay,
+  type IdempotencyRecord,
+  type Principal,
+  type StoredReply,
+  type WriteOutcome,
+} from '../store/store.js';
 
 /** Keys as Stripe takes them: up to 255 visible ASCII characters. */
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -34,6 +42,10 @@ function replay(record: IdempotencyRecord, print: string): { reply: StoredReply;
   return { reply: { status: record.status, body: record.body }, replayed: true };
 }
 
+function inProgress(): KbApiError {
+  return new KbApiError('conflict', 'A request with this Idempotency-Key is still in progress', 'Retry once it has finished.');
+}
+
 export type Execute = (capture: IdempotencyCapture) => Promise<unknown>;
 
 /**
@@ -43,8 +55,9 @@ export type Execute = (capture: IdempotencyCapture) => Promise<unknown>;
  */
 export class Idempotency {
   /**
-   * Keys of this process's requests still running, for the 409. Across processes the store decides: it looks
-   * for a kept reply inside the write's own transaction, so a second process replays instead of running again.
+   * Keys of this process's requests still running, for the 409. Across processes the store decides: it looks for a
+   * kept reply inside the write's own transaction, so a second process replays instead of running again, and raises
+   * IdempotencyInProgress when another process holds the key right now (PostgreSQL).
    */
   private readonly running = new Set<string>();
 
@@ -56,9 +69,7 @@ export class Idempotency {
   /** Runs the write once per key and answers every repeat with the first reply. */
   async run(principal: Principal, key: string, print: string, execute: Execute): Promise<{ reply: StoredReply; replayed: boolean }> {
     const slot = `${principal.orgId}\u0000${key}`;
-    if (this.running.has(slot)) {
-      throw new KbApiError('conflict', 'A request with this Idempotency-Key is still in progress', 'Retry once it has finished.');
-    }
+    if (this.running.has(slot)) throw inProgress();
     this.running.add(slot);
     try {
       let reply: StoredReply | undefined;
@@ -72,6 +83,7 @@ export class Idempotency {
         await execute(capture);
       } catch (error) {
         if (error instanceof IdempotentReplay) return replay(error.record, print);
+        if (error instanceof IdempotencyInProgress) throw inProgress();
         if (reply === undefined) throw error;
       }
       if (reply === undefined) throw new KbApiError('internal', 'Internal server error');

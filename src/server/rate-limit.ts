@@ -1,10 +1,13 @@
+import type { AuthFailureLimit } from '../store/store.js';
+
 /**
  * Failed-authentication limit per client address (CONTRACT, "Protection and robustness"): once an address has
  * failed `limit` times within `windowMs`, a further failure is answered 429 instead of 401, until enough of those
  * failures leave the window. Refused (429) attempts are not counted, so Retry-After tells the truth. A request
- * with a valid token is never counted nor limited. In memory: it resets with the process.
+ * with a valid token is never counted nor limited. In memory: it resets with the process, and each process counts
+ * its own (the SQLite engine's; PostgreSQL keeps the count in a table shared by every replica).
  */
-export class AuthFailureLimiter {
+export class AuthFailureLimiter implements AuthFailureLimit {
   private readonly failures = new Map<string, number[]>();
 
   constructor(
@@ -21,6 +24,12 @@ export class AuthFailureLimiter {
     if (times.length < this.limit) return 0;
     const oldest = times[times.length - this.limit] as number;
     return Math.max(1, oldest + this.windowMs - this.clock());
+  }
+
+  async recordFailure(address: string): Promise<number> {
+    const waitMs = this.retryAfterMs(address);
+    if (waitMs === 0) this.fail(address);
+    return waitMs;
   }
 
   /** Counts a failure of the address. */

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
 import { createLogger, type LogLevel } from './log.js';
 import { generateToken } from './tokens.js';
-import { SqliteStore } from '../store/sqlite.js';
+import { describeStorage, openStore, type StorageOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
 
 export const FIRST_ORG = 'local';
@@ -10,7 +10,7 @@ export const FIRST_ORG = 'local';
 export interface ServeOptions {
   host: string;
   port: number;
-  dataDir: string;
+  storage: StorageOptions;
   logLevel: LogLevel;
   /** Called once, on a first start with no tokens, with the token made for organization `local`. */
   onFirstToken?: (first: { url: string; org: string; token: string }) => Promise<void> | void;
@@ -19,6 +19,8 @@ export interface ServeOptions {
 export interface RunningServer {
   url: string;
   store: Store;
+  /** Where the data is, for people: the data dir, or the database URL with its password masked. */
+  location: string;
   /** Stops accepting, lets in-flight requests finish, closes the store. */
   close(): Promise<void>;
 }
@@ -30,18 +32,20 @@ function publicUrl(host: string, address: AddressInfo): string {
   return `http://${bracketed}:${address.port}`;
 }
 
-/** Opens the store, mints the first token when there is none, and listens. Throws StoreOpenError or a listen error. */
+/**
+ * Opens the store, listens, and mints the first token when there is none. Throws StoreOpenError (StoreUnreachableError
+ * for a database that did not answer in time) or a listen error.
+ */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
-  const store = SqliteStore.open(options.dataDir);
+  const store = await openStore(options.storage);
   const logger = createLogger(options.logLevel);
   const app = buildApp({ store, logger });
   try {
-    const tokens = await store.listTokens();
     await app.listen({ host: options.host, port: options.port });
     const url = publicUrl(options.host, app.server.address() as AddressInfo);
-    if (tokens.length === 0) {
-      const first = generateToken();
-      await store.createToken(FIRST_ORG, first.id, first.hash);
+    const first = generateToken();
+    // Of several servers starting together on empty storage, only one creates it.
+    if (await store.createFirstToken(FIRST_ORG, first.id, first.hash)) {
       await options.onFirstToken?.({ url, org: FIRST_ORG, token: first.token });
     }
     // Idempotency keys are kept 24 h: forget older ones now and every hour.
@@ -52,6 +56,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     return {
       url,
       store,
+      location: describeStorage(options.storage),
       close() {
         clearInterval(purging);
         closing ??= app.close().then(() => store.close());

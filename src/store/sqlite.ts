@@ -118,6 +118,7 @@ export class SqliteStore implements Store {
       tokenInsert: db.prepare<[string, number, Buffer, string]>(
         'INSERT INTO tokens (id, org_id, hash, created_at) VALUES (?, ?, ?, ?)',
       ),
+      tokenAny: db.prepare<[], { id: string }>('SELECT id FROM tokens LIMIT 1'),
       tokenList: db.prepare<[], TokenRow>(
         `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
          ORDER BY t.created_at, t.id`,
@@ -328,13 +329,20 @@ export class SqliteStore implements Store {
   }
 
   createToken(org: string, id: string, tokenHash: Buffer): Promise<TokenInfo> {
-    return this.write(() => {
-      const createdAt = now();
-      this.stmt.orgInsert.run(org, createdAt);
-      const orgRow = this.stmt.orgId.get(org) as { id: number };
-      this.stmt.tokenInsert.run(id, orgRow.id, tokenHash, createdAt);
-      return { id, org, createdAt, revokedAt: null };
-    });
+    return this.write(() => this.insertToken(org, id, tokenHash));
+  }
+
+  createFirstToken(org: string, id: string, tokenHash: Buffer): Promise<TokenInfo | null> {
+    // The write transaction is BEGIN IMMEDIATE, so another process cannot add a token between the check and the insert.
+    return this.write(() => (this.stmt.tokenAny.get() ? null : this.insertToken(org, id, tokenHash)));
+  }
+
+  private insertToken(org: string, id: string, tokenHash: Buffer): TokenInfo {
+    const createdAt = now();
+    this.stmt.orgInsert.run(org, createdAt);
+    const orgRow = this.stmt.orgId.get(org) as { id: number };
+    this.stmt.tokenInsert.run(id, orgRow.id, tokenHash, createdAt);
+    return { id, org, createdAt, revokedAt: null };
   }
 
   async listTokens(): Promise<TokenInfo[]> {

@@ -56,8 +56,31 @@ export class IdempotentReplay extends Error {
   }
 }
 
+/**
+ * A write that was not run because another request with its Idempotency-Key is running right now, possibly in another
+ * process over the same database: the caller answers 409, as for a repeat within one process.
+ */
+export class IdempotencyInProgress extends Error {
+  override readonly name = 'IdempotencyInProgress';
+  constructor() {
+    super('idempotency key in progress');
+  }
+}
+
 /** How long a key and its reply are kept: CONTRACT asks for at least 24 hours. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The failed-authentication limit per client address (CONTRACT: more than 20 failures within 60 s give 429). One call
+ * both decides and counts, so concurrent failures cannot all slip under the limit.
+ */
+export interface AuthFailureLimit {
+  /**
+   * Counts a failed authentication from the address and resolves 0; or, when the address is over the limit already,
+   * counts nothing and resolves the milliseconds until it may try again.
+   */
+  recordFailure(address: string): Promise<number>;
+}
 
 /**
  * The storage behind `kb serve`. Async so that a networked database can implement it; every write
@@ -68,6 +91,11 @@ export interface Store {
   authenticate(tokenHash: Buffer): Promise<Principal | null>;
   /** Creates the organization when new, and a token for it stored by hash only. */
   createToken(org: string, id: string, tokenHash: Buffer): Promise<TokenInfo>;
+  /**
+   * Creates the token as createToken does, but only when there is no token at all yet (a first start); null otherwise.
+   * Atomic, so of several servers starting at once on empty storage exactly one creates it.
+   */
+  createFirstToken(org: string, id: string, tokenHash: Buffer): Promise<TokenInfo | null>;
   listTokens(): Promise<TokenInfo[]>;
   /** Marks a token revoked; null when there is no such token. Revoking twice is harmless. */
   revokeToken(id: string): Promise<TokenInfo | null>;
@@ -94,10 +122,24 @@ export interface Store {
    */
   readVersion?(): string;
 
+  /**
+   * Present when failed authentications are counted in the storage itself, so that every server over it shares one
+   * limit (PostgreSQL); absent when each server counts in its own memory (SQLite).
+   */
+  readonly authFailures?: AuthFailureLimit;
+
   close(): Promise<void>;
 }
 
-/** Raised when a data dir cannot be opened safely; the message says why and what to do. */
+/** Raised when a data dir or database cannot be opened safely; the message says why and what to do. */
 export class StoreOpenError extends Error {
-  override readonly name = 'StoreOpenError';
+  override readonly name: string = 'StoreOpenError';
+  constructor(message: string, readonly help?: string) {
+    super(message);
+  }
+}
+
+/** Raised when the database server could not be reached within the time allowed: a network failure, worth retrying. */
+export class StoreUnreachableError extends StoreOpenError {
+  override readonly name = 'StoreUnreachableError';
 }

@@ -27,7 +27,7 @@ async function sourcesLoaded(args: string[], env: NodeJS.ProcessEnv): Promise<st
   return [...new Set(sources)];
 }
 
-const HEAVY = /node_modules\/(ink|react|react-reconciler|yoga-layout|fastify|better-sqlite3|pg|conf|yaml)\/|^src\/(server|store|tui)\//;
+const HEAVY = /node_modules\/(ink|react|react-reconciler|yoga-layout|fastify|better-sqlite3|pg|pg-pool|pg-protocol|conf|yaml)\/|^src\/(server|store|tui)\//;
 
 describe('the start-up path loads only what the command needs', () => {
   let server: TestServer;

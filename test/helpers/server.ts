@@ -1,20 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/server/app.js';
 import { createLogger } from '../../src/server/log.js';
 import { generateToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import type { Store } from '../../src/store/store.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
 
-export function tempDir(prefix = 'kb-test-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
+export { tempDir } from './temp.js';
 
 export interface TestServer {
   app: FastifyInstance;
-  store: SqliteStore;
-  dataDir: string;
+  store: Store;
+  /** The fresh database under the store, of the engine under test. */
+  database: TestDatabase;
   /** The base URL without /v1, e.g. http://127.0.0.1:40123 */
   url: string;
   /** A token of organization `org`. */
@@ -25,10 +22,13 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** A real kb server (SQLite in a temp dir) listening on a free loopback port, in this process. */
+/**
+ * A real kb server listening on a free loopback port, in this process, over a fresh database of the engine under
+ * test (KB_TEST_ENGINE, set by the vitest project: SQLite in a temp dir, or a new database in the test PostgreSQL).
+ */
 export async function startTestServer(options: { org?: string; listen?: boolean } = {}): Promise<TestServer> {
-  const dataDir = tempDir('kb-data-');
-  const store = SqliteStore.open(dataDir);
+  const database = await createTestDatabase();
+  const store = await database.open();
   const app = buildApp({ store, logger: createLogger('silent') });
   const newToken = async (org: string) => {
     const token = generateToken();
@@ -47,11 +47,11 @@ export async function startTestServer(options: { org?: string; listen?: boolean 
     await app.ready();
   }
   return {
-    app, store, dataDir, url, token, org, newToken,
+    app, store, database, url, token, org, newToken,
     async close() {
       await app.close();
       await store.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await database.drop();
     },
   };
 }

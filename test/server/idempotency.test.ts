@@ -1,6 +1,7 @@
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/server/app.js';
+import { createLogger } from '../../src/server/log.js';
+import type { Store } from '../../src/store/store.js';
 import { call, expectFailure } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -71,10 +72,25 @@ describe('Idempotency-Key on POST and DELETE', () => {
   });
 
   it('answers 409 to a repeat while the first request with the key is still running', async () => {
-    const [a, b] = await Promise.all([
-      post('/v1/base_create', 'key-6', { namespace: 'race-idem', key: 'only' }),
-      post('/v1/base_create', 'key-6', { namespace: 'race-idem', key: 'only' }),
-    ]);
+    // The first request's write waits until the repeat has its answer, so the two surely overlap: with an engine that
+    // authenticates asynchronously (PostgreSQL) the repeat could otherwise come after the first has finished.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const store = new Proxy(server.store, {
+      get(target, property, receiver) {
+        const value: unknown = Reflect.get(target, property, receiver);
+        if (property === 'baseCreate') return async (...args: Parameters<Store['baseCreate']>) => held.then(() => target.baseCreate(...args));
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const app = buildApp({ store, logger: createLogger('silent') });
+    const send = () =>
+      call(app, 'POST', '/v1/base_create', { token, json: { namespace: 'race-idem', key: 'only' }, headers: { 'idempotency-key': 'key-6' } });
+    const pending = [send(), send()] as const;
+    expect((await Promise.race(pending)).status).toBe(409);
+    release();
+    const [a, b] = await Promise.all(pending);
+    await app.close();
     expect([a.status, b.status].sort()).toEqual([200, 409]);
     const conflict = a.status === 409 ? a : b;
     expect(expectFailure(conflict, 409).message).toMatch(/still in progress/);
@@ -90,9 +106,7 @@ describe('Idempotency-Key on POST and DELETE', () => {
 
   it('keeps a key for 24 hours: an older one is forgotten, and purged', async () => {
     await post('/v1/base_create', 'key-7', { namespace: 'aging', key: 'aged' });
-    const db = new Database(join(server.dataDir, 'kb.db'));
-    db.prepare("UPDATE idempotency SET created_at = ? WHERE key = 'key-7'").run(new Date(Date.now() - 25 * 3600 * 1000).toISOString());
-    db.close();
+    await server.database.sql("UPDATE idempotency SET created_at = ? WHERE key = 'key-7'", [new Date(Date.now() - 25 * 3600 * 1000).toISOString()]);
     // Forgotten: the create runs again and meets the base it made a day ago.
     expect((await post('/v1/base_create', 'key-8', { namespace: 'aging', key: 'other' })).status).toBe(200);
     const rerun = await post('/v1/base_create', 'key-7', { namespace: 'aging', key: 'aged' });
@@ -102,9 +116,7 @@ describe('Idempotency-Key on POST and DELETE', () => {
 
   it('purges keys older than 24 hours', async () => {
     await post('/v1/ns_create', 'key-9', { key: 'purge-me' });
-    const db = new Database(join(server.dataDir, 'kb.db'));
-    db.prepare("UPDATE idempotency SET created_at = ? WHERE key = 'key-9'").run(new Date(Date.now() - 25 * 3600 * 1000).toISOString());
-    db.close();
+    await server.database.sql("UPDATE idempotency SET created_at = ? WHERE key = 'key-9'", [new Date(Date.now() - 25 * 3600 * 1000).toISOString()]);
     expect(await server.store.idempotencyPurge()).toBe(1);
     const rerun = await post('/v1/ns_create', 'key-9', { key: 'purge-me' });
     expect(rerun.status).toBe(409);

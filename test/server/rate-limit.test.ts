@@ -41,4 +41,18 @@ describe('AuthFailureLimiter', () => {
     expect(limiter.retryAfterMs('b')).toBeGreaterThan(0);
     expect(limiter.retryAfterMs('c')).toBeGreaterThan(0);
   });
+
+  it('decides and counts in one call: 0 while under the limit, then the wait, counting no refused attempt', async () => {
+    let now = 0;
+    const limiter = new AuthFailureLimiter(2, 1000, 1000, () => now);
+    expect(await limiter.recordFailure('a')).toBe(0);
+    now = 100;
+    expect(await limiter.recordFailure('a')).toBe(0);
+    now = 200;
+    expect(await limiter.recordFailure('a')).toBe(800);
+    expect(await limiter.recordFailure('a')).toBe(800);
+    now = 1000;
+    expect(await limiter.recordFailure('a')).toBe(0);
+    expect(limiter.retryAfterMs('a')).toBe(100);
+  });
 });

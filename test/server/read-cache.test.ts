@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { VersionedCache } from '../../src/server/read-cache.js';
 import { generateToken, hashToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
 import { call } from '../helpers/http.js';
 import { startTestServer } from '../helpers/server.js';
 
@@ -42,9 +41,9 @@ describe('VersionedCache', () => {
 });
 
 describe('answers kept between writes', () => {
-  it('a list read twice reflects every write in between, by this server or by another process on the same data dir', async () => {
+  it('a list read twice reflects every write in between, by this server or by another store over the same database', async () => {
     const server = await startTestServer({ listen: false });
-    const other = SqliteStore.open(server.dataDir);
+    const other = await server.database.open();
     try {
       const auth = { token: server.token };
       const list = async () => ((await call(server.app, 'GET', '/v1/ns_list', auth)).body as { data: { key: string }[] }).data.map((ns) => ns.key);
@@ -69,7 +68,7 @@ describe('answers kept between writes', () => {
 
   it('a token revoked by another process (kb serve token revoke) is refused at the next request', async () => {
     const server = await startTestServer({ listen: false });
-    const other = SqliteStore.open(server.dataDir);
+    const other = await server.database.open();
     try {
       const second = generateToken();
       await other.createToken('acme', second.id, second.hash);

@@ -1,41 +1,27 @@
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../src/api/routes.js';
 import { buildApp } from '../../src/server/app.js';
 import { createLogger } from '../../src/server/log.js';
 import { generateToken } from '../../src/server/tokens.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
+import type { Store } from '../../src/store/store.js';
+import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/database.js';
 import { call, type CallOptions, expectFailure } from '../helpers/http.js';
-import { tempDir } from '../helpers/server.js';
 
-/** Every table's rows, read through a connection of its own: what "nothing changed on disk" compares. */
-function dump(dataDir: string): string {
-  const db = new Database(join(dataDir, 'kb.db'), { readonly: true });
-  try {
-    const tables = ['orgs', 'tokens', 'namespaces', 'bases', 'idempotency'];
-    return JSON.stringify(tables.map((table) => db.prepare(`SELECT * FROM ${table} ORDER BY rowid`).raw().all()), (_key, value: unknown) =>
-      Buffer.isBuffer(value) ? value.toString('hex') : value,
-    );
-  } catch {
-    return JSON.stringify(['orgs', 'tokens', 'namespaces', 'bases'].map((table) => db.prepare(`SELECT * FROM ${table}`).raw().all()));
-  } finally {
-    db.close();
-  }
-}
-
-describe('no one gets in where they do not belong', () => {
-  const dataDir = tempDir();
-  const store = SqliteStore.open(dataDir);
+describe(`no one gets in where they do not belong (${ENGINE})`, () => {
+  let database: TestDatabase;
+  let store: Store;
+  let app: FastifyInstance;
   const logs: string[] = [];
-  const app = buildApp({ store, logger: createLogger('info', (line) => logs.push(line)) });
   const tokens: Record<string, string> = {};
   let address = 0;
   /** Each request from its own address, so the failed-auth limit never decides these answers. */
   const fresh = () => `10.1.${Math.floor(address / 250)}.${(address++ % 250) + 1}`;
 
   beforeAll(async () => {
+    database = await createTestDatabase();
+    store = await database.open();
+    app = buildApp({ store, logger: createLogger('info', (line) => logs.push(line)) });
     for (const org of ['alpha', 'beta', 'gamma']) {
       const minted = generateToken();
       await store.createToken(org, minted.id, minted.hash);
@@ -50,8 +36,9 @@ describe('no one gets in where they do not belong', () => {
     await call(app, 'POST', '/v1/ns_create', { token: tokens.alpha, json: { key: 'alpha-empty' } });
   });
   afterAll(async () => {
-    await app.close();
-    await store.close();
+    await app?.close();
+    await store?.close();
+    await database?.drop();
   });
 
   const requests: Array<[string, string, CallOptions]> = [
@@ -82,7 +69,7 @@ describe('no one gets in where they do not belong', () => {
   ];
 
   it('answers 401 with one identical body whatever is wrong with the credentials, and changes nothing', async () => {
-    const before = dump(dataDir);
+    const before = await database.dump();
     const bodies = new Set<string>();
     for (const [method, path, options] of requests) {
       for (const [what, credentials] of badCredentials) {
@@ -94,11 +81,11 @@ describe('no one gets in where they do not belong', () => {
       }
     }
     expect(bodies.size).toBe(1);
-    expect(dump(dataDir)).toBe(before);
+    expect(await database.dump()).toBe(before);
   });
 
   it('answers another organization exactly as if the namespace and base did not exist, and changes nothing', async () => {
-    const before = dump(dataDir);
+    const before = await database.dump();
     for (const org of ['beta', 'gamma']) {
       for (const [method, path, options] of requests) {
         if (path === '/v1/auth' || path === '/v1/ns_list' || path === '/v1/ns_create' || path === '/v1/base_create') continue;
@@ -114,7 +101,7 @@ describe('no one gets in where they do not belong', () => {
       const listed = await call(app, 'GET', '/v1/ns_list', { token: tokens[org] });
       expect(listed.text).not.toContain('alpha');
     }
-    expect(dump(dataDir)).toBe(before);
+    expect(await database.dump()).toBe(before);
     // beta's own create of a namespace named like alpha's is its own, and leaves alpha's alone.
     const own = await call(app, 'POST', '/v1/base_create', { token: tokens.beta, json: { namespace: 'alpha-ns', key: 'alpha-base' } });
     expect(own.status).toBe(200);
@@ -128,11 +115,12 @@ describe('no one gets in where they do not belong', () => {
       await call(app, 'POST', '/v1/ns_create', { token, json: { key: 'canary-ns', description: 'x' }, remoteAddress: fresh() });
       await call(app, 'POST', '/v1/ns_create', { headers: { authorization: `Basic ${token}` }, json: { key: 'canary-ns' }, remoteAddress: fresh() });
     }
-    const files = readdirSync(dataDir).map((name) => readFileSync(join(dataDir, name)));
+    const stored = await database.storedBytes();
+    expect(stored.length).toBeGreaterThan(0);
     expect(logs.length).toBeGreaterThan(0);
     for (const token of Object.values(tokens)) {
       const secret = token.slice(4);
-      for (const file of files) expect(file.includes(Buffer.from(secret))).toBe(false);
+      expect(stored.includes(Buffer.from(secret))).toBe(false);
       expect(logs.join('\n')).not.toContain(secret);
     }
   });

@@ -1,22 +1,28 @@
 import { connect } from 'node:net';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/server/app.js';
 import { createLogger } from '../../src/server/log.js';
-import { SqliteStore } from '../../src/store/sqlite.js';
-import { tempDir } from '../helpers/server.js';
+import type { Store } from '../../src/store/store.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 describe('a client that dribbles its headers', () => {
-  const store = SqliteStore.open(tempDir());
-  const app = buildApp({ store, logger: createLogger('silent'), headersTimeoutMs: 1000 });
+  let database: TestDatabase;
+  let store: Store;
+  let app: FastifyInstance;
   let port = 0;
 
   beforeAll(async () => {
+    database = await createTestDatabase();
+    store = await database.open();
+    app = buildApp({ store, logger: createLogger('silent'), headersTimeoutMs: 1000 });
     await app.listen({ host: '127.0.0.1', port: 0 });
     port = (app.server.address() as { port: number }).port;
   });
   afterAll(async () => {
-    await app.close();
-    await store.close();
+    await app?.close();
+    await store?.close();
+    await database?.drop();
   });
 
   it('is cut off with a 408 envelope while others are served meanwhile', async () => {
@@ -46,7 +52,8 @@ describe('a client that dribbles its headers', () => {
 
 describe('the server defaults', () => {
   it('gives clients at most 5 s for headers and 10 s for a request, checked every second', async () => {
-    const store = SqliteStore.open(tempDir());
+    const database = await createTestDatabase();
+    const store = await database.open();
     const app = buildApp({ store, logger: createLogger('silent') });
     try {
       expect(app.server.headersTimeout).toBe(5000);
@@ -56,6 +63,7 @@ describe('the server defaults', () => {
     } finally {
       await app.close();
       await store.close();
+      await database.drop();
     }
   });
 });

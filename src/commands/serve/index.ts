@@ -1,8 +1,83 @@
 import { Flags } from '@oclif/core';
+import { parseTimeout } from '../../cli/api-command.js';
 import { KbCommand } from '../../cli/base-command.js';
-import { CliError } from '../../cli/errors.js';
+import { CliError, UsageError } from '../../cli/errors.js';
+import type { IO } from '../../cli/io.js';
+import { withLocalStore } from '../../cli/local-store.js';
 import { dataDir } from '../../config/paths.js';
 import { LOG_LEVELS } from '../../server/log.js';
+import type { StorageOptions } from '../../store/open.js';
+import type { Store } from '../../store/store.js';
+
+const DATABASE_URL_FORM = 'postgres://USER:PASSWORD@HOST:PORT/DATABASE';
+
+/**
+ * The flags that select the storage of `kb serve` and `kb serve token`: PostgreSQL when --database (or KB_DATABASE_URL)
+ * is given, else SQLite in the data dir. Shared by the token commands, which work against the same storage.
+ */
+export const databaseFlags = {
+  database: Flags.string({
+    summary: `PostgreSQL database shared by replicas, as ${DATABASE_URL_FORM}. Prefer KB_DATABASE_URL: argv is visible to other users. Without either, SQLite in the data dir.`,
+    env: 'KB_DATABASE_URL',
+    // Checked here without echoing the value: it holds a password.
+    parse: async (input) => {
+      if (!/^postgres(ql)?:\/\/[^\s]+$/i.test(input) || !URL.canParse(input)) {
+        throw new UsageError(`--database (or KB_DATABASE_URL) must be a URL of the form ${DATABASE_URL_FORM}`);
+      }
+      return input;
+    },
+  }),
+  'database-wait': Flags.string({
+    summary: 'How long to wait at start-up for a database that does not answer yet, e.g. 30s or 500ms.',
+    default: '10s',
+  }),
+};
+
+type StorageFlags = { 'data-dir'?: string | undefined; database?: string | undefined; 'database-wait': string };
+
+/** The storage the flags name; --data-dir and --database together are a usage error, since only one would be used. */
+function storageOptions(
+  flags: StorageFlags,
+  postgres: { poolSize?: number; onWaiting?: (message: string) => void } = {},
+): StorageOptions {
+  if (flags.database === undefined) return { engine: 'sqlite', dataDir: flags['data-dir'] ?? dataDir() };
+  if (flags['data-dir'] !== undefined) {
+    throw new UsageError('--data-dir and --database (or KB_DATABASE_URL) name two storages: pass one of them');
+  }
+  return { engine: 'postgres', url: flags.database, waitMs: parseTimeout(flags['database-wait'], '--database-wait'), ...postgres };
+}
+
+/** A storage that cannot be opened, as the CLI reports it: exit 6 for a database that did not answer, else 1. */
+function storageFailure(error: unknown): unknown {
+  if (!(error instanceof Error)) return error;
+  const help = (error as { help?: unknown }).help;
+  if (error.name === 'StoreUnreachableError') {
+    return new CliError(error.message, 6, `${typeof help === 'string' ? `${help} ` : ''}Or wait longer with --database-wait.`);
+  }
+  if (error.name === 'StoreOpenError') return new CliError(error.message, 1, typeof help === 'string' ? help : undefined);
+  return error;
+}
+
+/**
+ * Opens the storage the flags name (the engine loaded lazily), runs fn, and closes it; for `kb serve token`, so one
+ * connection is enough, and waiting for the database is said on stderr.
+ */
+export async function withServeStore<T>(flags: StorageFlags, io: IO, fn: (store: Store) => Promise<T>): Promise<T> {
+  const storage = storageOptions(flags, { poolSize: 1, onWaiting: (message) => io.stderr(`kb serve token: ${message}\n`) });
+  if (storage.engine === 'sqlite') return withLocalStore(flags['data-dir'], fn);
+  const { openStore } = await import('../../store/open.js');
+  let store: Store;
+  try {
+    store = await openStore(storage);
+  } catch (error) {
+    throw storageFailure(error);
+  }
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
 
 function waitForSignal(): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -17,12 +92,18 @@ function waitForSignal(): Promise<NodeJS.Signals> {
 }
 
 export default class Serve extends KbCommand {
-  static override summary = 'Run a local kb server on embedded, durable storage';
+  static override summary = 'Run a local kb server on embedded, durable storage, or replicas over PostgreSQL';
 
   static override description = `Serves the whole kb API under /v1 from an SQLite database in the data dir, so you can run
 your own instance, develop against it and test scripts without a remote deployment.
 Ready when GET /v1/health answers. SIGINT or SIGTERM stops accepting, finishes the requests in flight,
 closes the database and exits 0.
+
+With --database (or KB_DATABASE_URL) it serves from a PostgreSQL database instead, and any number of
+replicas over that one database behave as one server: uniqueness, tokens, Idempotency-Key replies and the
+failed-authentication limit all live in the database. On an empty database kb creates its tables; a database
+of another application, or of a newer kb, is refused. A database that does not answer is waited for
+(--database-wait), then kb serve exits 6 naming the URL with its password masked.
 
 On a first start with no tokens, it creates one for organization "local", prints it once, and saves it
 as the CLI profile "local" (the default profile when there is none yet), so \`kb ns list\` works at once.
@@ -33,6 +114,10 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     { description: 'Serve on the default address, http://127.0.0.1:8080', command: '<%= config.bin %> serve' },
     { description: 'Serve on another port, with the data kept in ./kb-data', command: '<%= config.bin %> serve --port 9000 --data-dir ./kb-data' },
     { description: 'Log only warnings and errors', command: '<%= config.bin %> serve --log-level warn' },
+    {
+      description: 'One of several replicas over PostgreSQL (the URL in the environment keeps the password out of argv)',
+      command: 'KB_DATABASE_URL=postgres://kb:PASSWORD@db.internal:5432/kb <%= config.bin %> serve --host 0.0.0.0 --port 8080',
+    },
   ];
 
   static override flags = {
@@ -44,18 +129,23 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     'log-level': Flags.option({ options: LOG_LEVELS, default: 'info' as const })({
       summary: 'One line per request to stderr at info; warn and error log less; silent logs nothing.',
     }),
+    ...databaseFlags,
+    'database-pool': Flags.integer({ summary: 'Connections to the database at most, per replica.', default: 10, min: 1, max: 1000 }),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Serve);
-    const dir = flags['data-dir'] ?? dataDir();
+    const storage = storageOptions(flags, {
+      poolSize: flags['database-pool'],
+      onWaiting: (message) => this.io.stderr(`kb serve: ${message}\n`),
+    });
     const { startServer } = await import('../../server/serve.js');
     let server: Awaited<ReturnType<typeof startServer>>;
     try {
       server = await startServer({
         host: flags.host,
         port: flags.port,
-        dataDir: dir,
+        storage,
         logLevel: flags['log-level'],
         onFirstToken: async ({ url, org, token }) => {
           const { saveServeProfile } = await import('../../config/profiles.js');
@@ -69,7 +159,7 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     } catch (error) {
       throw serveFailure(error, flags.host, flags.port);
     }
-    this.io.stderr(`kb serve: listening on ${server.url} (data: ${dir})\n`);
+    this.io.stderr(`kb serve: listening on ${server.url} (${server.location})\n`);
     const signal = await waitForSignal();
     this.io.stderr(`kb serve: ${signal}, finishing requests in flight and closing\n`);
     await server.close();
@@ -84,6 +174,5 @@ function serveFailure(error: unknown, host: string, port: number): unknown {
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EACCES') {
     return new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`, 1);
   }
-  if (error instanceof Error && error.name === 'StoreOpenError') return new CliError(error.message, 1);
-  return error;
+  return storageFailure(error);
 }

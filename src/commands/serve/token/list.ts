@@ -1,5 +1,6 @@
 import { KbCommand } from '../../../cli/base-command.js';
-import { dataDirFlag, withLocalStore } from '../../../cli/local-store.js';
+import { dataDirFlag } from '../../../cli/local-store.js';
+import { databaseFlags, withServeStore } from '../index.js';
 import { renderTable } from '../../../cli/output.js';
 import type { TokenInfo } from '../../../store/store.js';
 
@@ -13,11 +14,11 @@ export default class TokenList extends KbCommand {
 
   static override enableJsonFlag = true;
 
-  static override flags = { 'data-dir': dataDirFlag };
+  static override flags = { 'data-dir': dataDirFlag, ...databaseFlags };
 
   async run(): Promise<TokenInfo[]> {
     const { flags } = await this.parse(TokenList);
-    const tokens = await withLocalStore(flags['data-dir'], (store) => store.listTokens());
+    const tokens = await withServeStore(flags, this.io, (store) => store.listTokens());
     if (!this.jsonEnabled()) {
       if (tokens.length === 0) this.io.stderr('No tokens yet: create one with `kb serve token create --org ORG`.\n');
       else {

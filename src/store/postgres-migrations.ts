@@ -1,0 +1,78 @@
+/**
+ * The PostgreSQL schema, one migration per version, with the discipline of the SQLite engine's migrations.ts: the one
+ * row of kb_schema holds the number of migrations applied, and a database with a larger number was written by a newer
+ * kb and is refused. kb_schema also marks the database as kb's, so that a foreign one is refused, not written to.
+ *
+ * Keys and names are COLLATE "C", so lists come in byte order whatever the database's locale. Descriptions are bytea
+ * (their UTF-8), because PostgreSQL text cannot hold U+0000, which the API allows. Times are the database's clock, the
+ * one clock that every replica shares.
+ */
+export const POSTGRES_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE orgs (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name text COLLATE "C" NOT NULL UNIQUE,
+    created_at timestamptz NOT NULL
+  );
+
+  CREATE TABLE tokens (
+    id text COLLATE "C" PRIMARY KEY,
+    org_id bigint NOT NULL REFERENCES orgs (id),
+    hash bytea NOT NULL UNIQUE,
+    created_at timestamptz NOT NULL,
+    revoked_at timestamptz
+  );
+
+  CREATE TABLE namespaces (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    org_id bigint NOT NULL REFERENCES orgs (id),
+    key text COLLATE "C" NOT NULL,
+    description bytea,
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL,
+    UNIQUE (org_id, key)
+  );
+
+  CREATE TABLE bases (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    namespace_id bigint NOT NULL REFERENCES namespaces (id),
+    key text COLLATE "C" NOT NULL,
+    description bytea,
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL,
+    UNIQUE (namespace_id, key)
+  );
+
+  CREATE TABLE idempotency (
+    org_id bigint NOT NULL REFERENCES orgs (id),
+    key text COLLATE "C" NOT NULL,
+    fingerprint text NOT NULL,
+    status integer NOT NULL,
+    body text NOT NULL,
+    created_at timestamptz NOT NULL,
+    PRIMARY KEY (org_id, key)
+  );
+  CREATE INDEX idempotency_created_at ON idempotency (created_at);
+
+  CREATE TABLE auth_failures (
+    address text NOT NULL,
+    failed_at timestamptz NOT NULL
+  );
+  CREATE INDEX auth_failures_address ON auth_failures (address, failed_at);
+  CREATE INDEX auth_failures_failed_at ON auth_failures (failed_at);
+  `,
+];
+
+export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS.length;
+
+/** The table that marks a database as kb's and holds its schema version. */
+export const SCHEMA_TABLE = 'kb_schema';
+
+/** kb_schema.application of a kb database. */
+export const APPLICATION = 'kb';
+
+export const CREATE_SCHEMA_TABLE = `
+  CREATE TABLE ${SCHEMA_TABLE} (
+    application text NOT NULL,
+    version integer NOT NULL
+  )`;

@@ -1,0 +1,636 @@
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { KbApiError } from '../api/errors.js';
+import type { Base, Namespace } from '../api/schemas.js';
+import { maskDatabaseUrl, redactPassword } from './database-url.js';
+import { APPLICATION, CREATE_SCHEMA_TABLE, POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, SCHEMA_TABLE } from './postgres-migrations.js';
+import {
+  type AuthFailureLimit,
+  type DescriptionPatch,
+  IDEMPOTENCY_RETENTION_MS,
+  type IdempotencyCapture,
+  IdempotencyInProgress,
+  type IdempotencyRecord,
+  IdempotentReplay,
+  type Principal,
+  type Store,
+  StoreOpenError,
+  StoreUnreachableError,
+  type TokenInfo,
+  type WriteOutcome,
+} from './store.js';
+
+export interface PostgresStoreOptions {
+  /** postgres://USER:PASSWORD@HOST:PORT/DATABASE */
+  url: string;
+  /** Connections to the database at most (default 10). */
+  poolSize?: number;
+  /** Milliseconds to keep trying to reach the database when opening (default 10 s); 0 tries once. */
+  waitMs?: number;
+  /** Told once, with a sentence naming the masked URL and the reason, when open() starts to wait for the database. */
+  onWaiting?: (message: string) => void;
+  /** Failed authentications per address within the window before 429 (CONTRACT: 20 within 60 s). */
+  authFailureLimit?: number;
+  authFailureWindowMs?: number;
+}
+
+type Client = pg.PoolClient;
+
+interface TokenRow { id: string; org: string; created_at: Date; revoked_at: Date | null }
+interface DescribedRow { key: string; description: Buffer | null }
+
+/** int8 (counts and identity columns) as a JS number rather than pg's default string; kb's ids stay far below 2^53. */
+const TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
+
+/** Node's codes of a network that does not (yet) answer: worth waiting for at start-up. */
+const NETWORK_ERRORS = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'EHOSTDOWN', 'ENETUNREACH', 'ENETDOWN', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ENOENT',
+]);
+
+/** SQLSTATEs of a server that cannot serve this connection right now: starting, stopping, full, or the link broke. */
+const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300']);
+
+/**
+ * A 64-bit advisory lock key for a purpose and its parts. Advisory locks belong to one database, so these never meet
+ * another database's; SHA-256 makes two different (organization, key) pairs collide with a negligible chance.
+ */
+function advisoryKey(...parts: Array<string | number>): string {
+  const digest = createHash('sha256').update(['kb', ...parts].join('\u0000')).digest();
+  return digest.readBigInt64BE(0).toString();
+}
+
+const MIGRATION_LOCK = advisoryKey('migrate');
+const FIRST_TOKEN_LOCK = advisoryKey('first-token');
+
+/** The advisory lock a write holds, for its transaction, while it runs under an organization's Idempotency-Key. */
+export function idempotencyLock(orgId: number, key: string): string {
+  return advisoryKey('idempotency', orgId, key);
+}
+
+function sqlState(error: unknown): string | undefined {
+  return error instanceof pg.DatabaseError ? error.code : undefined;
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return sqlState(error) === '23505';
+}
+
+/** Whether the database could not be reached or dropped the connection, as opposed to refusing what was asked. */
+function isConnectionFailure(error: unknown): boolean {
+  const state = sqlState(error);
+  if (state !== undefined) return state.startsWith('08') || UNAVAILABLE_STATES.has(state);
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && NETWORK_ERRORS.has(code)) return true;
+  return /Connection terminated|timeout exceeded when trying to connect|connection timeout/i.test(error.message);
+}
+
+/** One line saying why, also for Node's AggregateError of a host with several addresses (whose message is empty). */
+function reasonOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error.message) return error.message;
+  const inner = (error as { errors?: unknown[] }).errors?.[0];
+  if (inner instanceof Error && inner.message) return inner.message;
+  return (error as { code?: string }).code ?? error.name;
+}
+
+function shuttingDown(): KbApiError {
+  return new KbApiError('unavailable', 'The server is shutting down');
+}
+
+/** Maps what PostgreSQL and the driver throw to the API's error catalog; KbApiErrors and others pass through. */
+function storageFailure(error: unknown): unknown {
+  if (error instanceof KbApiError) return error;
+  const state = sqlState(error);
+  if (state === '53100') {
+    return new KbApiError('insufficient_storage', 'The database is out of disk space; nothing was written', 'Free space on the database server and retry.');
+  }
+  if (state === '40001' || state === '40P01' || state === '55P03' || state === '57014') {
+    return new KbApiError('unavailable', 'The database is busy; nothing was written', 'Retry in a moment.');
+  }
+  if (isConnectionFailure(error)) return new KbApiError('unavailable', 'The database cannot be reached', 'Retry in a moment.');
+  return error;
+}
+
+/** A description as stored: its UTF-8 (see postgres-migrations.ts); absent is none. */
+const encode = (description: string | null | undefined): Buffer | null => (description == null ? null : Buffer.from(description, 'utf8'));
+const decode = (description: Buffer | null): string | null => (description === null ? null : description.toString('utf8'));
+
+function tokenInfo(row: TokenRow): TokenInfo {
+  return { id: row.id, org: row.org, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null };
+}
+
+function namespaceNotFound(key: string): KbApiError {
+  return new KbApiError('not_found', `Namespace ${key} not found`);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+/**
+ * The PostgreSQL engine, for several `kb serve` replicas over one database: everything a replica knows is in the
+ * database (uniqueness, tokens, idempotency keys and their replies, failed authentications), so the replicas behave
+ * as one server. Every write is one transaction on one pooled connection, and its promise resolves only after COMMIT
+ * (synchronous_commit as the server has it: on by default, so a write answered 200 is durable).
+ */
+export class PostgresStore implements Store {
+  readonly authFailures: AuthFailureLimit;
+  private readonly running = new Set<Promise<unknown>>();
+  private closing: Promise<void> | undefined;
+  private lastSweep = 0;
+  /**
+   * Addresses this replica found over the failed-auth limit, and until when (its clock). Nothing can end a limit early
+   * (refused attempts are not counted), so these are answered 429 without asking the database: an attacker's flood
+   * costs the database one transaction per window, not one per request.
+   */
+  private readonly limited = new Map<string, number>();
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly authFailureLimit: number,
+    private readonly authFailureWindowMs: number,
+  ) {
+    this.authFailures = { recordFailure: (address) => this.recordAuthFailure(address) };
+  }
+
+  /**
+   * Connects (waiting up to waitMs for a database that does not answer yet), then creates or checks the schema. Throws
+   * StoreUnreachableError when the database cannot be reached in time, StoreOpenError when it refuses kb (a foreign
+   * or newer database, a wrong password, no permission); messages show the URL with its password masked.
+   */
+  static async open(options: PostgresStoreOptions): Promise<PostgresStore> {
+    const shown = maskDatabaseUrl(options.url);
+    const redact = (text: string) => redactPassword(text, options.url);
+    await waitForDatabase(options, shown, redact);
+    const pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.poolSize ?? 10,
+      // A request that cannot get a connection in time fails with 503 instead of hanging.
+      connectionTimeoutMillis: 5000,
+      keepAlive: true,
+      application_name: 'kb serve',
+      // No statement waits forever, and a replica that stalls inside a transaction does not hold its locks for long.
+      statement_timeout: 30_000,
+      idle_in_transaction_session_timeout: 60_000,
+      types: TYPES,
+    });
+    // An idle connection that breaks (a database restart) is dropped by the pool; the next query opens a new one.
+    pool.on('error', () => undefined);
+    try {
+      await migrate(pool, shown, redact);
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+    return new PostgresStore(pool, options.authFailureLimit ?? 20, options.authFailureWindowMs ?? 60_000);
+  }
+
+  /** Runs an operation unless the store is closing, and keeps it in view so that close() waits for it. */
+  private track<T>(run: () => Promise<T>): Promise<T> {
+    if (this.closing) return Promise.reject(shuttingDown());
+    const promise = run();
+    this.running.add(promise);
+    promise.then(
+      () => this.running.delete(promise),
+      () => this.running.delete(promise),
+    );
+    return promise;
+  }
+
+  private read<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
+    return this.track(async () => {
+      try {
+        return (await this.pool.query<R>(text, values)).rows;
+      } catch (error) {
+        throw storageFailure(error);
+      }
+    });
+  }
+
+  /** Runs fn in a transaction on one connection: COMMIT when it resolves, ROLLBACK when it throws. */
+  private transaction<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+    return this.track(async () => {
+      let client: Client;
+      try {
+        client = await this.pool.connect();
+      } catch (error) {
+        throw storageFailure(error);
+      }
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch((rollbackError: Error) => {
+          broken = rollbackError;
+        });
+        throw storageFailure(error);
+      } finally {
+        client.release(broken);
+      }
+    });
+  }
+
+  /**
+   * A write, in its own transaction. With an Idempotency-Key, the transaction first takes the key's advisory lock
+   * (another replica holding it is running the same key now: IdempotencyInProgress, a 409), then looks for a kept
+   * reply (IdempotentReplay); the write runs in a savepoint, so that its reply is kept even when it fails, in the same
+   * transaction as the write: both are committed, or neither.
+   */
+  private async write<T>(op: (client: Client) => Promise<T>, capture?: IdempotencyCapture): Promise<T> {
+    if (!capture) return this.transaction(op);
+    const outcome = await this.transaction(async (client): Promise<WriteOutcome> => {
+      const lock = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [
+        idempotencyLock(capture.orgId, capture.key),
+      ]);
+      if (!lock.rows[0]?.locked) throw new IdempotencyInProgress();
+      const kept = await keptReply(client, capture.orgId, capture.key);
+      if (kept) throw new IdempotentReplay(kept);
+      await client.query('SAVEPOINT op');
+      let result: WriteOutcome;
+      try {
+        result = { ok: true, value: await op(client) };
+      } catch (error) {
+        await client.query('ROLLBACK TO SAVEPOINT op');
+        result = { ok: false, error: storageFailure(error) };
+      }
+      const reply = capture.reply(result);
+      if (reply) {
+        await client.query(
+          `INSERT INTO idempotency (org_id, key, fingerprint, status, body, created_at) VALUES ($1, $2, $3, $4, $5, now())
+           ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+             body = excluded.body, created_at = excluded.created_at`,
+          [capture.orgId, capture.key, capture.fingerprint, reply.status, reply.body],
+        );
+      }
+      return result;
+    });
+    if (outcome.ok) return outcome.value as T;
+    throw outcome.error;
+  }
+
+  async authenticate(tokenHash: Buffer): Promise<Principal | null> {
+    const [row] = await this.read<{ id: string; org_id: number; org: string }>(
+      `SELECT t.id, t.org_id, o.name AS org FROM tokens t JOIN orgs o ON o.id = t.org_id
+       WHERE t.hash = $1 AND t.revoked_at IS NULL`,
+      [tokenHash],
+    );
+    return row ? { orgId: row.org_id, org: row.org, tokenId: row.id } : null;
+  }
+
+  createToken(org: string, id: string, tokenHash: Buffer): Promise<TokenInfo> {
+    return this.write((client) => insertToken(client, org, id, tokenHash));
+  }
+
+  createFirstToken(org: string, id: string, tokenHash: Buffer): Promise<TokenInfo | null> {
+    return this.write(async (client) => {
+      // Replicas starting together on an empty database queue here: the first creates the token, the others see it.
+      await client.query('SELECT pg_advisory_xact_lock($1)', [FIRST_TOKEN_LOCK]);
+      const { rows } = await client.query('SELECT 1 FROM tokens LIMIT 1');
+      return rows.length > 0 ? null : insertToken(client, org, id, tokenHash);
+    });
+  }
+
+  async listTokens(): Promise<TokenInfo[]> {
+    const rows = await this.read<TokenRow>(
+      `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
+       ORDER BY t.created_at, t.id`,
+      [],
+    );
+    return rows.map(tokenInfo);
+  }
+
+  revokeToken(id: string): Promise<TokenInfo | null> {
+    return this.write(async (client) => {
+      await client.query('UPDATE tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [id]);
+      const { rows } = await client.query<TokenRow>(
+        `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
+         WHERE t.id = $1`,
+        [id],
+      );
+      return rows[0] ? tokenInfo(rows[0]) : null;
+    });
+  }
+
+  async nsList(orgId: number): Promise<Namespace[]> {
+    const rows = await this.read<DescribedRow>('SELECT key, description FROM namespaces WHERE org_id = $1 ORDER BY key', [orgId]);
+    return rows.map((row) => ({ key: row.key, description: decode(row.description) }));
+  }
+
+  nsCreate(orgId: number, ns: Namespace, capture?: IdempotencyCapture): Promise<Namespace> {
+    return this.write(async (client) => {
+      try {
+        await client.query(
+          'INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES ($1, $2, $3, now(), now())',
+          [orgId, ns.key, encode(ns.description)],
+        );
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new KbApiError('conflict', `Namespace ${ns.key} already exists`);
+        throw error;
+      }
+      return { key: ns.key, description: ns.description };
+    }, capture);
+  }
+
+  nsUpdate(orgId: number, key: string, patch: DescriptionPatch, capture?: IdempotencyCapture): Promise<Namespace> {
+    return this.write(async (client) => {
+      const { rows } =
+        patch.description === undefined
+          ? await client.query<DescribedRow>('SELECT key, description FROM namespaces WHERE org_id = $1 AND key = $2', [orgId, key])
+          : await client.query<DescribedRow>(
+              'UPDATE namespaces SET description = $3, updated_at = now() WHERE org_id = $1 AND key = $2 RETURNING key, description',
+              [orgId, key, encode(patch.description)],
+            );
+      const row = rows[0];
+      if (!row) throw namespaceNotFound(key);
+      return { key: row.key, description: decode(row.description) };
+    }, capture);
+  }
+
+  async baseList(orgId: number, namespace: string): Promise<Base[]> {
+    // One statement, so the namespace and its bases come from one snapshot; no row at all means no such namespace.
+    const rows = await this.read<{ key: string | null; description: Buffer | null }>(
+      `SELECT b.key, b.description FROM namespaces n LEFT JOIN bases b ON b.namespace_id = n.id
+       WHERE n.org_id = $1 AND n.key = $2 ORDER BY b.key`,
+      [orgId, namespace],
+    );
+    if (rows.length === 0) throw namespaceNotFound(namespace);
+    return rows.flatMap((row) => (row.key === null ? [] : [{ namespace, key: row.key, description: decode(row.description) }]));
+  }
+
+  baseCreate(orgId: number, base: Base, capture?: IdempotencyCapture): Promise<Base> {
+    return this.write(async (client) => {
+      // Two statements: a concurrent creator's namespace, committed while this INSERT waited, is visible to the next one.
+      await client.query(
+        `INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES ($1, $2, NULL, now(), now())
+         ON CONFLICT (org_id, key) DO NOTHING`,
+        [orgId, base.namespace],
+      );
+      try {
+        await client.query(
+          `INSERT INTO bases (namespace_id, key, description, created_at, updated_at)
+           SELECT id, $3, $4, now(), now() FROM namespaces WHERE org_id = $1 AND key = $2`,
+          [orgId, base.namespace, base.key, encode(base.description)],
+        );
+      } catch (error) {
+        if (isUniqueViolation(error)) throw new KbApiError('conflict', `Base ${base.key} already exists in namespace ${base.namespace}`);
+        throw error;
+      }
+      return { namespace: base.namespace, key: base.key, description: base.description };
+    }, capture);
+  }
+
+  baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch, capture?: IdempotencyCapture): Promise<Base> {
+    return this.write(async (client) => {
+      const { rows } =
+        patch.description === undefined
+          ? await client.query<DescribedRow>(
+              `SELECT b.key, b.description FROM bases b JOIN namespaces n ON n.id = b.namespace_id
+               WHERE n.org_id = $1 AND n.key = $2 AND b.key = $3`,
+              [orgId, namespace, key],
+            )
+          : await client.query<DescribedRow>(
+              `UPDATE bases b SET description = $4, updated_at = now() FROM namespaces n
+               WHERE n.id = b.namespace_id AND n.org_id = $1 AND n.key = $2 AND b.key = $3 RETURNING b.key, b.description`,
+              [orgId, namespace, key, encode(patch.description)],
+            );
+      const row = rows[0];
+      if (!row) throw await baseNotFound(client, orgId, namespace, key);
+      return { namespace, key: row.key, description: decode(row.description) };
+    }, capture);
+  }
+
+  baseDelete(orgId: number, namespace: string, key: string, capture?: IdempotencyCapture): Promise<Base> {
+    return this.write(async (client) => {
+      const { rows } = await client.query<DescribedRow>(
+        `DELETE FROM bases b USING namespaces n
+         WHERE n.id = b.namespace_id AND n.org_id = $1 AND n.key = $2 AND b.key = $3 RETURNING b.key, b.description`,
+        [orgId, namespace, key],
+      );
+      const row = rows[0];
+      if (!row) throw await baseNotFound(client, orgId, namespace, key);
+      return { namespace, key: row.key, description: decode(row.description) };
+    }, capture);
+  }
+
+  async idempotencyGet(orgId: number, key: string): Promise<IdempotencyRecord | null> {
+    const rows = await this.read<KeptRow>(KEPT_REPLY, [orgId, key, IDEMPOTENCY_RETENTION_MS]);
+    return rows[0] ? keptRecord(rows[0]) : null;
+  }
+
+  idempotencyPurge(): Promise<number> {
+    return this.transaction(async (client) => {
+      const result = await client.query(
+        `DELETE FROM idempotency WHERE created_at < now() - $1::float8 * interval '1 millisecond'`,
+        [IDEMPOTENCY_RETENTION_MS],
+      );
+      return result.rowCount ?? 0;
+    });
+  }
+
+  /**
+   * Decides and counts under the address's advisory lock, so that replicas failing the same address at once cannot
+   * all slip under the limit; the rows of failures that left the window are deleted as it goes.
+   */
+  private async recordAuthFailure(address: string): Promise<number> {
+    const now = Date.now();
+    const until = this.limited.get(address);
+    if (until !== undefined && until > now) return until - now;
+    this.limited.delete(address);
+    const window = this.authFailureWindowMs;
+    const sweep = now - this.lastSweep > window;
+    if (sweep) {
+      this.lastSweep = now;
+      for (const [known, end] of this.limited) if (end <= now) this.limited.delete(known);
+    }
+    const waitMs = await this.transaction(async (client) => {
+      await client.query('SELECT pg_advisory_xact_lock($1)', [advisoryKey('auth-failure', address)]);
+      const { rows } = await client.query<{ failures: number; wait_ms: number | null }>(
+        `SELECT count(*) AS failures,
+                ceil(extract(epoch FROM min(failed_at) + $3::float8 * interval '1 millisecond' - clock_timestamp()) * 1000)::float8 AS wait_ms
+         FROM (SELECT failed_at FROM auth_failures
+               WHERE address = $1 AND failed_at > clock_timestamp() - $3::float8 * interval '1 millisecond'
+               ORDER BY failed_at DESC LIMIT $2) recent`,
+        [address, this.authFailureLimit, window],
+      );
+      const verdict = rows[0];
+      if (verdict && verdict.failures >= this.authFailureLimit) return Math.max(1, verdict.wait_ms ?? 1);
+      // Forget what left the window: this address's rows each time, everyone's once a window.
+      await client.query(
+        `DELETE FROM auth_failures WHERE failed_at <= clock_timestamp() - $2::float8 * interval '1 millisecond' AND ($3 OR address = $1)`,
+        [address, window, sweep],
+      );
+      await client.query('INSERT INTO auth_failures (address, failed_at) VALUES ($1, clock_timestamp())', [address]);
+      return 0;
+    });
+    if (waitMs > 0) this.limited.set(address, Date.now() + waitMs);
+    return waitMs;
+  }
+
+  /** Waits for the operations in flight, then closes every connection; later operations are refused with 503. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      await Promise.allSettled([...this.running]);
+      await this.pool.end();
+    })();
+    return this.closing;
+  }
+}
+
+interface KeptRow { fingerprint: string; status: number; body: string; created_at: Date }
+
+const KEPT_REPLY = `SELECT fingerprint, status, body, created_at FROM idempotency
+  WHERE org_id = $1 AND key = $2 AND created_at >= now() - $3::float8 * interval '1 millisecond'`;
+
+function keptRecord(row: KeptRow): IdempotencyRecord {
+  return { fingerprint: row.fingerprint, status: row.status, body: row.body, createdAt: row.created_at.toISOString() };
+}
+
+async function keptReply(client: Client, orgId: number, key: string): Promise<IdempotencyRecord | null> {
+  const { rows } = await client.query<KeptRow>(KEPT_REPLY, [orgId, key, IDEMPOTENCY_RETENTION_MS]);
+  return rows[0] ? keptRecord(rows[0]) : null;
+}
+
+async function insertToken(client: Client, org: string, id: string, tokenHash: Buffer): Promise<TokenInfo> {
+  await client.query('INSERT INTO orgs (name, created_at) VALUES ($1, now()) ON CONFLICT (name) DO NOTHING', [org]);
+  const { rows } = await client.query<{ created_at: Date }>(
+    'INSERT INTO tokens (id, org_id, hash, created_at) SELECT $1, id, $3, now() FROM orgs WHERE name = $2 RETURNING created_at',
+    [id, org, tokenHash],
+  );
+  return { id, org, createdAt: (rows[0] as { created_at: Date }).created_at.toISOString(), revokedAt: null };
+}
+
+/** The not_found of a base write that matched no row: the namespace's when it is missing, else the base's. */
+async function baseNotFound(client: Client, orgId: number, namespace: string, key: string): Promise<KbApiError> {
+  const { rows } = await client.query('SELECT 1 FROM namespaces WHERE org_id = $1 AND key = $2', [orgId, namespace]);
+  return rows.length === 0 ? namespaceNotFound(namespace) : new KbApiError('not_found', `Base ${key} not found in namespace ${namespace}`);
+}
+
+/**
+ * Connects once to see that the database answers, retrying while it is unreachable (not started yet, restarting,
+ * a name not resolvable yet) until waitMs has passed. A database that answers but refuses (wrong password, no such
+ * database) is reported at once: waiting would not change its answer.
+ */
+async function waitForDatabase(options: PostgresStoreOptions, shown: string, redact: (text: string) => string): Promise<void> {
+  const waitMs = options.waitMs ?? 10_000;
+  const deadline = Date.now() + waitMs;
+  let delay = 100;
+  let told = false;
+  for (;;) {
+    const left = deadline - Date.now();
+    const client = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: Math.min(5000, Math.max(left, 1000)) });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      const reason = redact(reasonOf(error));
+      if (!isConnectionFailure(error)) throw refusal(`cannot open the database at ${shown}: ${reason}`, error);
+      if (Date.now() >= deadline) {
+        throw new StoreUnreachableError(
+          `cannot reach the database at ${shown}${waitMs > 0 ? ` (waited ${seconds(waitMs)})` : ''}: ${reason}`,
+          'Check that PostgreSQL is running and that the URL names the right host and port.',
+        );
+      }
+      if (!told) {
+        options.onWaiting?.(`cannot reach the database at ${shown} yet (${reason}); trying again for up to ${seconds(waitMs)}`);
+        told = true;
+      }
+      await sleep(Math.min(delay, Math.max(deadline - Date.now(), 0)));
+      delay = Math.min(delay * 2, 1000);
+    }
+  }
+}
+
+/** A StoreOpenError with help for the refusals PostgreSQL states by SQLSTATE. */
+function refusal(message: string, error: unknown): StoreOpenError {
+  const state = sqlState(error);
+  const help =
+    state === '28P01' || state === '28000'
+      ? 'Check the user name and password in the URL.'
+      : state === '3D000'
+        ? 'Create the database first (createdb NAME), or name an existing one.'
+        : state === '42501'
+          ? 'Let the user create tables in the database (it should own it), or pick a database it owns.'
+          : undefined;
+  return new StoreOpenError(message, help);
+}
+
+/**
+ * Brings the schema to this kb's version in one transaction, under an advisory lock, so that replicas starting
+ * together migrate once. Refuses, without writing anything, a database that is not kb's (it has tables but no
+ * kb_schema, or a kb_schema of another application) or whose schema is newer than this kb.
+ */
+async function migrate(pool: pg.Pool, shown: string, redact: (text: string) => string): Promise<void> {
+  let client: Client;
+  try {
+    client = await pool.connect();
+  } catch (error) {
+    throw refusal(`cannot open the database at ${shown}: ${redact(reasonOf(error))}`, error);
+  }
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    const { rows } = await client.query<{ schema: string | null; marked: boolean; relations: number }>(
+      `SELECT current_schema() AS schema,
+              to_regclass(quote_ident(current_schema()) || '.${SCHEMA_TABLE}') IS NOT NULL AS marked,
+              (SELECT count(*) FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
+               WHERE s.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')) AS relations`,
+    );
+    const found = rows[0] as { schema: string | null; marked: boolean; relations: number };
+    if (found.schema === null) {
+      throw new StoreOpenError(`the database at ${shown} has no schema to keep kb's tables in`, 'Check the search_path of the user.');
+    }
+    let version = 0;
+    if (found.marked) {
+      const marks = await client.query<{ application: string; version: number }>(`SELECT application, version FROM ${SCHEMA_TABLE}`);
+      const mark = marks.rows[0];
+      if (marks.rows.length !== 1 || mark?.application !== APPLICATION) throw foreign(shown);
+      version = mark.version;
+    } else if (found.relations > 0) {
+      throw foreign(shown);
+    }
+    if (version > POSTGRES_SCHEMA_VERSION) {
+      throw new StoreOpenError(
+        `the database at ${shown} has schema version ${version}, newer than this kb supports (${POSTGRES_SCHEMA_VERSION}).`,
+        'Upgrade kb to open it.',
+      );
+    }
+    if (version < POSTGRES_SCHEMA_VERSION) {
+      if (version === 0) {
+        await client.query(CREATE_SCHEMA_TABLE);
+        await client.query(`INSERT INTO ${SCHEMA_TABLE} (application, version) VALUES ($1, 0)`, [APPLICATION]);
+      }
+      for (let next = version; next < POSTGRES_SCHEMA_VERSION; next++) await client.query(POSTGRES_MIGRATIONS[next] as string);
+      await client.query(`UPDATE ${SCHEMA_TABLE} SET version = $1`, [POSTGRES_SCHEMA_VERSION]);
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch((rollbackError: Error) => {
+      broken = rollbackError;
+    });
+    if (error instanceof StoreOpenError) throw error;
+    if (isConnectionFailure(error)) throw new StoreUnreachableError(`lost the database at ${shown}: ${redact(reasonOf(error))}`);
+    throw refusal(`cannot set up kb's tables in the database at ${shown}: ${redact(reasonOf(error))}`, error);
+  } finally {
+    client.release(broken);
+  }
+}
+
+function foreign(shown: string): StoreOpenError {
+  return new StoreOpenError(
+    `the database at ${shown} is not a kb database: it has tables of another application.`,
+    'Give kb an empty database of its own (createdb kb), or one kb created.',
+  );
+}

@@ -1,0 +1,504 @@
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { KbApiError } from '../../src/api/errors.js';
+import type { Base, Namespace } from '../../src/api/schemas.js';
+import { generateToken } from '../../src/server/tokens.js';
+import { type IdempotencyCapture, IdempotentReplay, type Store, type StoredReply, type WriteOutcome } from '../../src/store/store.js';
+import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/database.js';
+
+/**
+ * What every engine of the Store interface must do, run once per engine (the vitest projects of vitest.config.ts):
+ * a fresh database for each test, "reopen" being a close and a new store over the same database.
+ */
+
+/** Creates a token for `org` and returns the organization's id, as the server's authentication would. */
+async function orgId(store: Store, org: string): Promise<number> {
+  const token = generateToken();
+  await store.createToken(org, token.id, token.hash);
+  const principal = await store.authenticate(token.hash);
+  if (!principal) throw new Error('a fresh token did not authenticate');
+  return principal.orgId;
+}
+
+/** Resolves to the KbApiError a promise rejects with. */
+async function apiError(promise: Promise<unknown>): Promise<KbApiError> {
+  const error = await promise.then(
+    () => undefined,
+    (reason: unknown) => reason,
+  );
+  expect(error).toBeInstanceOf(KbApiError);
+  return error as KbApiError;
+}
+
+/** A capture that keeps what `keep` says for an outcome, and records the outcomes it saw. */
+function capture(orgId: number, key: string, fingerprint: string, keep: (outcome: WriteOutcome) => StoredReply | undefined) {
+  const seen: WriteOutcome[] = [];
+  const value: IdempotencyCapture = {
+    orgId,
+    key,
+    fingerprint,
+    reply: (outcome) => {
+      seen.push(outcome);
+      return keep(outcome);
+    },
+  };
+  return { capture: value, seen };
+}
+
+const ns = (key: string, description: string | null = null): Namespace => ({ key, description });
+const base = (namespace: string, key: string, description: string | null = null): Base => ({ namespace, key, description });
+
+describe(`the Store contract (${ENGINE})`, () => {
+  let database: TestDatabase;
+  let store: Store;
+  let acme: number;
+  let globex: number;
+
+  beforeEach(async () => {
+    database = await createTestDatabase();
+    store = await database.open();
+    acme = await orgId(store, 'acme');
+    globex = await orgId(store, 'globex');
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await database.drop();
+  });
+
+  async function reopen(): Promise<void> {
+    await store.close();
+    store = await database.open();
+  }
+
+  describe('namespaces', () => {
+    it('creates a namespace and returns it', async () => {
+      expect(await store.nsCreate(acme, ns('docs', 'Documents'))).toEqual({ key: 'docs', description: 'Documents' });
+      expect(await store.nsList(acme)).toEqual([{ key: 'docs', description: 'Documents' }]);
+    });
+
+    it('lists namespaces ordered by key in byte order', async () => {
+      const keys = ['b_x', 'a-x', 'B-x', 'a_x', 'abc', 'A00', '9zz', '-ab', '_ab', 'aaa', 'Zzz', 'a0x', 'aXx'];
+      for (const key of keys) await store.nsCreate(acme, ns(key));
+      // Byte order: '-' (0x2d) < digits < upper case < '_' (0x5f) < lower case.
+      expect((await store.nsList(acme)).map((n) => n.key)).toEqual([
+        '-ab', '9zz', 'A00', 'B-x', 'Zzz', '_ab', 'a-x', 'a0x', 'aXx', 'a_x', 'aaa', 'abc', 'b_x',
+      ]);
+    });
+
+    it("sorts 'B' before 'a' before 'b', unlike a case-insensitive or locale collation", async () => {
+      await Promise.all(['bbb', 'aaa', 'BBB'].map((key) => store.nsCreate(acme, ns(key))));
+      expect((await store.nsList(acme)).map((n) => n.key)).toEqual(['BBB', 'aaa', 'bbb']);
+    });
+
+    it('refuses a second namespace with the same key in one organization with a conflict', async () => {
+      await store.nsCreate(acme, ns('docs', 'first'));
+      const error = await apiError(store.nsCreate(acme, ns('docs', 'second')));
+      expect(error.code).toBe('conflict');
+      expect(error.status).toBe(409);
+      expect(error.message).toContain('docs');
+      expect(await store.nsList(acme)).toEqual([{ key: 'docs', description: 'first' }]);
+    });
+
+    it('allows the same key in two organizations, each listing only its own', async () => {
+      await store.nsCreate(acme, ns('docs', 'acme docs'));
+      await store.nsCreate(globex, ns('docs', 'globex docs'));
+      await store.nsCreate(globex, ns('other'));
+      expect(await store.nsList(acme)).toEqual([{ key: 'docs', description: 'acme docs' }]);
+      expect(await store.nsList(globex)).toEqual([
+        { key: 'docs', description: 'globex docs' },
+        { key: 'other', description: null },
+      ]);
+    });
+
+    it('treats __proto__, constructor and prototype as ordinary keys', async () => {
+      for (const key of ['__proto__', 'constructor', 'prototype']) {
+        expect(await store.nsCreate(acme, ns(key, key))).toEqual({ key, description: key });
+        await store.baseCreate(acme, base(key, key));
+      }
+      expect((await store.nsList(acme)).map((n) => n.key)).toEqual(['__proto__', 'constructor', 'prototype']);
+      expect(await store.baseList(acme, '__proto__')).toEqual([base('__proto__', '__proto__')]);
+    });
+
+    it('updates: a string sets the description, null clears it, undefined leaves it', async () => {
+      await store.nsCreate(acme, ns('docs', 'old'));
+      expect(await store.nsUpdate(acme, 'docs', { description: 'new' })).toEqual({ key: 'docs', description: 'new' });
+      expect(await store.nsUpdate(acme, 'docs', {})).toEqual({ key: 'docs', description: 'new' });
+      expect(await store.nsUpdate(acme, 'docs', { description: undefined })).toEqual({ key: 'docs', description: 'new' });
+      expect(await store.nsList(acme)).toEqual([{ key: 'docs', description: 'new' }]);
+      expect(await store.nsUpdate(acme, 'docs', { description: null })).toEqual({ key: 'docs', description: null });
+      await reopen();
+      expect(await store.nsList(acme)).toEqual([{ key: 'docs', description: null }]);
+    });
+
+    it('updating an unknown namespace, or another organization\'s, is not_found', async () => {
+      await store.nsCreate(acme, ns('docs'));
+      const unknown = await apiError(store.nsUpdate(acme, 'nope', { description: 'x' }));
+      expect(unknown.code).toBe('not_found');
+      expect(unknown.status).toBe(404);
+      const foreign = await apiError(store.nsUpdate(globex, 'docs', { description: 'x' }));
+      expect(foreign.code).toBe('not_found');
+      expect(foreign.message).toBe(unknown.message.replace('nope', 'docs'));
+      expect(await store.nsList(acme)).toEqual([{ key: 'docs', description: null }]);
+    });
+  });
+
+  describe('bases', () => {
+    it('creates a base and lists it', async () => {
+      await store.nsCreate(acme, ns('docs'));
+      expect(await store.baseCreate(acme, base('docs', 'manual', 'The manual'))).toEqual(base('docs', 'manual', 'The manual'));
+      expect(await store.baseList(acme, 'docs')).toEqual([base('docs', 'manual', 'The manual')]);
+    });
+
+    it('creates the missing namespace with the base', async () => {
+      await store.baseCreate(acme, base('fresh', 'manual'));
+      expect(await store.nsList(acme)).toEqual([{ key: 'fresh', description: null }]);
+      expect(await store.baseList(acme, 'fresh')).toEqual([base('fresh', 'manual')]);
+      expect(await store.nsList(globex)).toEqual([]);
+    });
+
+    it('leaves an existing namespace as it is when creating a base in it', async () => {
+      await store.nsCreate(acme, ns('docs', 'kept'));
+      await store.baseCreate(acme, base('docs', 'manual'));
+      expect(await store.nsList(acme)).toEqual([{ key: 'docs', description: 'kept' }]);
+    });
+
+    it('lists bases ordered by key in byte order', async () => {
+      for (const key of ['b_x', 'B-x', '_ab', '-ab', 'a-x', '9zz']) await store.baseCreate(acme, base('docs', key));
+      expect((await store.baseList(acme, 'docs')).map((b) => b.key)).toEqual(['-ab', '9zz', 'B-x', '_ab', 'a-x', 'b_x']);
+    });
+
+    it('refuses a second base with the same key in one namespace, and keeps the first', async () => {
+      await store.baseCreate(acme, base('docs', 'manual', 'first'));
+      const error = await apiError(store.baseCreate(acme, base('docs', 'manual', 'second')));
+      expect(error.code).toBe('conflict');
+      expect(error.status).toBe(409);
+      expect(await store.baseList(acme, 'docs')).toEqual([base('docs', 'manual', 'first')]);
+    });
+
+    it('allows the same base key in two namespaces and in two organizations', async () => {
+      await store.baseCreate(acme, base('docs', 'manual', 'a'));
+      await store.baseCreate(acme, base('more', 'manual', 'b'));
+      await store.baseCreate(globex, base('docs', 'manual', 'c'));
+      expect(await store.baseList(acme, 'docs')).toEqual([base('docs', 'manual', 'a')]);
+      expect(await store.baseList(acme, 'more')).toEqual([base('more', 'manual', 'b')]);
+      expect(await store.baseList(globex, 'docs')).toEqual([base('docs', 'manual', 'c')]);
+    });
+
+    it('a rejected base_create into a missing namespace creates no namespace', async () => {
+      // A NOT NULL violation after the namespace was ensured: the namespace must be rolled back with the base.
+      const broken = { namespace: 'ghost', key: null, description: null } as unknown as Base;
+      await expect(store.baseCreate(acme, broken)).rejects.toThrow();
+      expect(await store.nsList(acme)).toEqual([]);
+      await reopen();
+      expect(await store.nsList(acme)).toEqual([]);
+    });
+
+    it('a conflicting base_create writes nothing', async () => {
+      await store.baseCreate(acme, base('docs', 'manual', 'first'));
+      const before = await store.nsList(acme);
+      await apiError(store.baseCreate(acme, base('docs', 'manual', 'second')));
+      expect(await store.nsList(acme)).toEqual(before);
+      expect(await store.baseList(acme, 'docs')).toEqual([base('docs', 'manual', 'first')]);
+    });
+
+    it('of two creates of one key into a new namespace in one batch, one wins and one namespace exists', async () => {
+      const results = await Promise.allSettled([
+        store.baseCreate(acme, base('race', 'manual', 'one')),
+        store.baseCreate(acme, base('race', 'manual', 'two')),
+      ]);
+      expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+      expect(await store.nsList(acme)).toEqual([{ key: 'race', description: null }]);
+      expect(await store.baseList(acme, 'race')).toHaveLength(1);
+    });
+
+    it('updates: a string sets the description, null clears it, undefined leaves it', async () => {
+      await store.baseCreate(acme, base('docs', 'manual', 'old'));
+      expect(await store.baseUpdate(acme, 'docs', 'manual', { description: 'new' })).toEqual(base('docs', 'manual', 'new'));
+      expect(await store.baseUpdate(acme, 'docs', 'manual', {})).toEqual(base('docs', 'manual', 'new'));
+      expect(await store.baseUpdate(acme, 'docs', 'manual', { description: undefined })).toEqual(base('docs', 'manual', 'new'));
+      expect(await store.baseList(acme, 'docs')).toEqual([base('docs', 'manual', 'new')]);
+      expect(await store.baseUpdate(acme, 'docs', 'manual', { description: null })).toEqual(base('docs', 'manual'));
+      await reopen();
+      expect(await store.baseList(acme, 'docs')).toEqual([base('docs', 'manual')]);
+    });
+
+    it('deletes a base and returns it; deleting again is not_found; the key can be reused', async () => {
+      await store.baseCreate(acme, base('docs', 'manual', 'text'));
+      await store.baseCreate(acme, base('docs', 'other'));
+      expect(await store.baseDelete(acme, 'docs', 'manual')).toEqual(base('docs', 'manual', 'text'));
+      expect(await store.baseList(acme, 'docs')).toEqual([base('docs', 'other')]);
+      expect((await apiError(store.baseDelete(acme, 'docs', 'manual'))).code).toBe('not_found');
+      expect(await store.baseCreate(acme, base('docs', 'manual'))).toEqual(base('docs', 'manual'));
+      expect(await store.nsList(acme)).toEqual([{ key: 'docs', description: null }]);
+    });
+
+    it('reports not_found for an unknown namespace or base, and for another organization\'s', async () => {
+      await store.baseCreate(acme, base('docs', 'manual', 'secret'));
+      const cases: Array<[string, () => Promise<unknown>]> = [
+        ['list, unknown namespace', () => store.baseList(acme, 'nope')],
+        ['update, unknown namespace', () => store.baseUpdate(acme, 'nope', 'manual', { description: 'x' })],
+        ['update, unknown base', () => store.baseUpdate(acme, 'docs', 'nope', { description: 'x' })],
+        ['delete, unknown namespace', () => store.baseDelete(acme, 'nope', 'manual')],
+        ['delete, unknown base', () => store.baseDelete(acme, 'docs', 'nope')],
+        ['list, other organization', () => store.baseList(globex, 'docs')],
+        ['update, other organization', () => store.baseUpdate(globex, 'docs', 'manual', { description: 'x' })],
+        ['delete, other organization', () => store.baseDelete(globex, 'docs', 'manual')],
+      ];
+      for (const [what, run] of cases) {
+        const error = await apiError(run());
+        expect(error.code, what).toBe('not_found');
+        expect(error.status, what).toBe(404);
+      }
+      expect(await store.baseList(acme, 'docs')).toEqual([base('docs', 'manual', 'secret')]);
+    });
+
+    it('keeps descriptions exactly: emoji, NUL, newlines, 1024 code points', async () => {
+      const descriptions = ['\u{1F600}'.repeat(1024), 'a\0b', 'line\r\nline', '\u200f\u0301e', '"\\\'`'];
+      for (const [index, description] of descriptions.entries()) {
+        await store.baseCreate(acme, base('docs', `base-${index}`, description));
+      }
+      await reopen();
+      expect((await store.baseList(acme, 'docs')).map((b) => b.description)).toEqual(descriptions);
+    });
+  });
+
+  describe('tokens', () => {
+    it('authenticates a token by its hash, naming the organization', async () => {
+      const token = generateToken();
+      const info = await store.createToken('initech', token.id, token.hash);
+      expect(info).toMatchObject({ id: token.id, org: 'initech', revokedAt: null });
+      expect(Number.isNaN(Date.parse(info.createdAt))).toBe(false);
+      const principal = await store.authenticate(token.hash);
+      expect(principal).toMatchObject({ org: 'initech', tokenId: token.id });
+      expect(principal?.orgId).not.toBe(acme);
+      expect(principal?.orgId).not.toBe(globex);
+    });
+
+    it('gives two tokens of one organization the same organization id', async () => {
+      const token = generateToken();
+      await store.createToken('acme', token.id, token.hash);
+      expect((await store.authenticate(token.hash))?.orgId).toBe(acme);
+    });
+
+    it('does not authenticate an unknown hash', async () => {
+      expect(await store.authenticate(randomBytes(32))).toBeNull();
+      expect(await store.authenticate(Buffer.alloc(0))).toBeNull();
+    });
+
+    it('no longer authenticates a revoked token; other tokens still work', async () => {
+      const revoked = generateToken();
+      const kept = generateToken();
+      await store.createToken('acme', revoked.id, revoked.hash);
+      await store.createToken('acme', kept.id, kept.hash);
+      const info = await store.revokeToken(revoked.id);
+      expect(info).toMatchObject({ id: revoked.id, org: 'acme' });
+      expect(info?.revokedAt).toEqual(expect.any(String));
+      expect(await store.authenticate(revoked.hash)).toBeNull();
+      expect(await store.authenticate(kept.hash)).toMatchObject({ org: 'acme', tokenId: kept.id });
+      await reopen();
+      expect(await store.authenticate(revoked.hash)).toBeNull();
+    });
+
+    it('revoking twice keeps the first revocation time; revoking an unknown id gives null', async () => {
+      const token = generateToken();
+      await store.createToken('acme', token.id, token.hash);
+      const first = await store.revokeToken(token.id);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const second = await store.revokeToken(token.id);
+      expect(second?.revokedAt).toBe(first?.revokedAt);
+      expect(await store.revokeToken('tok_doesnotexist')).toBeNull();
+    });
+
+    it('lists every token with its organization and state', async () => {
+      const token = generateToken();
+      await store.createToken('initech', token.id, token.hash);
+      await store.revokeToken(token.id);
+      const tokens = await store.listTokens();
+      expect(tokens).toHaveLength(3);
+      expect(tokens.map((t) => t.org).sort()).toEqual(['acme', 'globex', 'initech']);
+      expect(tokens.find((t) => t.id === token.id)?.revokedAt).toEqual(expect.any(String));
+      expect(tokens.filter((t) => t.revokedAt === null)).toHaveLength(2);
+    });
+
+  });
+
+  describe('durability and concurrent writes', () => {
+    it('keeps everything across close and reopen', async () => {
+      await store.nsCreate(acme, ns('docs', 'Documents'));
+      await store.baseCreate(acme, base('docs', 'manual', 'The manual'));
+      await store.baseCreate(globex, base('other', 'guide'));
+      const token = generateToken();
+      await store.createToken('acme', token.id, token.hash);
+      await reopen();
+      expect(await store.nsList(acme)).toEqual([{ key: 'docs', description: 'Documents' }]);
+      expect(await store.baseList(acme, 'docs')).toEqual([base('docs', 'manual', 'The manual')]);
+      expect(await store.baseList(globex, 'other')).toEqual([base('other', 'guide')]);
+      expect(await store.authenticate(token.hash)).toMatchObject({ org: 'acme', orgId: acme });
+    });
+
+    it('resolves 200 concurrent creates, all present after reopen', async () => {
+      const keys = Array.from({ length: 200 }, (_, i) => `ns-${String(i).padStart(3, '0')}`);
+      const created = await Promise.all(keys.map((key) => store.nsCreate(acme, ns(key, `d${key}`))));
+      expect(created.map((n) => n.key)).toEqual(keys);
+      const bases = await Promise.all(keys.map((key) => store.baseCreate(acme, base('many', key))));
+      expect(bases).toHaveLength(200);
+      await reopen();
+      expect(await store.nsList(acme)).toEqual([
+        { key: 'many', description: null },
+        ...keys.map((key) => ({ key, description: `d${key}` })),
+      ]);
+      expect((await store.baseList(acme, 'many')).map((b) => b.key)).toEqual(keys);
+    });
+
+    it('a failing write does not undo concurrent ones', async () => {
+      await store.nsCreate(acme, ns('taken'));
+      const results = await Promise.allSettled([
+        store.nsCreate(acme, ns('first')),
+        store.nsCreate(acme, ns('taken')),
+        store.baseCreate(acme, base('docs', 'manual', 'one')),
+        store.nsUpdate(acme, 'missing', { description: 'x' }),
+        store.baseCreate(acme, { namespace: 'ghost', key: null } as unknown as Base),
+        store.baseCreate(acme, base('docs', 'manual', 'two')),
+        store.nsCreate(acme, ns('last', 'kept')),
+      ]);
+      const reasons = results.map((r) => (r.status === 'fulfilled' ? 'ok' : r.reason instanceof KbApiError ? r.reason.code : 'error'));
+      expect([reasons[0], reasons[1], reasons[3], reasons[4], reasons[6]]).toEqual(['ok', 'conflict', 'not_found', 'error', 'ok']);
+      // Of the two creates of docs/manual, whichever the engine ran first wins and the other is a conflict.
+      expect([reasons[2], reasons[5]].sort()).toEqual(['conflict', 'ok']);
+      const winner = reasons[2] === 'ok' ? 'one' : 'two';
+      await reopen();
+      expect(await store.nsList(acme)).toEqual([
+        { key: 'docs', description: null },
+        { key: 'first', description: null },
+        { key: 'last', description: 'kept' },
+        { key: 'taken', description: null },
+      ]);
+      expect(await store.baseList(acme, 'docs')).toEqual([base('docs', 'manual', winner)]);
+    });
+
+    it('close() commits writes still queued, and later writes are refused with 503', async () => {
+      const pending = store.nsCreate(acme, ns('queued'));
+      await store.close();
+      await expect(pending).resolves.toEqual({ key: 'queued', description: null });
+      const refused = await apiError(store.nsCreate(acme, ns('late')));
+      expect(refused.code).toBe('unavailable');
+      expect(refused.status).toBe(503);
+      store = await database.open();
+      expect(await store.nsList(acme)).toEqual([{ key: 'queued', description: null }]);
+    });
+
+    it('refuses reads after close() with 503 as well', async () => {
+      await store.close();
+      for (const read of [() => store.nsList(acme), () => store.baseList(acme, 'docs'), () => store.authenticate(randomBytes(32)), () => store.listTokens()]) {
+        const error = await apiError(read());
+        expect(error.code).toBe('unavailable');
+      }
+      store = await database.open();
+    });
+
+    it('closing twice is harmless', async () => {
+      await store.close();
+      await store.close();
+      store = await database.open();
+    });
+  });
+  describe('the first token', () => {
+    it('is created only when there is no token at all', async () => {
+      const first = generateToken();
+      expect(await store.createFirstToken('local', first.id, first.hash)).toBeNull();
+      expect(await store.authenticate(first.hash)).toBeNull();
+
+      const empty = await createTestDatabase();
+      const fresh = await empty.open();
+      try {
+        const info = await fresh.createFirstToken('local', first.id, first.hash);
+        expect(info).toMatchObject({ id: first.id, org: 'local', revokedAt: null });
+        expect(await fresh.authenticate(first.hash)).toMatchObject({ org: 'local', tokenId: first.id });
+        const second = generateToken();
+        expect(await fresh.createFirstToken('local', second.id, second.hash)).toBeNull();
+        expect(await fresh.listTokens()).toHaveLength(1);
+      } finally {
+        await fresh.close();
+        await empty.drop();
+      }
+    });
+
+    it('is created once by several stores starting together on an empty database', async () => {
+      const empty = await createTestDatabase();
+      const stores = await Promise.all(Array.from({ length: 4 }, () => empty.open()));
+      try {
+        const results = await Promise.all(
+          stores.flatMap((each) => Array.from({ length: 5 }, () => {
+            const token = generateToken();
+            return each.createFirstToken('local', token.id, token.hash);
+          })),
+        );
+        expect(results.filter((info) => info !== null)).toHaveLength(1);
+        expect(await stores[0]?.listTokens()).toHaveLength(1);
+      } finally {
+        await Promise.all(stores.map((each) => each.close()));
+        await empty.drop();
+      }
+    });
+  });
+
+  describe('replies kept under an Idempotency-Key', () => {
+    const ok = (outcome: WriteOutcome): StoredReply | undefined =>
+      outcome.ok ? { status: 200, body: JSON.stringify(outcome.value) } : outcome.error instanceof KbApiError ? { status: outcome.error.status, body: outcome.error.message } : undefined;
+
+    it('keeps the reply of a write with it, and a repeat finds it instead of writing again', async () => {
+      const first = capture(acme, 'key-a', 'print-a', ok);
+      expect(await store.nsCreate(acme, ns('idem', 'one'), first.capture)).toEqual({ key: 'idem', description: 'one' });
+      expect(first.seen).toEqual([{ ok: true, value: { key: 'idem', description: 'one' } }]);
+      const kept = await store.idempotencyGet(acme, 'key-a');
+      expect(kept).toMatchObject({ fingerprint: 'print-a', status: 200, body: '{"key":"idem","description":"one"}' });
+      expect(Number.isNaN(Date.parse(kept?.createdAt ?? ''))).toBe(false);
+
+      const repeat = capture(acme, 'key-a', 'print-a', ok);
+      const error = await store.nsUpdate(acme, 'idem', { description: 'two' }, repeat.capture).catch((reason: unknown) => reason);
+      expect(error).toBeInstanceOf(IdempotentReplay);
+      expect((error as IdempotentReplay).record).toEqual(kept);
+      expect(repeat.seen).toEqual([]);
+      expect(await store.nsList(acme)).toEqual([{ key: 'idem', description: 'one' }]);
+      expect(await store.idempotencyGet(globex, 'key-a')).toBeNull();
+    });
+
+    it('keeps the reply of a write that was refused (409, 404) in the same transaction, having written nothing', async () => {
+      await store.nsCreate(acme, ns('taken'));
+      const taken = capture(acme, 'key-b', 'print-b', ok);
+      expect((await apiError(store.nsCreate(acme, ns('taken', 'again'), taken.capture))).code).toBe('conflict');
+      expect(await store.idempotencyGet(acme, 'key-b')).toMatchObject({ status: 409, body: 'Namespace taken already exists' });
+      const missing = capture(acme, 'key-c', 'print-c', ok);
+      expect((await apiError(store.baseDelete(acme, 'docs', 'nope', missing.capture))).code).toBe('not_found');
+      expect(await store.idempotencyGet(acme, 'key-c')).toMatchObject({ status: 404, body: 'Namespace docs not found' });
+      expect(await store.nsList(acme)).toEqual([{ key: 'taken', description: null }]);
+    });
+
+    it('keeps no reply for a write that failed unexpectedly, and leaves nothing of it behind', async () => {
+      const broken = capture(acme, 'key-g', 'print-g', ok);
+      await expect(store.baseCreate(acme, { namespace: 'ghost', key: null } as unknown as Base, broken.capture)).rejects.toThrow();
+      expect(broken.seen.map((outcome) => outcome.ok)).toEqual([false]);
+      expect(await store.idempotencyGet(acme, 'key-g')).toBeNull();
+      expect(await store.nsList(acme)).toEqual([]);
+    });
+
+    it('keeps nothing when the reply says so, and lets a retry run', async () => {
+      const nothing = capture(acme, 'key-d', 'print-d', () => undefined);
+      await store.nsCreate(acme, ns('unkept'), nothing.capture);
+      expect(await store.idempotencyGet(acme, 'key-d')).toBeNull();
+      expect(await store.nsCreate(acme, ns('unkept-2'), capture(acme, 'key-d', 'print-d', ok).capture)).toEqual({ key: 'unkept-2', description: null });
+    });
+
+    it('forgets replies older than 24 hours, and purges them', async () => {
+      await store.nsCreate(acme, ns('aged'), capture(acme, 'key-e', 'print-e', ok).capture);
+      await store.nsCreate(acme, ns('young'), capture(acme, 'key-f', 'print-f', ok).capture);
+      await database.sql("UPDATE idempotency SET created_at = ? WHERE key = 'key-e'", [new Date(Date.now() - 25 * 3600 * 1000).toISOString()]);
+      expect(await store.idempotencyGet(acme, 'key-e')).toBeNull();
+      expect(await store.idempotencyGet(acme, 'key-f')).not.toBeNull();
+      expect(await store.idempotencyPurge()).toBe(1);
+      expect(await store.idempotencyPurge()).toBe(0);
+      expect(await store.idempotencyGet(acme, 'key-f')).not.toBeNull();
+    });
+  });
+});
