@@ -2,17 +2,9 @@ import { Flags, type Interfaces } from '@oclif/core';
 import { KbClient } from '../client/client.js';
 import { type Deployment, resolveDeployment } from '../config/profiles.js';
 import { KbCommand } from './base-command.js';
-import { CliError, UsageError } from './errors.js';
+import { CliError } from './errors.js';
+import { parseTimeout } from './duration.js';
 import { withSpinner } from './spinner.js';
-
-/** Accepts 30, 30s, 500ms or 2m; a bare number is seconds. */
-export function parseTimeout(text: string, source: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(text.trim());
-  const amount = Number(match?.[1]);
-  if (!match || !(amount > 0)) throw new UsageError(`Invalid ${source} ${JSON.stringify(text)}: expected a duration such as 10s, 500ms or 2m`);
-  const unit = match[2] ?? 's';
-  return Math.round(amount * (unit === 'ms' ? 1 : unit === 's' ? 1000 : 60_000));
-}
 
 export const globalFlags = {
   profile: Flags.string({ summary: 'Profile to use (default: $KB_PROFILE, else the default profile).', helpGroup: 'GLOBAL' }),

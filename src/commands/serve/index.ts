@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
-import { parseTimeout } from '../../cli/api-command.js';
 import { KbCommand } from '../../cli/base-command.js';
+import { parseTimeout } from '../../cli/duration.js';
 import { CliError, UsageError } from '../../cli/errors.js';
 import type { IO } from '../../cli/io.js';
 import { withLocalStore } from '../../cli/local-store.js';
