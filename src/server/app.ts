@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest, type preParsingHookHandler } from 'fastify';
 import { KbApiError } from '../api/errors.js';
 import { buildOpenApiDocument, OPENAPI_PATH } from '../api/openapi.js';
 import { API_PREFIX, ROUTES, type RouteName, type RouteSpec } from '../api/routes.js';
@@ -175,6 +175,18 @@ async function authenticate(store: Store, limiter: AuthFailureLimit, request: Fa
   throw UNAUTHORIZED;
 }
 
+/** A body without Content-Type: fastify would leave it unread, but CONTRACT says any non-JSON body is 415. */
+function untypedBody(request: FastifyRequest): KbApiError | null {
+  const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+  return hasBody && request.headers['content-type'] === undefined ? UNSUPPORTED_MEDIA_TYPE : null;
+}
+
+const requireContentType: preParsingHookHandler = (request, _reply, payload, done) => {
+  const refused = untypedBody(request);
+  if (refused) return done(refused);
+  done(null, payload);
+};
+
 /** Builds the HTTP app over a store: every route of src/api under /v1, validated, authenticated, logged. */
 export function buildApp(options: AppOptions): FastifyInstance {
   const { store } = options;
@@ -252,15 +264,22 @@ export function buildApp(options: AppOptions): FastifyInstance {
     }
     const name = route.name as Exclude<RouteName, 'health'>;
     const handler = HANDLERS[name] as (store: Store, principal: Principal, input: unknown, capture?: IdempotencyCapture) => Promise<unknown>;
-    /** A read's answer, kept until the next write when the store can tell when that is. */
-    const cachedRead = async (principal: Principal, input: unknown, version: string | undefined): Promise<string | Buffer> => {
-      if (version === undefined) return JSON.stringify({ success: true, data: await handler(store, principal, input) });
-      const key = `${principal.orgId}\u0000${name}\u0000${JSON.stringify(input)}`;
-      const kept = answers.get(version, key);
-      if (kept !== undefined) return kept;
-      const body = Buffer.from(JSON.stringify({ success: true, data: await handler(store, principal, input) }));
-      answers.set(version, key, body);
-      return body;
+    /** Reads, and keeps the answer until the next write when the store can tell when that is. */
+    const read = async (principal: Principal, input: unknown, version: string | undefined, key: string): Promise<string | Buffer> => {
+      const body = JSON.stringify({ success: true, data: await handler(store, principal, input) });
+      if (version === undefined) return body;
+      const bytes = Buffer.from(body);
+      answers.set(version, key, bytes);
+      return bytes;
+    };
+    const write = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+      const input = parseInput(route.input.schema, request.body, 'request body');
+      const principal = request.principal as Principal;
+      const key = checkIdempotencyKey(request.headers['idempotency-key']);
+      if (key === undefined) return send(reply, 200, { success: true, data: await handler(store, principal, input) });
+      const done = await idempotency.run(principal, key, fingerprint(route.name, input), (capture) => handler(store, principal, input, capture));
+      if (done.replayed) reply.header('idempotent-replayed', 'true');
+      return reply.code(done.reply.status).header('content-type', 'application/json; charset=utf-8').send(done.reply.body);
     };
     app.route({
       method: route.method,
@@ -271,31 +290,25 @@ export function buildApp(options: AppOptions): FastifyInstance {
         request.readVersion = store.readVersion?.();
         const token = bearerToken(request);
         const known = token === undefined ? undefined : knownPrincipal(store, token, request.readVersion);
-        if (known) {
-          request.principal = known;
-          return done();
-        }
-        authenticate(store, limiter, request, token).then((principal) => {
+        // A read has no preParsing hook (one fewer step for every read): it checks for an untyped body here.
+        const authenticated = (principal: Principal) => {
           request.principal = principal;
-          done();
-        }, done);
+          done((route.method === 'GET' ? untypedBody(request) : null) ?? undefined);
+        };
+        if (known) return authenticated(known);
+        authenticate(store, limiter, request, token).then(authenticated, done);
       },
-      // fastify leaves a body without Content-Type unread; CONTRACT says any non-JSON body is 415.
-      preParsing: (request, _reply, payload, done) => {
-        const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
-        if (hasBody && request.headers['content-type'] === undefined) return done(UNSUPPORTED_MEDIA_TYPE);
-        done(null, payload);
-      },
-      handler: async (request, reply) => {
-        const raw = route.input.from === 'body' ? request.body : { ...(request.query as object) };
-        const input = parseInput(route.input.schema, raw, route.input.from === 'body' ? 'request body' : 'query');
+      ...(route.method === 'GET' ? {} : { preParsing: requireContentType }),
+      // A read whose answer is kept is sent at once, without a turn of the event loop.
+      handler: (request, reply) => {
+        if (route.method !== 'GET') return write(request, reply);
+        const input = parseInput(route.input.schema, { ...(request.query as object) }, 'query');
         const principal = request.principal as Principal;
-        if (route.method === 'GET') return send(reply, 200, await cachedRead(principal, input, request.readVersion));
-        const key = checkIdempotencyKey(request.headers['idempotency-key']);
-        if (key === undefined) return send(reply, 200, { success: true, data: await handler(store, principal, input) });
-        const done = await idempotency.run(principal, key, fingerprint(route.name, input), (capture) => handler(store, principal, input, capture));
-        if (done.replayed) reply.header('idempotent-replayed', 'true');
-        return reply.code(done.reply.status).header('content-type', 'application/json; charset=utf-8').send(done.reply.body);
+        const version = request.readVersion;
+        const key = `${principal.orgId}\u0000${name}\u0000${JSON.stringify(input)}`;
+        const kept = version === undefined ? undefined : answers.get(version, key);
+        if (kept !== undefined) return send(reply, 200, kept);
+        return read(principal, input, version, key).then((body) => send(reply, 200, body));
       },
     });
   }

@@ -96,3 +96,17 @@ describe('answers kept between writes', () => {
     }
   });
 });
+
+describe('a read with a body', () => {
+  it('is 415 without Content-Type, after the token is checked, as any request with an untyped body', async () => {
+    const server = await startTestServer({ listen: false });
+    try {
+      const headers = { 'content-length': '5' };
+      expect((await call(server.app, 'GET', '/v1/ns_list', { token: server.token, headers, payload: 'hello' })).status).toBe(415);
+      expect((await call(server.app, 'GET', '/v1/ns_list', { token: 'kbt_nope', headers, payload: 'hello' })).status).toBe(401);
+      expect((await call(server.app, 'GET', '/v1/ns_list', { token: server.token })).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
