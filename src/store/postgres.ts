@@ -3,6 +3,7 @@ import pg from 'pg';
 import { KbApiError } from '../api/errors.js';
 import type { Base, Namespace } from '../api/schemas.js';
 import { maskDatabaseUrl, redactPassword } from './database-url.js';
+import { failures } from './failures.js';
 import { APPLICATION, CREATE_SCHEMA_TABLE, POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, SCHEMA_TABLE } from './postgres-migrations.js';
 import {
   type AuthFailureLimit,
@@ -97,10 +98,6 @@ function reasonOf(error: unknown): string {
   return (error as { code?: string }).code ?? error.name;
 }
 
-function shuttingDown(): KbApiError {
-  return new KbApiError('unavailable', 'The server is shutting down');
-}
-
 /** Maps what PostgreSQL and the driver throw to the API's error catalog; KbApiErrors and others pass through. */
 function storageFailure(error: unknown): unknown {
   if (error instanceof KbApiError) return error;
@@ -109,7 +106,7 @@ function storageFailure(error: unknown): unknown {
     return new KbApiError('insufficient_storage', 'The database is out of disk space; nothing was written', 'Free space on the database server and retry.');
   }
   if (state === '40001' || state === '40P01' || state === '55P03' || state === '57014') {
-    return new KbApiError('unavailable', 'The database is busy; nothing was written', 'Retry in a moment.');
+    return failures.busy();
   }
   if (isConnectionFailure(error)) return new KbApiError('unavailable', 'The database cannot be reached', 'Retry in a moment.');
   return error;
@@ -121,10 +118,6 @@ const decode = (description: Buffer | null): string | null => (description === n
 
 function tokenInfo(row: TokenRow): TokenInfo {
   return { id: row.id, org: row.org, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null };
-}
-
-function namespaceNotFound(key: string): KbApiError {
-  return new KbApiError('not_found', `Namespace ${key} not found`);
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -193,7 +186,7 @@ export class PostgresStore implements Store {
 
   /** Runs an operation unless the store is closing, and keeps it in view so that close() waits for it. */
   private track<T>(run: () => Promise<T>): Promise<T> {
-    if (this.closing) return Promise.reject(shuttingDown());
+    if (this.closing) return Promise.reject(failures.shuttingDown());
     const promise = run();
     this.running.add(promise);
     promise.then(
@@ -333,7 +326,7 @@ export class PostgresStore implements Store {
           [orgId, ns.key, encode(ns.description)],
         );
       } catch (error) {
-        if (isUniqueViolation(error)) throw new KbApiError('conflict', `Namespace ${ns.key} already exists`);
+        if (isUniqueViolation(error)) throw failures.namespaceExists(ns.key);
         throw error;
       }
       return { key: ns.key, description: ns.description };
@@ -350,7 +343,7 @@ export class PostgresStore implements Store {
               [orgId, key, encode(patch.description)],
             );
       const row = rows[0];
-      if (!row) throw namespaceNotFound(key);
+      if (!row) throw failures.namespaceNotFound(key);
       return { key: row.key, description: decode(row.description) };
     }, capture);
   }
@@ -362,7 +355,7 @@ export class PostgresStore implements Store {
        WHERE n.org_id = $1 AND n.key = $2 ORDER BY b.key`,
       [orgId, namespace],
     );
-    if (rows.length === 0) throw namespaceNotFound(namespace);
+    if (rows.length === 0) throw failures.namespaceNotFound(namespace);
     return rows.flatMap((row) => (row.key === null ? [] : [{ namespace, key: row.key, description: decode(row.description) }]));
   }
 
@@ -381,7 +374,7 @@ export class PostgresStore implements Store {
           [orgId, base.namespace, base.key, encode(base.description)],
         );
       } catch (error) {
-        if (isUniqueViolation(error)) throw new KbApiError('conflict', `Base ${base.key} already exists in namespace ${base.namespace}`);
+        if (isUniqueViolation(error)) throw failures.baseExists(base.namespace, base.key);
         throw error;
       }
       return { namespace: base.namespace, key: base.key, description: base.description };
@@ -511,7 +504,7 @@ async function insertToken(client: Client, org: string, id: string, tokenHash: B
 /** The not_found of a base write that matched no row: the namespace's when it is missing, else the base's. */
 async function baseNotFound(client: Client, orgId: number, namespace: string, key: string): Promise<KbApiError> {
   const { rows } = await client.query('SELECT 1 FROM namespaces WHERE org_id = $1 AND key = $2', [orgId, namespace]);
-  return rows.length === 0 ? namespaceNotFound(namespace) : new KbApiError('not_found', `Base ${key} not found in namespace ${namespace}`);
+  return rows.length === 0 ? failures.namespaceNotFound(namespace) : failures.baseNotFound(namespace, key);
 }
 
 /**

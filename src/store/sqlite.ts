@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { KbApiError } from '../api/errors.js';
 import type { Base, Namespace } from '../api/schemas.js';
+import { failures } from './failures.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 import {
   type DescriptionPatch,
@@ -254,7 +255,7 @@ export class SqliteStore implements Store {
 
   /** Queues a write for the next group commit; resolves with its result once the commit is on disk. */
   private write<T>(op: () => T, capture?: IdempotencyCapture): Promise<T> {
-    if (this.closed) return Promise.reject(shuttingDown());
+    if (this.closed) return Promise.reject(failures.shuttingDown());
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ op, capture, resolve: resolve as (value: unknown) => void, reject });
       if (this.queue.length === 1) setImmediate(() => this.flush());
@@ -369,7 +370,7 @@ export class SqliteStore implements Store {
       try {
         this.stmt.nsInsert.run(orgId, ns.key, ns.description, at, at);
       } catch (error) {
-        if (isUniqueViolation(error)) throw new KbApiError('conflict', `Namespace ${ns.key} already exists`);
+        if (isUniqueViolation(error)) throw failures.namespaceExists(ns.key);
         throw error;
       }
       return { key: ns.key, description: ns.description };
@@ -402,7 +403,7 @@ export class SqliteStore implements Store {
         this.stmt.baseInsert.run(ns.id, base.key, base.description, at, at);
       } catch (error) {
         if (isUniqueViolation(error)) {
-          throw new KbApiError('conflict', `Base ${base.key} already exists in namespace ${base.namespace}`);
+          throw failures.baseExists(base.namespace, base.key);
         }
         throw error;
       }
@@ -453,25 +454,21 @@ export class SqliteStore implements Store {
 
   /** Reads after close() fail as writes do (503), not with better-sqlite3's "connection is not open" (500). */
   private ensureOpen(): void {
-    if (this.closed) throw shuttingDown();
+    if (this.closed) throw failures.shuttingDown();
   }
 
   private namespace(orgId: number, key: string): NamespaceRow {
     const row = this.stmt.nsGet.get(orgId, key);
-    if (!row) throw new KbApiError('not_found', `Namespace ${key} not found`);
+    if (!row) throw failures.namespaceNotFound(key);
     return row;
   }
 
   private base(orgId: number, namespace: string, key: string): BaseRow & { id: number } {
     const ns = this.namespace(orgId, namespace);
     const row = this.stmt.baseGet.get(ns.id, key);
-    if (!row) throw new KbApiError('not_found', `Base ${key} not found in namespace ${namespace}`);
+    if (!row) throw failures.baseNotFound(namespace, key);
     return row;
   }
-}
-
-function shuttingDown(): KbApiError {
-  return new KbApiError('unavailable', 'The server is shutting down');
 }
 
 function tokenInfo(row: TokenRow): TokenInfo {
@@ -491,7 +488,7 @@ function storageFailure(error: unknown): unknown {
     return new KbApiError('insufficient_storage', 'The server is out of disk space; nothing was written', 'Free space in the data dir and retry.');
   }
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
-    return new KbApiError('unavailable', 'The database is busy; nothing was written', 'Retry in a moment.');
+    return failures.busy();
   }
   return error;
 }

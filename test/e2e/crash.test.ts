@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isolatedEnv, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
-import { check, type Op } from '../helpers/history.js';
+import { acknowledged, check, type Op } from '../helpers/history.js';
 
 /** `npm test` runs 10 cycles; `npm run test:torture` sets KB_CRASH_CYCLES=200. */
 const CYCLES = Number(process.env.KB_CRASH_CYCLES ?? 10);
@@ -12,20 +12,6 @@ const running: ServeProcess[] = [];
 afterEach(() => {
   for (const server of running.splice(0)) server.child.kill('SIGKILL');
 });
-
-async function send(url: string, token: string, method: string, path: string, body: unknown): Promise<boolean> {
-  try {
-    const response = await fetch(`${url}/v1${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    await response.arrayBuffer();
-    return response.status === 200;
-  } catch {
-    return false;
-  }
-}
 
 describe('durability under kill -9', () => {
   it(`loses no acknowledged create, update or delete through ${CYCLES} crashes under ${WRITERS} concurrent writers`, async () => {
@@ -46,17 +32,17 @@ describe('durability under kill -9', () => {
             const key = `c${cycle}-w${writer}-n${n}`;
             const op: Op = { kind: 'create', key, acked: false };
             history.push(op);
-            op.acked = await send(server.url, token, 'POST', '/base_create', { namespace: 'crash', key });
+            op.acked = await acknowledged(server.url, token, 'POST', '/base_create', { namespace: 'crash', key });
             if (op.acked) mine.push(key);
           } else if (roll < 0.85) {
             const op: Op = { kind: 'update', key: target, value: `v${cycle}-${n}`, acked: false };
             history.push(op);
-            op.acked = await send(server.url, token, 'POST', '/base_update', { namespace: 'crash', base: target, data: { description: op.value } });
+            op.acked = await acknowledged(server.url, token, 'POST', '/base_update', { namespace: 'crash', base: target, data: { description: op.value } });
           } else {
             mine.splice(mine.indexOf(target), 1);
             const op: Op = { kind: 'delete', key: target, acked: false };
             history.push(op);
-            op.acked = await send(server.url, token, 'DELETE', '/base_delete', { namespace: 'crash', base: target });
+            op.acked = await acknowledged(server.url, token, 'DELETE', '/base_delete', { namespace: 'crash', base: target });
           }
         }
       });

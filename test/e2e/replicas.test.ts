@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
-import { check, type Op } from '../helpers/history.js';
+import { acknowledged, check, type Op } from '../helpers/history.js';
 
 /** Two built `kb serve` processes, each on its own port, over one PostgreSQL database. */
 interface Replicas {
@@ -211,17 +211,7 @@ describe('a replica killed under load', () => {
     const attempt = async (op: Op, method: string, path: string, body: unknown) => {
       history.push(op);
       const replica = !killed && Math.random() < 0.5 ? a.url : b.url;
-      try {
-        const response = await fetch(`${replica}/v1${path}`, {
-          method,
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
-        await response.arrayBuffer();
-        op.acked = response.status === 200;
-      } catch {
-        op.acked = false;
-      }
+      op.acked = await acknowledged(replica, token, method, path, body);
       if (op.acked && killed) ackedAfterKill++;
     };
     const writers = Array.from({ length: 16 }, async (_, writer) => {

@@ -25,3 +25,18 @@ export function check(history: Op[], stored: Map<string, string | null>): string
   return problems;
 }
 
+
+/** Sends one write; resolves to whether it was acknowledged (a 200), false on any failure, even a dropped connection. */
+export async function acknowledged(url: string, token: string, method: string, path: string, body: unknown): Promise<boolean> {
+  try {
+    const response = await fetch(`${url}/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    await response.arrayBuffer();
+    return response.status === 200;
+  } catch {
+    return false;
+  }
+}

@@ -5,27 +5,19 @@ import type { Base, Namespace } from '../../src/api/schemas.js';
 import { generateToken } from '../../src/server/tokens.js';
 import { type IdempotencyCapture, IdempotentReplay, type Store, type StoredReply, type WriteOutcome } from '../../src/store/store.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/database.js';
+import { rejection } from '../helpers/rejection.js';
+import { orgIdOf } from '../helpers/store.js';
 
 /**
  * What every engine of the Store interface must do, run once per engine (the vitest projects of vitest.config.ts):
  * a fresh database for each test, "reopen" being a close and a new store over the same database.
  */
 
-/** Creates a token for `org` and returns the organization's id, as the server's authentication would. */
-async function orgId(store: Store, org: string): Promise<number> {
-  const token = generateToken();
-  await store.createToken(org, token.id, token.hash);
-  const principal = await store.authenticate(token.hash);
-  if (!principal) throw new Error('a fresh token did not authenticate');
-  return principal.orgId;
-}
+const orgId = orgIdOf;
 
 /** Resolves to the KbApiError a promise rejects with. */
 async function apiError(promise: Promise<unknown>): Promise<KbApiError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
+  const error = await rejection(promise);
   expect(error).toBeInstanceOf(KbApiError);
   return error as KbApiError;
 }

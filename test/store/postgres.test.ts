@@ -6,6 +6,8 @@ import { POSTGRES_SCHEMA_VERSION } from '../../src/store/postgres-migrations.js'
 import { idempotencyLock, PostgresStore } from '../../src/store/postgres.js';
 import { IdempotencyInProgress, type IdempotencyCapture, StoreOpenError, StoreUnreachableError } from '../../src/store/store.js';
 import { createTestDatabase, databaseUrl, pgQuery, postgresCluster, type TestDatabase } from '../helpers/database.js';
+import { rejection } from '../helpers/rejection.js';
+import { orgIdOf } from '../helpers/store.js';
 
 const databases: TestDatabase[] = [];
 const stores: PostgresStore[] = [];
@@ -27,11 +29,7 @@ afterAll(async () => {
   await Promise.all(databases.splice(0).map((database) => database.drop()));
 });
 
-async function orgId(store: PostgresStore, org: string): Promise<number> {
-  const token = generateToken();
-  await store.createToken(org, token.id, token.hash);
-  return (await store.authenticate(token.hash))?.orgId as number;
-}
+const orgId = orgIdOf;
 
 /** The tables of the database's public schema, and kb_schema's rows: what "writes nothing" compares. */
 async function shape(database: TestDatabase): Promise<string> {
@@ -41,10 +39,7 @@ async function shape(database: TestDatabase): Promise<string> {
 }
 
 async function refusal(promise: Promise<unknown>): Promise<StoreOpenError> {
-  const error = await promise.then(
-    () => undefined,
-    (reason: unknown) => reason,
-  );
+  const error = await rejection(promise);
   expect(error).toBeInstanceOf(StoreOpenError);
   return error as StoreOpenError;
 }

@@ -9,6 +9,7 @@ import { APPLICATION_ID, SCHEMA_VERSION } from '../../src/store/migrations.js';
 import { DATABASE_FILE, SqliteStore } from '../../src/store/sqlite.js';
 import { StoreOpenError } from '../../src/store/store.js';
 import { tempDir } from '../helpers/server.js';
+import { orgIdOf } from '../helpers/store.js';
 
 const dirs: string[] = [];
 function newDir(): string {
@@ -28,14 +29,7 @@ afterEach(() => {
   }
 });
 
-/** Creates a token for `org` and returns the organization's id, as the server's authentication would. */
-async function orgId(store: SqliteStore, org: string): Promise<number> {
-  const token = generateToken();
-  await store.createToken(org, token.id, token.hash);
-  const principal = await store.authenticate(token.hash);
-  if (!principal) throw new Error('a fresh token did not authenticate');
-  return principal.orgId;
-}
+const orgId = orgIdOf;
 
 const ns = (key: string, description: string | null = null): Namespace => ({ key, description });
 const base = (namespace: string, key: string, description: string | null = null): Base => ({ namespace, key, description });

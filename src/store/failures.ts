@@ -1,0 +1,14 @@
+import { KbApiError } from '../api/errors.js';
+
+/**
+ * The API errors every engine of the Store raises, worded once: the server's status table and its tests expect the
+ * same message from SQLite and PostgreSQL alike.
+ */
+export const failures = {
+  namespaceExists: (key: string) => new KbApiError('conflict', `Namespace ${key} already exists`),
+  baseExists: (namespace: string, key: string) => new KbApiError('conflict', `Base ${key} already exists in namespace ${namespace}`),
+  namespaceNotFound: (key: string) => new KbApiError('not_found', `Namespace ${key} not found`),
+  baseNotFound: (namespace: string, key: string) => new KbApiError('not_found', `Base ${key} not found in namespace ${namespace}`),
+  shuttingDown: () => new KbApiError('unavailable', 'The server is shutting down'),
+  busy: () => new KbApiError('unavailable', 'The database is busy; nothing was written', 'Retry in a moment.'),
+};
