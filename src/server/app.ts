@@ -69,6 +69,8 @@ function errorBody(error: KbApiError): { success: false; message: string; help?:
 function sendError(reply: FastifyReply, error: KbApiError): FastifyReply {
   if (error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer');
   if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
+  // A storage that cannot commit now (a lost database connection, a busy database, a server shutting down).
+  else if (error.status === 503) reply.header('retry-after', '1');
   return send(reply, error.status, errorBody(error));
 }
 

@@ -72,22 +72,27 @@ export class Idempotency {
     if (this.running.has(slot)) throw inProgress();
     this.running.add(slot);
     try {
-      let reply: StoredReply | undefined;
+      // The reply the store kept for the write's own outcome, inside the write's transaction.
+      let made: { outcome: WriteOutcome; reply: StoredReply | undefined } | undefined;
       const capture: IdempotencyCapture = {
         orgId: principal.orgId,
         key,
         fingerprint: print,
-        reply: (outcome) => (reply = this.replyFor(outcome)),
+        reply: (outcome) => (made = { outcome, reply: this.replyFor(outcome) }).reply,
       };
       try {
         await execute(capture);
       } catch (error) {
         if (error instanceof IdempotentReplay) return replay(error.record, print);
         if (error instanceof IdempotencyInProgress) throw inProgress();
-        if (reply === undefined) throw error;
+        // Only the write's own failure (a 404, a 409) was committed with its reply. Any other error came after the
+        // reply was made, from the commit itself (a full disk, a lost connection): nothing was kept, so the reply must
+        // not be sent either; the client gets the storage failure and may retry with the same key.
+        if (made?.reply === undefined || made.outcome.ok || made.outcome.error !== error) throw error;
+        return { reply: made.reply, replayed: false };
       }
-      if (reply === undefined) throw new KbApiError('internal', 'Internal server error');
-      return { reply, replayed: false };
+      if (made?.reply === undefined || !made.outcome.ok) throw new KbApiError('internal', 'Internal server error');
+      return { reply: made.reply, replayed: false };
     } finally {
       this.running.delete(slot);
     }
