@@ -216,6 +216,11 @@ export class PostgresStore implements Store {
         throw storageFailure(error);
       }
       let broken: Error | undefined;
+      // pg takes its own 'error' listener off a client while it is checked out: a connection that breaks now (a
+      // database restart, pg_terminate_backend) would otherwise raise an unhandled 'error' and end the process. The
+      // query in flight fails by itself; the client is then dropped, not returned to the pool.
+      const lost = (error: Error) => (broken ??= error);
+      client.on('error', lost);
       try {
         await client.query('BEGIN');
         const result = await fn(client);
@@ -227,6 +232,7 @@ export class PostgresStore implements Store {
         });
         throw storageFailure(error);
       } finally {
+        client.off('error', lost);
         client.release(broken);
       }
     });
@@ -572,6 +578,8 @@ async function migrate(pool: pg.Pool, shown: string, redact: (text: string) => s
     throw refusal(`cannot open the database at ${shown}: ${redact(reasonOf(error))}`, error);
   }
   let broken: Error | undefined;
+  const lost = (error: Error) => (broken ??= error);
+  client.on('error', lost);
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
@@ -617,6 +625,7 @@ async function migrate(pool: pg.Pool, shown: string, redact: (text: string) => s
     if (isConnectionFailure(error)) throw new StoreUnreachableError(`lost the database at ${shown}: ${redact(reasonOf(error))}`);
     throw refusal(`cannot set up kb's tables in the database at ${shown}: ${redact(reasonOf(error))}`, error);
   } finally {
+    client.off('error', lost);
     client.release(broken);
   }
 }
