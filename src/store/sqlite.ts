@@ -1,4 +1,5 @@
-import { closeSync, existsSync, mkdirSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { KbApiError } from '../api/errors.js';
@@ -40,25 +41,36 @@ function sqliteCode(error: unknown): string | undefined {
 function describeOpenError(path: string, error: unknown): string {
   const code = sqliteCode(error);
   const reason = error instanceof Error ? error.message : String(error);
-  if (code === 'EACCES' || code === 'EPERM' || code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY') {
+  if (code === 'EROFS' || code?.startsWith('SQLITE_READONLY')) {
+    return `cannot open ${path} for writing: ${reason}. kb serve needs to write its data dir: pick one on a writable filesystem.`;
+  }
+  if (code === 'EACCES' || code === 'EPERM' || code?.startsWith('SQLITE_CANTOPEN')) {
     return `cannot open ${path}: ${reason}. Check that the data dir exists and that you may read and write it.`;
   }
   if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') {
-    return `${path} is corrupt (${reason}). Restore it from a backup, or move it aside to start empty.`;
+    return `${path} is corrupt (${reason}). ${RESTORE}`;
   }
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
     return `${path} is locked by another process (${reason}).`;
   }
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
+    return `cannot open ${path}: the disk is full (${reason}). Free space in the data dir and start again.`;
+  }
   return `cannot open ${path}: ${reason}`;
 }
 
+/** What to do with a database that cannot be used: said by every refusal of a damaged file. */
+const RESTORE = 'Restore it from a backup (`kb serve backup` makes one), or move it aside to start empty.';
+
 /**
- * Checks the file's header and size before SQLite touches it, so a truncated or foreign file is refused
+ * Checks the file's header and size before SQLite touches it, so an empty, truncated or foreign file is refused
  * without a single byte written (opening it read-write would start a WAL and could rewrite the header).
  */
 function inspectFile(path: string): void {
   const size = statSync(path).size;
-  if (size === 0) return;
+  if (size === 0) {
+    throw new StoreOpenError(`${path} is empty, so it is not a kb database. Move it aside (or remove it) to start empty.`);
+  }
   const header = Buffer.alloc(100);
   const fd = openSync(path, 'r');
   let read: number;
@@ -70,16 +82,104 @@ function inspectFile(path: string): void {
   if (read < 100 || !header.subarray(0, 16).equals(SQLITE_HEADER)) {
     throw new StoreOpenError(`${path} is not a kb database (no SQLite header). Move it aside to start empty.`);
   }
+  // A write-ahead log with frames holds pages newer than the file, and SQLite replays it on open: a checkpoint cut
+  // short (a full disk, a crash) can leave the header's page count ahead of the file, with every page still in the
+  // log. Only a file with no log to recover from is judged by its size.
+  if (walFrames(path)) return;
   const rawPageSize = header.readUInt16BE(16);
   const pageSize = rawPageSize === 1 ? 65536 : rawPageSize;
   const pageCount = header.readUInt32BE(28);
   const changeCounter = header.readUInt32BE(24);
   const validFor = header.readUInt32BE(92);
   if (pageCount > 0 && changeCounter === validFor && size < pageCount * pageSize) {
-    throw new StoreOpenError(
-      `${path} is truncated (${size} bytes, its header says ${pageCount * pageSize}). Restore it from a backup.`,
-    );
+    throw new StoreOpenError(`${path} is truncated (${size} bytes, its header says ${pageCount * pageSize}). ${RESTORE}`);
   }
+}
+
+/** Whether the database's -wal file holds frames (a WAL header is 32 bytes; each frame follows it). */
+function walFrames(path: string): boolean {
+  try {
+    return statSync(`${path}-wal`).size > 32;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Refuses, before SQLite opens anything, a database file or data dir that kb could read but not write: a read-only
+ * filesystem, no write permission for us, or, since root may write anything, no write bit for the owner (someone
+ * made it read-only on purpose).
+ */
+function refuseUnwritable(path: string, target: string, what: 'data dir' | 'database file'): void {
+  let reason: string | undefined;
+  try {
+    accessSync(target, constants.W_OK);
+    if ((statSync(target).mode & 0o200) === 0) reason = 'it is read-only';
+  } catch (error) {
+    const code = sqliteCode(error);
+    reason = code === 'EROFS' ? 'it is on a read-only filesystem' : code === 'EACCES' || code === 'EPERM' ? 'you may not write it' : (error as Error).message;
+  }
+  if (reason === undefined) return;
+  throw new StoreOpenError(
+    `cannot use ${path}: its ${what}${what === 'data dir' ? ` ${target}` : ''} cannot be written (${reason}). ` +
+      'kb serve writes its database: make it writable (chmod u+w), or copy it to a writable data dir.',
+  );
+}
+
+/**
+ * Makes a new database in the data dir, so that the file and its schema appear together or not at all: it is built
+ * under a temporary name beside kb.db and then linked into place. link() never replaces a file, so of several
+ * processes creating the same data dir at once exactly one database is kept; the others open it.
+ */
+function createDatabase(dataDir: string, path: string): void {
+  const building = join(dataDir, `.${DATABASE_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.new`);
+  try {
+    const db = new Database(building);
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      migrate(db);
+    } finally {
+      db.close();
+    }
+    try {
+      linkSync(building, path);
+    } catch (error) {
+      if (sqliteCode(error) !== 'EEXIST') throw error;
+    }
+    syncDirectory(dataDir);
+  } catch (error) {
+    throw new StoreOpenError(`cannot create the database ${path}: ${(error as Error).message}`);
+  } finally {
+    for (const file of [building, `${building}-wal`, `${building}-shm`]) rmSync(file, { force: true });
+  }
+}
+
+/** The new name of a file is durable only once its directory is synced. */
+function syncDirectory(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Brings the schema to this kb's version. The version is read inside the write transaction (BEGIN IMMEDIATE holds
+ * the write lock), so of several processes opening one database at once only the first applies the migrations.
+ */
+function migrate(db: Database.Database): void {
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new StoreOpenError(`schema version ${version} is newer than this kb supports (${SCHEMA_VERSION}).`);
+    }
+    if (version === SCHEMA_VERSION) return;
+    for (let next = version; next < SCHEMA_VERSION; next++) db.exec(MIGRATIONS[next] as string);
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
 }
 
 function now(): string {
@@ -168,7 +268,11 @@ export class SqliteStore implements Store {
     };
   }
 
-  /** Opens (creating when absent) the database in dataDir, or throws StoreOpenError leaving every file untouched. */
+  /**
+   * Opens the database in dataDir, creating it (and the dir) when absent, or throws StoreOpenError leaving every
+   * file untouched. An existing file is never initialised over: one that is empty, foreign, damaged, newer or
+   * read-only is refused.
+   */
   static open(dataDir: string, options: SqliteStoreOptions = {}): SqliteStore {
     try {
       mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -182,23 +286,28 @@ export class SqliteStore implements Store {
     } catch (error) {
       if (sqliteCode(error) !== 'ENOENT') throw new StoreOpenError(describeOpenError(path, error));
     }
-    const busyTimeout = options.busyTimeoutMs ?? 5000;
-    if (exists) {
-      try {
-        inspectFile(path);
-      } catch (error) {
-        if (error instanceof StoreOpenError) throw error;
-        throw new StoreOpenError(describeOpenError(path, error));
-      }
-      SqliteStore.checkReadOnly(path, busyTimeout);
+    if (!exists) {
+      if (existsSync(path)) throw new StoreOpenError(`${path} is not a file. Move it aside, or pick another --data-dir.`);
+      refuseUnwritable(path, dataDir, 'data dir');
+      createDatabase(dataDir, path);
     }
+    const busyTimeout = options.busyTimeoutMs ?? 5000;
+    try {
+      inspectFile(path);
+      refuseUnwritable(path, dataDir, 'data dir');
+      refuseUnwritable(path, path, 'database file');
+    } catch (error) {
+      if (error instanceof StoreOpenError) throw error;
+      throw new StoreOpenError(describeOpenError(path, error));
+    }
+    SqliteStore.checkReadOnly(path, busyTimeout);
     let db: Database.Database | undefined;
     try {
-      db = new Database(path, { timeout: busyTimeout });
+      db = new Database(path, { timeout: busyTimeout, fileMustExist: true });
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
       db.pragma('foreign_keys = ON');
-      SqliteStore.migrate(db);
+      migrate(db);
       return new SqliteStore(db);
     } catch (error) {
       db?.close();
@@ -229,7 +338,7 @@ export class SqliteStore implements Store {
         );
       }
       const check = db.pragma('quick_check', { simple: true });
-      if (check !== 'ok') throw new StoreOpenError(`${path} is corrupt (${String(check)}). Restore it from a backup.`);
+      if (check !== 'ok') throw new StoreOpenError(`${path} is corrupt (${String(check)}). ${RESTORE}`);
       refused = false;
     } catch (error) {
       if (error instanceof StoreOpenError) throw error;
@@ -238,19 +347,6 @@ export class SqliteStore implements Store {
       db?.close();
       if (refused) for (const file of created) rmSync(file, { force: true });
     }
-  }
-
-  private static migrate(db: Database.Database): void {
-    const version = db.pragma('user_version', { simple: true }) as number;
-    if (version > SCHEMA_VERSION) {
-      throw new StoreOpenError(`schema version ${version} is newer than this kb supports (${SCHEMA_VERSION}).`);
-    }
-    if (version === SCHEMA_VERSION) return;
-    db.transaction(() => {
-      for (let next = version; next < SCHEMA_VERSION; next++) db.exec(MIGRATIONS[next] as string);
-      db.pragma(`application_id = ${APPLICATION_ID}`);
-      db.pragma(`user_version = ${SCHEMA_VERSION}`);
-    }).immediate();
   }
 
   /** Queues a write for the next group commit; resolves with its result once the commit is on disk. */

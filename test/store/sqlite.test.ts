@@ -156,13 +156,77 @@ describe('SqliteStore.open', () => {
     await SqliteStore.open(dir).close();
   });
 
-  it('accepts an empty database file and makes it a kb database', async () => {
+  it('refuses an empty database file instead of initialising over it', () => {
     const dir = newDir();
     writeFileSync(join(dir, DATABASE_FILE), '');
+    expectRefusal(dir, /is empty/);
+  });
+
+  it('refuses a read-only database file, even as root, naming the fix', async () => {
+    const dir = await populatedDatabase();
+    chmodSync(join(dir, DATABASE_FILE), 0o444);
+    const error = expectRefusal(dir, /cannot be written \(it is read-only\)/);
+    expect(error.message).toMatch(/chmod u\+w/);
+  });
+
+  it('refuses a database in a read-only data dir, even as root', async () => {
+    const dir = await populatedDatabase();
+    chmodSync(dir, 0o555);
+    try {
+      expectRefusal(dir, new RegExp(`data dir ${dir} cannot be written`));
+    } finally {
+      chmodSync(dir, 0o700);
+    }
+  });
+
+  it('refuses to create a database in a read-only data dir, and creates nothing', () => {
+    const dir = newDir();
+    chmodSync(dir, 0o555);
+    try {
+      expect(() => SqliteStore.open(dir)).toThrow(/cannot be written/);
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      chmodSync(dir, 0o700);
+    }
+  });
+
+  it('recovers, not refuses, a database whose checkpoint was cut short after writing page 1', async () => {
+    // A crash state: every commit is in the -wal file, and a checkpoint had copied the newest page 1 (whose header
+    // counts every page) into kb.db before the disk filled, so kb.db is shorter than its header says.
+    const source = newDir();
+    await SqliteStore.open(source).close();
+    const writer = new Database(join(source, DATABASE_FILE));
+    writer.pragma('wal_autocheckpoint = 0');
+    const org = writer.prepare("INSERT INTO orgs (name, created_at) VALUES ('acme', 'now') RETURNING id").get() as { id: number };
+    const insert = writer.prepare("INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES (?, ?, ?, 'now', 'now')");
+    writer.transaction(() => {
+      for (let i = 0; i < 300; i++) insert.run(org.id, `ns-${String(i).padStart(3, '0')}`, 'x'.repeat(500));
+    })();
+    const dir = newDir();
+    const file = join(dir, DATABASE_FILE);
+    const wal = readFileSync(join(source, `${DATABASE_FILE}-wal`));
+    const db = readFileSync(join(source, DATABASE_FILE));
+    writer.close();
+    const pageSize = wal.readUInt32BE(8);
+    let page1: Buffer | undefined;
+    for (let at = 32; at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+      if (wal.readUInt32BE(at) === 1) page1 = wal.subarray(at + 24, at + 24 + pageSize);
+    }
+    expect(page1).toBeDefined();
+    const cut = Buffer.from(db);
+    (page1 as Buffer).copy(cut, 0);
+    writeFileSync(file, cut);
+    writeFileSync(`${file}-wal`, wal);
+    expect(cut.length).toBeLessThan(cut.readUInt32BE(28) * pageSize);
+
     const store = SqliteStore.open(dir);
-    const org = await orgId(store, 'acme');
-    await store.nsCreate(org, ns('docs'));
-    await store.close();
+    try {
+      const principalOrg = (await store.nsList(org.id)).map((namespace) => namespace.key);
+      expect(principalOrg).toHaveLength(300);
+      expect(principalOrg[299]).toBe('ns-299');
+    } finally {
+      await store.close();
+    }
   });
 
   it('refuses a file of random bytes', () => {
