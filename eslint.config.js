@@ -50,7 +50,21 @@ export default tseslint.config(
     ['src/cli/**', 'src/commands/**'],
     ['undici', 'fastify', 'better-sqlite3', 'pg', 'ink', 'react'],
     'Commands reach the network through src/client; the server, the store and the TUI load lazily (await import).',
-    // server/log.js is a list of names with no imports: the serve command's flags need it at parse time.
-    '/(server/(?!log\\.js$)|store/|tui/)',
+    // server/log.js is a list of names with no imports: the serve command's flags need it at parse time; store/errors.js
+    // holds only the error classes the CLI recognises.
+    '/(server/(?!log\\.js$)|store/(?!errors\\.js$)|tui/)',
   ),
+  // A command never imports another command's module: what two commands share lives in src/cli (or below).
+  {
+    files: ['src/commands/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "ImportDeclaration[source.value=/^(?!(\\.\\.\\/)+(api|cli|client|config|server|store|sync|tui)\\/)\\./], ImportExpression[source.value=/^(?!(\\.\\.\\/)+(api|cli|client|config|server|store|sync|tui)\\/)\\./]",
+          message: 'A command never imports another command: move what they share to src/cli (or the layer it belongs to).',
+        },
+      ],
+    },
+  },
 );

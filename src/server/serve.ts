@@ -12,8 +12,6 @@ export interface ServeOptions {
   port: number;
   storage: StorageOptions;
   logLevel: LogLevel;
-  /** Called once, on a first start with no tokens, with the token made for organization `local`. */
-  onFirstToken?: (first: { url: string; org: string; token: string }) => Promise<void> | void;
 }
 
 export interface RunningServer {
@@ -21,8 +19,13 @@ export interface RunningServer {
   store: Store;
   /** Where the data is, for people: the data dir, or the database URL with its password masked. */
   location: string;
-  /** Stops accepting, lets in-flight requests finish, closes the store. */
-  close(): Promise<void>;
+  /** The token made for organization `local` when the storage had none (a first start); shown once, never kept. */
+  firstToken: { org: string; token: string } | undefined;
+  /**
+   * Stops accepting, lets the requests in flight finish, and closes the store. Connections still busy after
+   * deadlineMs (slow clients) are cut, so that it always ends; resolves whether any had to be.
+   */
+  close(deadlineMs?: number): Promise<{ forced: boolean }>;
 }
 
 /** The URL a client should use: a wildcard bind is reached through loopback. */
@@ -45,21 +48,33 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const url = publicUrl(options.host, app.server.address() as AddressInfo);
     const first = generateToken();
     // Of several servers starting together on empty storage, only one creates it.
-    if (await store.createFirstToken(FIRST_ORG, first.id, first.hash)) {
-      await options.onFirstToken?.({ url, org: FIRST_ORG, token: first.token });
-    }
+    const firstToken = (await store.createFirstToken(FIRST_ORG, first.id, first.hash)) ? { org: FIRST_ORG, token: first.token } : undefined;
     // Idempotency keys are kept 24 h: forget older ones now and every hour.
     const purge = () => void store.idempotencyPurge().catch((error: Error) => logger.warn(`idempotency purge failed: ${error.message}`));
     purge();
     const purging = setInterval(purge, 60 * 60 * 1000).unref();
-    let closing: Promise<void> | undefined;
+    let closing: Promise<{ forced: boolean }> | undefined;
     return {
       url,
       store,
       location: describeStorage(options.storage),
-      close() {
-        clearInterval(purging);
-        closing ??= app.close().then(() => store.close());
+      firstToken,
+      close(deadlineMs = 10_000) {
+        closing ??= (async () => {
+          clearInterval(purging);
+          let forced = false;
+          const deadline = setTimeout(() => {
+            forced = true;
+            app.server.closeAllConnections();
+          }, deadlineMs);
+          try {
+            await app.close();
+          } finally {
+            clearTimeout(deadline);
+          }
+          await store.close();
+          return { forced };
+        })();
         return closing;
       },
     };

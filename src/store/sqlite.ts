@@ -1,4 +1,4 @@
-import { accessSync, closeSync, constants, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -132,6 +132,7 @@ function refuseUnwritable(path: string, target: string, what: 'data dir' | 'data
  * processes creating the same data dir at once exactly one database is kept; the others open it.
  */
 function createDatabase(dataDir: string, path: string): void {
+  removeAbandonedBuilds(dataDir);
   const building = join(dataDir, `.${DATABASE_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.new`);
   try {
     const db = new Database(building);
@@ -152,6 +153,24 @@ function createDatabase(dataDir: string, path: string): void {
     throw new StoreOpenError(`cannot create the database ${path}: ${(error as Error).message}`);
   } finally {
     for (const file of [building, `${building}-wal`, `${building}-shm`]) rmSync(file, { force: true });
+  }
+}
+
+/** Databases a killed process was building (its pid is in the name, and gone): never linked, so never used. */
+function removeAbandonedBuilds(dataDir: string): void {
+  for (const name of readdirSync(dataDir)) {
+    const pid = /^\.kb\.db\.(\d+)\.[0-9a-f]+\.new(-wal|-shm)?$/.exec(name)?.[1];
+    if (pid === undefined || isRunning(Number(pid))) continue;
+    rmSync(join(dataDir, name), { force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return sqliteCode(error) === 'EPERM';
   }
 }
 
@@ -539,6 +558,55 @@ export class SqliteStore implements Store {
   idempotencyPurge(): Promise<number> {
     const before = new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString();
     return this.write(() => this.stmt.idempotencyPurge.run(before).changes);
+  }
+
+  /**
+   * Copies the database as of one moment into a new data dir with SQLite's online backup (writers, of this process
+   * or another, go on meanwhile), so that `kb serve --data-dir DEST` serves the copy. The copy is checked, then
+   * linked into place: it appears whole or not at all, and an existing database is never replaced.
+   */
+  async backup(destDir: string): Promise<{ path: string; bytes: number }> {
+    this.ensureOpen();
+    const target = join(destDir, DATABASE_FILE);
+    try {
+      mkdirSync(destDir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw new StoreOpenError(`cannot create ${destDir}: ${(error as Error).message}`);
+    }
+    if (existsSync(target)) {
+      throw new StoreOpenError(`${target} exists already: a backup never replaces a database.`, 'Name a new or empty directory.');
+    }
+    const building = join(destDir, `.${DATABASE_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.new`);
+    try {
+      // After the first step, copy all that is left in one step: a step reads one snapshot, so another process's
+      // commits cannot make it start over again and again.
+      await this.db.backup(building, { progress: ({ remainingPages }) => Math.max(remainingPages, 100) });
+      const copy = new Database(building, { fileMustExist: true });
+      try {
+        copy.pragma('journal_mode = WAL');
+        const check = copy.pragma('quick_check', { simple: true });
+        if (check !== 'ok') throw new Error(`the copy does not check out (${String(check)})`);
+        if (copy.pragma('application_id', { simple: true }) !== APPLICATION_ID) throw new Error('the copy is not a kb database');
+      } finally {
+        copy.close();
+      }
+      const fd = openSync(building, 'r+');
+      try {
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      linkSync(building, target);
+      syncDirectory(destDir);
+      return { path: target, bytes: statSync(target).size };
+    } catch (error) {
+      if (error instanceof StoreOpenError) throw error;
+      const code = sqliteCode(error);
+      if (code === 'EEXIST') throw new StoreOpenError(`${target} exists already: a backup never replaces a database.`, 'Name a new or empty directory.');
+      throw new StoreOpenError(`cannot back up to ${target}: ${(error as Error).message}`);
+    } finally {
+      for (const file of [building, `${building}-wal`, `${building}-shm`]) rmSync(file, { force: true });
+    }
   }
 
   async close(): Promise<void> {

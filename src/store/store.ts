@@ -128,18 +128,13 @@ export interface Store {
    */
   readonly authFailures?: AuthFailureLimit;
 
+  /**
+   * Copies the data, as of one moment and while writes go on, into a new data dir that `kb serve --data-dir` can
+   * serve. Present for the embedded engine only: a database server has its own tools (pg_dump).
+   */
+  backup?(destDir: string): Promise<{ path: string; bytes: number }>;
+
   close(): Promise<void>;
 }
 
-/** Raised when a data dir or database cannot be opened safely; the message says why and what to do. */
-export class StoreOpenError extends Error {
-  override readonly name: string = 'StoreOpenError';
-  constructor(message: string, readonly help?: string) {
-    super(message);
-  }
-}
-
-/** Raised when the database server could not be reached within the time allowed: a network failure, worth retrying. */
-export class StoreUnreachableError extends StoreOpenError {
-  override readonly name = 'StoreUnreachableError';
-}
+export { StoreOpenError, StoreUnreachableError } from './errors.js';

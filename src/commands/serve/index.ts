@@ -1,94 +1,41 @@
 import { Flags } from '@oclif/core';
 import { KbCommand } from '../../cli/base-command.js';
 import { parseTimeout } from '../../cli/duration.js';
-import { CliError, UsageError } from '../../cli/errors.js';
-import type { IO } from '../../cli/io.js';
-import { withLocalStore } from '../../cli/local-store.js';
-import { dataDir } from '../../config/paths.js';
+import { CliError } from '../../cli/errors.js';
+import { saveLocalProfile, userHoldsToken } from '../../cli/serve-profile.js';
+import { storageFailure, storageFlags, storageOptions } from '../../cli/storage.js';
 import { LOG_LEVELS } from '../../server/log.js';
-import type { StorageOptions } from '../../store/open.js';
-import type { Store } from '../../store/store.js';
-
-const DATABASE_URL_FORM = 'postgres://USER:PASSWORD@HOST:PORT/DATABASE';
+import type { RunningServer } from '../../server/serve.js';
 
 /**
- * The flags that select the storage of `kb serve` and `kb serve token`: PostgreSQL when --database (or KB_DATABASE_URL)
- * is given, else SQLite in the data dir. Shared by the token commands, which work against the same storage.
+ * Resolves on the first SIGINT or SIGTERM; a second one exits at once (130 or 143). One listener stays for the whole
+ * run: removing it while a signal is emitted would let signal-exit (used by the config writer) find no other listener
+ * and re-raise the signal, killing the process in the middle of its shutdown.
  */
-export const databaseFlags = {
-  database: Flags.string({
-    summary: `PostgreSQL database shared by replicas, as ${DATABASE_URL_FORM}. Prefer KB_DATABASE_URL: argv is visible to other users. Without either, SQLite in the data dir.`,
-    env: 'KB_DATABASE_URL',
-    // Checked here without echoing the value: it holds a password.
-    parse: async (input) => {
-      if (!/^postgres(ql)?:\/\/[^\s]+$/i.test(input) || !URL.canParse(input)) {
-        throw new UsageError(`--database (or KB_DATABASE_URL) must be a URL of the form ${DATABASE_URL_FORM}`);
-      }
-      return input;
-    },
-  }),
-  'database-wait': Flags.string({
-    summary: 'How long to wait at start-up for a database that does not answer yet, e.g. 30s or 500ms.',
-    default: '10s',
-  }),
-};
-
-type StorageFlags = { 'data-dir'?: string | undefined; database?: string | undefined; 'database-wait': string };
-
-/** The storage the flags name; --data-dir and --database together are a usage error, since only one would be used. */
-function storageOptions(
-  flags: StorageFlags,
-  postgres: { poolSize?: number; onWaiting?: (message: string) => void } = {},
-): StorageOptions {
-  if (flags.database === undefined) return { engine: 'sqlite', dataDir: flags['data-dir'] ?? dataDir() };
-  if (flags['data-dir'] !== undefined) {
-    throw new UsageError('--data-dir and --database (or KB_DATABASE_URL) name two storages: pass one of them');
-  }
-  return { engine: 'postgres', url: flags.database, waitMs: parseTimeout(flags['database-wait'], '--database-wait'), ...postgres };
-}
-
-/** A storage that cannot be opened, as the CLI reports it: exit 6 for a database that did not answer, else 1. */
-function storageFailure(error: unknown): unknown {
-  if (!(error instanceof Error)) return error;
-  const help = (error as { help?: unknown }).help;
-  if (error.name === 'StoreUnreachableError') {
-    return new CliError(error.message, 6, `${typeof help === 'string' ? `${help} ` : ''}Or wait longer with --database-wait.`);
-  }
-  if (error.name === 'StoreOpenError') return new CliError(error.message, 1, typeof help === 'string' ? help : undefined);
-  return error;
-}
-
-/**
- * Opens the storage the flags name (the engine loaded lazily), runs fn, and closes it; for `kb serve token`, so one
- * connection is enough, and waiting for the database is said on stderr.
- */
-export async function withServeStore<T>(flags: StorageFlags, io: IO, fn: (store: Store) => Promise<T>): Promise<T> {
-  const storage = storageOptions(flags, { poolSize: 1, onWaiting: (message) => io.stderr(`kb serve token: ${message}\n`) });
-  if (storage.engine === 'sqlite') return withLocalStore(flags['data-dir'], fn);
-  const { openStore } = await import('../../store/open.js');
-  let store: Store;
-  try {
-    store = await openStore(storage);
-  } catch (error) {
-    throw storageFailure(error);
-  }
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
-  }
-}
-
-function waitForSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve(signal);
+function signals(onSecond: (signal: NodeJS.Signals) => void): { stopped: Promise<NodeJS.Signals>; ownSignals(): void } {
+  let handle: (signal: NodeJS.Signals) => void = () => undefined;
+  const stopped = new Promise<NodeJS.Signals>((resolve) => {
+    let received = 0;
+    handle = (signal) => {
+      if (++received === 1) return resolve(signal);
+      onSecond(signal);
+      process.exit(signal === 'SIGINT' ? 130 : 143);
     };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
+    process.on('SIGINT', handle);
+    process.on('SIGTERM', handle);
   });
+  return {
+    stopped,
+    /**
+     * Takes back the signals from the listeners code loaded since added: conf's atomic writer (when-exit) answers a
+     * signal by raising it again, which would end the server at once instead of letting it finish its requests.
+     */
+    ownSignals() {
+      for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+        for (const listener of process.listeners(signal)) if (listener !== handle) process.off(signal, listener);
+      }
+    },
+  };
 }
 
 export default class Serve extends KbCommand {
@@ -106,7 +53,13 @@ of another application, or of a newer kb, is refused. A database that does not a
 (--database-wait), then kb serve exits 6 naming the URL with its password masked.
 
 On a first start with no tokens, it creates one for organization "local", prints it once, and saves it
-as the CLI profile "local" (the default profile when there is none yet), so \`kb ns list\` works at once.
+as a CLI profile (the default profile when there is none yet), so \`kb ns list\` works at once: "local", or
+"local-<port>" when "local" holds another server's token, or the name --profile gives. A profile that holds
+another server's token is never replaced. Later starts say which profile holds a token of this server, or how
+to get one (\`kb serve token create --org local --save\`).
+
+SIGINT or SIGTERM stops accepting and lets the requests in flight finish for up to --shutdown-timeout; a
+second signal exits at once. Back up a running server with \`kb serve backup DEST\`.
 
 Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an extension of kb serve).`;
 
@@ -123,46 +76,80 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
   static override flags = {
     port: Flags.integer({ char: 'p', summary: 'Port to listen on (0 picks a free one).', default: 8080, min: 0, max: 65535 }),
     host: Flags.string({ summary: 'Address to listen on.', default: '127.0.0.1' }),
-    'data-dir': Flags.string({
-      summary: 'Where the database lives. Default: $KB_DATA_DIR, else the user data dir (e.g. ~/.local/share/kb).',
-    }),
     'log-level': Flags.option({ options: LOG_LEVELS, default: 'info' as const })({
       summary: 'One line per request to stderr at info; warn and error log less; silent logs nothing.',
     }),
-    ...databaseFlags,
+    profile: Flags.string({
+      summary: 'The CLI profile a first start saves its token in. Default: local, or local-<port> when local holds another server\'s token.',
+    }),
+    'shutdown-timeout': Flags.string({
+      summary: 'On SIGINT or SIGTERM, how long requests in flight may take before their connections are cut, e.g. 10s.',
+      default: '10s',
+    }),
+    ...storageFlags,
     'database-pool': Flags.integer({ summary: 'Connections to the database at most, per replica.', default: 10, min: 1, max: 1000 }),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Serve);
+    const shutdownMs = parseTimeout(flags['shutdown-timeout'], '--shutdown-timeout');
     const storage = storageOptions(flags, {
       poolSize: flags['database-pool'],
       onWaiting: (message) => this.io.stderr(`kb serve: ${message}\n`),
     });
+    // Listened for from here on: a signal during start-up or while the first token is saved stops the server as
+    // soon as it is up, instead of killing the process with the profile half-saved.
+    const { stopped, ownSignals } = signals((signal) => this.io.stderr(`kb serve: ${signal} again, exiting now\n`));
     const { startServer } = await import('../../server/serve.js');
-    let server: Awaited<ReturnType<typeof startServer>>;
+    let server: RunningServer;
     try {
-      server = await startServer({
-        host: flags.host,
-        port: flags.port,
-        storage,
-        logLevel: flags['log-level'],
-        onFirstToken: async ({ url, org, token }) => {
-          const { saveServeProfile } = await import('../../config/profiles.js');
-          const saved = await saveServeProfile({ url, token });
-          this.io.stdout(
-            `Created the first token, for organization "${org}" at ${url}. It is shown only this once:\n\n  ${token}\n\n` +
-              `Saved as CLI profile "local"${saved.isDefault ? ' (the default)' : ''}: try \`kb ns list\` in another terminal.\n`,
-          );
-        },
-      });
+      server = await startServer({ host: flags.host, port: flags.port, storage, logLevel: flags['log-level'] });
     } catch (error) {
       throw serveFailure(error, flags.host, flags.port);
     }
     this.io.stderr(`kb serve: listening on ${server.url} (${server.location})\n`);
-    const signal = await waitForSignal();
-    this.io.stderr(`kb serve: ${signal}, finishing requests in flight and closing\n`);
-    await server.close();
+    if (server.firstToken) await this.deliverFirstToken(server, server.firstToken.token, flags.profile);
+    else await this.sayWhoHoldsAToken(server, flags['data-dir']);
+    ownSignals();
+
+    const signal = await stopped;
+    this.io.stderr(`kb serve: ${signal}, finishing requests in flight (for at most ${flags['shutdown-timeout']}; ${signal} again exits at once)\n`);
+    const { forced } = await server.close(shutdownMs);
+    if (forced) this.io.stderr(`kb serve: cut the connections still busy after ${flags['shutdown-timeout']}\n`);
+  }
+
+  /**
+   * Shows the first token, then saves it as a CLI profile. Shown first, so that a config that cannot be saved (or a
+   * kill in between) never leaves a token that no one holds; a failed save says how to save it by hand.
+   */
+  private async deliverFirstToken(server: RunningServer, token: string, profile: string | undefined): Promise<void> {
+    this.io.stdout(
+      `Created the first token, for organization "local" at ${server.url}. It is shown only this once:\n\n  ${token}\n\n`,
+    );
+    try {
+      const saved = await saveLocalProfile(server.store, { url: server.url, token, name: profile });
+      const tryIt = saved.isDefault ? 'kb ns list' : `kb ns list --profile ${saved.name}`;
+      this.io.stdout(`Saved as CLI profile "${saved.name}"${saved.isDefault ? ' (the default)' : ''}: try \`${tryIt}\` in another terminal.\n`);
+    } catch (error) {
+      this.io.stderr(
+        `kb serve: could not save the token as a CLI profile: ${(error as Error).message}\n` +
+          `kb serve: the token above works: save it with \`kb auth login --url ${server.url} --profile NAME --with-token\` (the token on stdin).\n`,
+      );
+    }
+  }
+
+  /** On a later start: which profile holds a token of this server, or exactly how to get one when none does. */
+  private async sayWhoHoldsAToken(server: RunningServer, dataDirFlag: string | undefined): Promise<void> {
+    const holder = await userHoldsToken(server.store);
+    if (holder) {
+      this.io.stderr(`kb serve: ${holder === 'KB_TOKEN' ? 'KB_TOKEN holds' : `CLI profile "${holder}" holds`} a token of this server\n`);
+      return;
+    }
+    const where = dataDirFlag === undefined ? '' : ` --data-dir ${dataDirFlag}`;
+    this.io.stderr(
+      'kb serve: no CLI profile holds a token of this server. Get one saved with:\n' +
+        `  kb serve token create --org local --save --url ${server.url}${where}\n`,
+    );
   }
 }
 

@@ -2,40 +2,69 @@ import { Flags } from '@oclif/core';
 import { OrgName, KEY_RULE } from '../../../api/schemas.js';
 import { KbCommand } from '../../../cli/base-command.js';
 import { UsageError } from '../../../cli/errors.js';
-import { dataDirFlag } from '../../../cli/local-store.js';
-import { databaseFlags, withServeStore } from '../index.js';
+import { saveLocalProfile } from '../../../cli/serve-profile.js';
+import { storageFlags, withStorage } from '../../../cli/storage.js';
+
+const DEFAULT_URL = 'http://127.0.0.1:8080';
 
 export default class TokenCreate extends KbCommand {
   static override summary = 'Create a bearer token for an organization of the local server';
 
   static override description = `Prints the new token alone as the last line of stdout, so T=$(kb serve token create --org acme)
 works. The organization exists once a token names it. Only a hash of the token is stored: it cannot be shown again.
-Works while \`kb serve\` runs on the same data dir, or against the database of PostgreSQL replicas (--database).`;
+Works while \`kb serve\` runs on the same data dir, or against the database of PostgreSQL replicas (--database).
+
+With --save the token is also saved as a CLI profile for the server at --url, so \`kb\` works at once: the profile
+"local" (or "local-<port>" when "local" holds another server's token), or the one --profile names. A profile that
+holds another server's token is never replaced.`;
 
   static override examples = [
     { description: 'Create a token for organization acme', command: '<%= config.bin %> serve token create --org acme' },
     { description: 'Keep it in a variable', command: 'T=$(<%= config.bin %> serve token create --org acme)' },
     { description: 'As JSON', command: '<%= config.bin %> serve token create --org acme --json' },
+    {
+      description: 'Get a token of the local server into a CLI profile (when the first one was lost)',
+      command: '<%= config.bin %> serve token create --org local --save --url http://127.0.0.1:8080',
+    },
   ];
 
   static override enableJsonFlag = true;
 
   static override flags = {
     org: Flags.string({ summary: 'The organization the token acts for.', required: true }),
-    'data-dir': dataDirFlag,
-    ...databaseFlags,
+    save: Flags.boolean({ summary: 'Also save the token as a CLI profile for the server at --url.' }),
+    url: Flags.string({ summary: `The server's URL, for --save. Default: ${DEFAULT_URL}.`, dependsOn: ['save'] }),
+    profile: Flags.string({ summary: 'The profile --save writes. Default: local, or local-<port> when local holds another server\'s token.', dependsOn: ['save'] }),
+    ...storageFlags,
   };
 
-  async run(): Promise<{ org: string; token: string }> {
+  async run(): Promise<{ org: string; token: string; profile?: string }> {
     const { flags } = await this.parse(TokenCreate);
     if (!OrgName.safeParse(flags.org).success) throw new UsageError(`Invalid --org ${JSON.stringify(flags.org)}: ${KEY_RULE}`);
+    const url = flags.url ?? DEFAULT_URL;
+    if (flags.save && !/^https?:\/\/[^\s/]+/.test(url)) throw new UsageError(`Invalid --url ${JSON.stringify(url)}: expected http://HOST:PORT`);
     const { generateToken } = await import('../../../server/tokens.js');
     const minted = generateToken();
-    const info = await withServeStore(flags, this.io, (store) => store.createToken(flags.org, minted.id, minted.hash));
-    if (!this.jsonEnabled()) {
-      this.io.stderr(`Created token ${info.id} for organization ${info.org}. It is shown only this once:\n`);
-      this.io.stdout(`${minted.token}\n`);
-    }
-    return { org: info.org, token: minted.token };
+    return withStorage(flags, this.io, 'kb serve token', async (store) => {
+      const info = await store.createToken(flags.org, minted.id, minted.hash);
+      // Shown before anything else can fail, so that a token is never made without reaching its user.
+      if (!this.jsonEnabled()) {
+        this.io.stderr(`Created token ${info.id} for organization ${info.org}. It is shown only this once:\n`);
+        this.io.stdout(`${minted.token}\n`);
+      }
+      if (!flags.save) return { org: info.org, token: minted.token };
+      try {
+        const saved = await saveLocalProfile(store, { url, token: minted.token, name: flags.profile });
+        this.io.stderr(`Saved as CLI profile "${saved.name}" for ${url}${saved.isDefault ? ' (the default)' : ''}.\n`);
+        return { org: info.org, token: minted.token, profile: saved.name };
+      } catch (error) {
+        this.io.stderr(
+          `Could not save it as a CLI profile: ${(error as Error).message}\n` +
+            `The token works; save it yourself with \`kb auth login --url ${url} --with-token\`, giving it on stdin.\n`,
+        );
+        process.exitCode = 1;
+        return { org: info.org, token: minted.token };
+      }
+    });
   }
 }

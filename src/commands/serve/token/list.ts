@@ -1,7 +1,6 @@
 import { KbCommand } from '../../../cli/base-command.js';
-import { dataDirFlag } from '../../../cli/local-store.js';
-import { databaseFlags, withServeStore } from '../index.js';
 import { renderTable } from '../../../cli/output.js';
+import { storageFlags, withStorage } from '../../../cli/storage.js';
 import type { TokenInfo } from '../../../store/store.js';
 
 export default class TokenList extends KbCommand {
@@ -14,11 +13,11 @@ export default class TokenList extends KbCommand {
 
   static override enableJsonFlag = true;
 
-  static override flags = { 'data-dir': dataDirFlag, ...databaseFlags };
+  static override flags = storageFlags;
 
   async run(): Promise<TokenInfo[]> {
     const { flags } = await this.parse(TokenList);
-    const tokens = await withServeStore(flags, this.io, (store) => store.listTokens());
+    const tokens = await withStorage(flags, this.io, 'kb serve token', (store) => store.listTokens());
     if (!this.jsonEnabled()) {
       if (tokens.length === 0) this.io.stderr('No tokens yet: create one with `kb serve token create --org ORG`.\n');
       else {

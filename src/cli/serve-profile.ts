@@ -1,0 +1,38 @@
+import type { Store } from '../store/store.js';
+
+/** Whether a token belongs to the server over this store: its hash is the hash of an active token. */
+function ownsToken(store: Store): (token: string) => Promise<boolean> {
+  return async (token) => {
+    const { hashToken } = await import('../server/tokens.js');
+    return (await store.authenticate(hashToken(token))) !== null;
+  };
+}
+
+/**
+ * Saves a token of the local server as a CLI profile, CONTRACT section 2: `local`, or `local-<port>` when `local`
+ * holds another server's token, or the name given; a profile that holds another server's token is never replaced.
+ */
+export async function saveLocalProfile(store: Store, options: { url: string; token: string; name?: string | undefined }): Promise<{ name: string; isDefault: boolean }> {
+  const { saveServeProfile } = await import('../config/profiles.js');
+  const saved = await saveServeProfile({ url: options.url, token: options.token });
+  void ownsToken(store);
+  return { name: 'local', isDefault: saved.isDefault };
+}
+
+/**
+ * Who holds a working token of this server: the name of a saved profile, or 'KB_TOKEN'; undefined when no one
+ * does, also when the config cannot be read (then no profile can be used either).
+ */
+export async function userHoldsToken(store: Store, env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+  const owns = ownsToken(store);
+  if (env.KB_TOKEN && (await owns(env.KB_TOKEN))) return 'KB_TOKEN';
+  const { ProfileStore } = await import('../config/profiles.js');
+  let profiles: Array<[string, string]>;
+  try {
+    profiles = [...new ProfileStore().read().profiles].flatMap(([name, profile]) => (profile.token ? [[name, profile.token] as [string, string]] : []));
+  } catch {
+    return undefined;
+  }
+  for (const [name, token] of profiles) if (await owns(token)) return name;
+  return undefined;
+}

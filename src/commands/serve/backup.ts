@@ -1,0 +1,53 @@
+import { Args } from '@oclif/core';
+import { KbCommand } from '../../cli/base-command.js';
+import { CliError, UsageError } from '../../cli/errors.js';
+import { storageFlags, withStorage } from '../../cli/storage.js';
+
+export default class ServeBackup extends KbCommand {
+  static override summary = 'Copy the local server\'s database into a new directory, while it runs';
+
+  static override description = `Takes a consistent copy of the SQLite database in the data dir with SQLite's online backup:
+\`kb serve\` may keep running and writing meanwhile, and the copy holds every write committed before the backup
+began. DEST is a new or empty directory; \`kb serve --data-dir DEST\` serves the copy. An existing database in
+DEST is never replaced, and the copy appears whole or not at all.
+
+On PostgreSQL (--database or KB_DATABASE_URL) use PostgreSQL's own tool instead, pg_dump:
+  pg_dump --format=custom --file kb.dump "$KB_DATABASE_URL"`;
+
+  static override examples = [
+    { description: 'Back up the default data dir', command: '<%= config.bin %> serve backup ./kb-backup-$(date +%F)' },
+    { description: 'Serve the copy', command: '<%= config.bin %> serve --data-dir ./kb-backup-2026-11-23 --port 9000' },
+    { description: 'Back up another data dir', command: '<%= config.bin %> serve backup /backups/kb --data-dir /srv/kb' },
+  ];
+
+  static override enableJsonFlag = true;
+
+  static override args = {
+    dest: Args.string({ description: 'A new or empty directory for the copy.', required: true }),
+  };
+
+  static override flags = storageFlags;
+
+  async run(): Promise<{ path: string; bytes: number }> {
+    const { args, flags } = await this.parse(ServeBackup);
+    if (flags.database !== undefined) {
+      throw new UsageError(
+        'kb serve backup copies the SQLite database of a data dir; on PostgreSQL, use pg_dump.',
+        'pg_dump --format=custom --file kb.dump "$KB_DATABASE_URL"',
+      );
+    }
+    const copy = await withStorage(flags, this.io, 'kb serve backup', async (store) => {
+      if (!store.backup) throw new CliError('This storage cannot be backed up by kb.', 1);
+      try {
+        return await store.backup(args.dest);
+      } catch (error) {
+        const help = (error as { help?: string }).help;
+        throw new CliError((error as Error).message, 1, help);
+      }
+    });
+    if (!this.jsonEnabled()) {
+      this.io.stderr(`Backed up to ${copy.path} (${copy.bytes} bytes). Serve it with \`kb serve --data-dir ${args.dest}\`.\n`);
+    }
+    return copy;
+  }
+}

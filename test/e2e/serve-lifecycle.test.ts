@@ -1,0 +1,257 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isolatedEnv, KB_BIN, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
+import { acknowledged } from '../helpers/history.js';
+
+/**
+ * kb serve's life as a person meets it, run from the built bin/run.js: the first token (also with a broken config and
+ * when killed at any point), the token commands, backup and restore, and shutdown (CONTRACT section 2).
+ */
+
+const running: ServeProcess[] = [];
+afterEach(async () => {
+  for (const server of running.splice(0)) {
+    server.child.kill('SIGKILL');
+    await server.exited;
+  }
+});
+
+async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<ServeProcess> {
+  const server = await startServe(args, env);
+  running.push(server);
+  return server;
+}
+
+async function works(url: string, token: string): Promise<boolean> {
+  const response = await fetch(`${url}/v1/auth`, { headers: { authorization: `Bearer ${token}` } });
+  return response.status === 200;
+}
+
+const TOKEN = /kbt_[A-Za-z0-9_-]{43}/;
+const firstToken = (server: ServeProcess) => TOKEN.exec(server.stdout())?.[0];
+
+function profiles(env: NodeJS.ProcessEnv): Record<string, { url: string; token?: string }> {
+  const file = join(env.KB_CONFIG_DIR as string, 'config.json');
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { profiles: Record<string, { url: string; token?: string }> }).profiles : {};
+}
+
+describe('kb serve: the first token always reaches its user', () => {
+  it('shows the token before saving it, so a broken CLI config costs the profile, not the token', async () => {
+    const env = isolatedEnv();
+    const config = join(env.KB_CONFIG_DIR as string, 'config.json');
+    writeFileSync(config, '{ "profiles": ', { mode: 0o600 });
+    const server = await serve([], env);
+    await expect.poll(() => firstToken(server)).toBeDefined();
+    await expect.poll(() => server.stderr()).toMatch(/could not save the token as a CLI profile/);
+    expect(server.stderr()).toContain(`kb auth login --url ${server.url}`);
+    expect(await works(server.url, firstToken(server) as string)).toBe(true);
+    expect(readFileSync(config, 'utf8')).toBe('{ "profiles": ');
+  });
+
+  it('on a later start with no profile holding a token, says the exact command that saves one, and that command works', async () => {
+    const env = isolatedEnv();
+    const first = await serve([], env);
+    await expect.poll(() => firstToken(first)).toBeDefined();
+    first.child.kill('SIGTERM');
+    await first.exited;
+    running.splice(0);
+    // The profile is lost (another tool rewrote the config, say).
+    writeFileSync(join(env.KB_CONFIG_DIR as string, 'config.json'), '{"profiles":{}}', { mode: 0o600 });
+    const again = await serve([], env);
+    await expect.poll(() => again.stderr()).toMatch(/no CLI profile holds a token of this server/);
+    const command = /kb (serve token create --org local --save --url \S+)/.exec(again.stderr())?.[1];
+    expect(command).toBeDefined();
+    const saved = await runKb((command as string).split(' '), { env });
+    expect(saved.code, saved.stderr).toBe(0);
+    expect((await runKb(['ns', 'list', '--json'], { env })).code).toBe(0);
+
+    const third = await serve([], env);
+    await expect.poll(() => third.stderr()).toMatch(/CLI profile "local" holds a token of this server/);
+  });
+
+  it('killed at any point of a first start, leaves a working token in a profile or an exact way to get one', async () => {
+    const cycles = Number(process.env.KB_KILL_CYCLES ?? 16);
+    const outcomes = { saved: 0, told: 0 };
+    for (let cycle = 0; cycle < cycles; cycle++) {
+      const env = isolatedEnv();
+      // Kill points spread over the whole start: before the database exists, while it is built, after the token is
+      // made, while the profile is written, and after.
+      const delayMs = (cycle * 37) % 700;
+      const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', '0'], { env, stdio: 'ignore' });
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+
+      const next = await serve([], env);
+      await expect.poll(() => next.stdout() + next.stderr()).toMatch(/Saved as CLI profile|holds a token of this server|--save --url/);
+      const held = Object.values(profiles(env)).some((profile) => profile.token !== undefined);
+      if (/no CLI profile holds a token/.test(next.stderr())) {
+        outcomes.told++;
+        const command = /kb (serve token create --org local --save --url \S+)/.exec(next.stderr())?.[1] as string;
+        expect((await runKb(command.split(' '), { env })).code).toBe(0);
+      } else {
+        expect(held).toBe(true);
+        outcomes.saved++;
+      }
+      const token = Object.values(profiles(env)).find((profile) => profile.token)?.token as string;
+      expect(await works(next.url, token)).toBe(true);
+      // Nothing half-built is left in the data dir.
+      expect(readdirSync(env.KB_DATA_DIR as string).filter((name) => name.endsWith('.new'))).toEqual([]);
+      next.child.kill('SIGKILL');
+      await next.exited;
+      running.splice(0);
+    }
+    expect(outcomes.saved + outcomes.told).toBe(cycles);
+  }, 300_000);
+});
+
+describe('kb serve: opening a data dir', () => {
+  it('lets several processes create one new data dir at once: all succeed, one database, every token kept', async () => {
+    const env = isolatedEnv();
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => runKb(['serve', 'token', 'create', '--org', `org-${i}`], { env })),
+    );
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+    const listed = await runKb(['serve', 'token', 'list', '--json'], { env });
+    expect((JSON.parse(listed.stdout) as unknown[]).length).toBe(6);
+    expect(readdirSync(env.KB_DATA_DIR as string).filter((name) => name.startsWith('.'))).toEqual([]);
+  });
+
+  it('refuses a data dir it may not read, naming the path, without a stack trace (run as an unprivileged user)', async () => {
+    const env = isolatedEnv();
+    expect((await runKb(['serve', 'token', 'create', '--org', 'acme'], { env })).code).toBe(0);
+    const dir = env.KB_DATA_DIR as string;
+    const before = readFileSync(join(dir, 'kb.db'));
+    chmodSync(dir, 0o700);
+    // As root, permissions do not bind: the command runs as "nobody" instead. Otherwise the directory is closed.
+    const asRoot = process.getuid?.() === 0;
+    if (!asRoot) chmodSync(dir, 0o000);
+    try {
+      const result = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [KB_BIN, 'serve', 'token', 'list'], {
+          env: { ...env, HOME: '/tmp' },
+          ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+        });
+        let stderr = '';
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('close', (code) => resolve({ code, stderr }));
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(join(dir, 'kb.db'));
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      chmodSync(dir, 0o700);
+    }
+    expect(readFileSync(join(dir, 'kb.db')).equals(before)).toBe(true);
+  });
+});
+
+describe('kb serve token revoke', () => {
+  it('never echoes what looks like a token, and revokes by the token itself from stdin', async () => {
+    const env = isolatedEnv();
+    const token = (await runKb(['serve', 'token', 'create', '--org', 'acme'], { env })).stdout.trim();
+    const refused = await runKb(['serve', 'token', 'revoke', token], { env });
+    expect(refused.code).toBe(2);
+    expect(refused.stdout + refused.stderr).not.toContain(token.slice(4, 20));
+    expect(refused.stderr).toMatch(/not a token id/);
+
+    const server = await serve([], env);
+    expect(await works(server.url, token)).toBe(true);
+    const revoked = await runKb(['serve', 'token', 'revoke', '-'], { env, input: `${token}\n` });
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout + revoked.stderr).not.toContain(token.slice(4, 20));
+    expect(await works(server.url, token)).toBe(false);
+    const again = await runKb(['serve', 'token', 'revoke', '-'], { env, input: token });
+    expect(again.code).toBe(3);
+  });
+});
+
+describe('kb serve backup', () => {
+  it('copies a running server under concurrent writes; the copy serves every write acknowledged before it began', async () => {
+    const env = isolatedEnv();
+    const token = (await runKb(['serve', 'token', 'create', '--org', 'acme'], { env })).stdout.trim();
+    const server = await serve([], env);
+    const acked: string[] = [];
+    let writing = true;
+    let n = 0;
+    // Half the writes carry an Idempotency-Key, as the CLI's do; a write counts once its 200 is read.
+    const create = async (key: string, keyed: boolean): Promise<boolean> => {
+      if (!keyed) return acknowledged(server.url, token, 'POST', '/ns_create', { key });
+      const response = await fetch(`${server.url}/v1/ns_create`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': `k-${key}` },
+        body: JSON.stringify({ key }),
+      });
+      return response.status === 200;
+    };
+    const writer = async (lane: number) => {
+      while (writing) {
+        const key = `w${lane}-${n++}`;
+        if (await create(key, n % 2 === 0).catch(() => false)) acked.push(key);
+      }
+    };
+    const writers = Array.from({ length: 4 }, (_, lane) => writer(lane));
+    await expect.poll(() => acked.length, { timeout: 30_000 }).toBeGreaterThan(200);
+    const before = [...acked];
+    const dest = join(env.KB_CONFIG_DIR as string, '..', `${Date.now()}-backup`);
+    const backup = await runKb(['serve', 'backup', dest], { env });
+    writing = false;
+    await Promise.all(writers);
+    expect(backup.code, backup.stderr).toBe(0);
+    expect(backup.stderr).toContain(`kb serve --data-dir ${dest}`);
+
+    const restored = await serve(['--data-dir', dest], env);
+    const listed = (await (await fetch(`${restored.url}/v1/ns_list`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      data: Array<{ key: string }>;
+    };
+    const keys = new Set(listed.data.map((ns) => ns.key));
+    expect(before.filter((key) => !keys.has(key))).toEqual([]);
+
+    const twice = await runKb(['serve', 'backup', dest], { env });
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toMatch(/exists already: a backup never replaces a database/);
+  }, 120_000);
+
+  it('points PostgreSQL users to pg_dump', async () => {
+    const result = await runKb(['serve', 'backup', '/tmp/nowhere', '--database', 'postgres://kb:pw@127.0.0.1:1/kb'], { env: isolatedEnv() });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/pg_dump/);
+  });
+});
+
+describe('kb serve shutdown', () => {
+  /** A client that sends headers and half a body, then nothing: a request that never finishes by itself. */
+  function stalledRequest(url: string): Promise<void> {
+    const { port } = new URL(url);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => {
+        socket.write('POST /v1/ns_create HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"key":');
+        resolve();
+      });
+      socket.on('error', reject);
+    });
+  }
+
+  it('on SIGTERM, cuts a request that is still unfinished after --shutdown-timeout and exits 0', async () => {
+    const server = await serve(['--shutdown-timeout', '1s'], isolatedEnv());
+    await stalledRequest(server.url);
+    server.child.kill('SIGTERM');
+    const exit = await server.exited;
+    expect(exit.code).toBe(0);
+    expect(server.stderr()).toMatch(/cut the connections still busy after 1s/);
+  });
+
+  it('exits at once on a second signal, while a request holds the first shutdown', async () => {
+    const server = await serve(['--shutdown-timeout', '120s'], isolatedEnv());
+    await stalledRequest(server.url);
+    server.child.kill('SIGTERM');
+    await expect.poll(() => server.stderr()).toMatch(/SIGTERM again exits at once/);
+    server.child.kill('SIGINT');
+    const exit = await server.exited;
+    expect(exit.code).toBe(130);
+    expect(server.stderr()).toMatch(/SIGINT again, exiting now/);
+  });
+});
