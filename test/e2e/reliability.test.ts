@@ -44,53 +44,111 @@ describe('two kb serve processes on one data dir', () => {
   });
 });
 
-function canMountTmpfs(dir: string): string | undefined {
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', dir], { stdio: 'pipe' });
-    return undefined;
-  } catch (error) {
-    return `cannot mount a small tmpfs here (${(error as Error).message.split('\n')[0]}): needs root`;
-  }
+/** Mounts a tmpfs of `size` on dir: a real filesystem that really fills. The tests run as root here and in CI. */
+function mountTmpfs(dir: string, size: string): void {
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', dir], { stdio: 'pipe' });
 }
 
-describe('a full disk', () => {
-  it('fails writes with 507, keeps serving reads, and writes again once space is freed', async (context) => {
+/** Sends one create as the CLI does (with an Idempotency-Key) or without one; resolves the status and the body. */
+async function create(url: string, token: string, key: string, keyed: boolean): Promise<{ status: number; body: { success?: boolean; message?: string } }> {
+  const response = await fetch(`${url}/v1/base_create`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      ...(keyed ? { 'idempotency-key': `key-${key}` } : {}),
+    },
+    body: JSON.stringify({ namespace: 'full', key, description: 'x'.repeat(1000) }),
+  });
+  return { status: response.status, body: (await response.json()) as { success?: boolean; message?: string } };
+}
+
+const IS_ROOT = process.getuid?.() === 0;
+
+describe.skipIf(!IS_ROOT)('a full disk (needs root to mount a tmpfs; CI runs as root)', () => {
+  for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+    it(`keeps every acknowledged write of 16 writers (keyed and not) through a full disk and a ${signal} while full`, async () => {
+      const dir = tempDir('kb-full-');
+      mountTmpfs(dir, '4m');
+      try {
+        const env = isolatedEnv({ KB_DATA_DIR: join(dir, 'data') });
+        mkdirSync(join(dir, 'data'));
+        const token = (await runKb(['serve', 'token', 'create', '--org', 'full'], { env })).stdout.trim();
+        // Ballast to free later, so the disk can be emptied without touching the data dir.
+        writeFileSync(join(dir, 'ballast'), Buffer.alloc(1024 * 1024));
+        const server = await serve([], env);
+
+        const acked: string[] = [];
+        const refusals: Array<{ status: number; body: { success?: boolean; message?: string } }> = [];
+        let sent = 0;
+        const writer = async (lane: number) => {
+          // Until this writer has been refused five times in a row (the disk is full), or has sent 3,000.
+          for (let refusedInARow = 0, n = 0; refusedInARow < 5 && n < 3000; n++) {
+            const key = `w${lane}-${n}`;
+            const reply = await create(server.url, token, key, lane % 2 === 0);
+            sent++;
+            if (reply.status === 200) {
+              acked.push(key);
+              refusedInARow = 0;
+            } else {
+              refusals.push(reply);
+              refusedInARow++;
+            }
+          }
+        };
+        await Promise.all(Array.from({ length: 16 }, (_, lane) => writer(lane)));
+
+        expect(refusals.length).toBeGreaterThan(0);
+        expect(acked.length).toBeGreaterThan(100);
+        for (const refusal of refusals) {
+          expect([503, 507]).toContain(refusal.status);
+          expect(refusal.body.success).toBe(false);
+          expect(refusal.body.message).toMatch(/disk|busy|nothing was written/i);
+        }
+        // Reads keep working on the full disk.
+        expect((await fetch(`${server.url}/v1/health`)).status).toBe(200);
+        const listed = await request(server.url, token, 'GET', '/base_list?namespace=full');
+        expect(listed.status).toBe(200);
+
+        server.child.kill(signal);
+        await server.exited;
+        running.splice(0);
+        rmSync(join(dir, 'ballast'));
+
+        const restarted = await serve([], env);
+        const after = (await (await request(restarted.url, token, 'GET', '/base_list?namespace=full')).json()) as { data: Array<{ key: string }> };
+        const kept = new Set(after.data.map((base) => base.key));
+        expect(acked.filter((key) => !kept.has(key))).toEqual([]);
+        // And it writes again, keyed and not.
+        expect((await create(restarted.url, token, 'after-keyed', true)).status).toBe(200);
+        expect((await create(restarted.url, token, 'after-plain', false)).status).toBe(200);
+        console.info(`full disk, ${signal}: ${sent} sent, ${acked.length} acknowledged and all kept, ${refusals.length} refused with 503/507`);
+      } finally {
+        for (const server of running.splice(0)) {
+          server.child.kill('SIGKILL');
+          await server.exited;
+        }
+        execFileSync('umount', [dir], { stdio: 'pipe' });
+      }
+    }, 180_000);
+  }
+
+  it('fails writes with 507, keeps serving reads, and writes again once space is freed, without a restart', async () => {
     const dir = tempDir('kb-full-');
-    const why = canMountTmpfs(dir);
-    if (why) {
-      console.warn(`SKIPPED disk-full test: ${why}`);
-      context.skip(why);
-    }
+    mountTmpfs(dir, '3m');
     try {
       const env = isolatedEnv({ KB_DATA_DIR: join(dir, 'data') });
       mkdirSync(join(dir, 'data'));
       const token = (await runKb(['serve', 'token', 'create', '--org', 'full'], { env })).stdout.trim();
       const server = await serve([], env);
-      expect((await request(server.url, token, 'POST', '/base_create', { namespace: 'full', key: 'before' })).status).toBe(200);
-      // Fill what is left, keeping a ballast file to free later.
       writeFileSync(join(dir, 'ballast'), Buffer.alloc(512 * 1024));
-      const description = 'x'.repeat(1024);
       let status = 200;
-      let n = 0;
-      for (; status === 200 && n < 20_000; n++) {
-        const response = await request(server.url, token, 'POST', '/base_create', { namespace: 'full', key: `fill-${n}`, description });
-        status = response.status;
-        if (status !== 200) {
-          const body = (await response.json()) as { success: boolean; message: string };
-          expect(body.success).toBe(false);
-          expect(body.message).toMatch(/disk/i);
-        }
-      }
+      for (let n = 0; status === 200 && n < 20_000; n++) status = (await create(server.url, token, `fill-${n}`, n % 2 === 0)).status;
       expect(status).toBe(507);
       expect((await fetch(`${server.url}/v1/health`)).status).toBe(200);
-      const listed = await request(server.url, token, 'GET', '/base_list?namespace=full');
-      expect(listed.status).toBe(200);
-      const keys = ((await listed.json()) as { data: Array<{ key: string }> }).data.map((base) => base.key);
-      expect(keys).toContain('before');
-      expect(keys).not.toContain(`fill-${n - 1}`);
-
       rmSync(join(dir, 'ballast'));
-      expect((await request(server.url, token, 'POST', '/base_create', { namespace: 'full', key: 'after' })).status).toBe(200);
+      expect((await create(server.url, token, 'after-keyed', true)).status).toBe(200);
+      expect((await create(server.url, token, 'after-plain', false)).status).toBe(200);
     } finally {
       for (const server of running.splice(0)) {
         server.child.kill('SIGKILL');
