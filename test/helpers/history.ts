@@ -1,4 +1,11 @@
-export type Op = { kind: 'create' | 'delete' | 'update'; key: string; value?: string; acked: boolean };
+export type Op = {
+  kind: 'create' | 'delete' | 'update';
+  key: string;
+  value?: string;
+  acked: boolean;
+  /** The request as sent, and its Idempotency-Key when it had one: a keyed write can be repeated later. */
+  request?: { method: string; path: string; body: unknown; idempotencyKey?: string | undefined };
+};
 
 /**
  * A Jepsen-style check of a recorded history against the final state. Each writer owns its keys and runs one
@@ -26,12 +33,19 @@ export function check(history: Op[], stored: Map<string, string | null>): string
 }
 
 
-/** Sends one write; resolves to whether it was acknowledged (a 200), false on any failure, even a dropped connection. */
-export async function acknowledged(url: string, token: string, method: string, path: string, body: unknown): Promise<boolean> {
+/**
+ * Sends one write, with an Idempotency-Key when one is given (as the CLI sends every write); resolves to whether it
+ * was acknowledged (a 200), false on any failure, even a dropped connection.
+ */
+export async function acknowledged(url: string, token: string, method: string, path: string, body: unknown, idempotencyKey?: string): Promise<boolean> {
   try {
     const response = await fetch(`${url}/v1${path}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }),
+      },
       body: JSON.stringify(body),
     });
     await response.arrayBuffer();
