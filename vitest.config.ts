@@ -11,6 +11,8 @@ const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
 export default defineConfig({
   test: {
     ...timeouts,
+    // The default report, then the skipped tests with their reasons and one closing line of counts.
+    reporters: ['default', './test/skip-report.ts'],
     // Runs once for the whole run, whichever projects it includes: end-to-end tests need a fresh build.
     globalSetup: ['test/global-setup.ts'],
     projects: [
