@@ -7,6 +7,8 @@ const BOTH_ENGINES = ['test/server/**/*.test.ts', 'test/store/contract.test.ts',
 const POSTGRES_ONLY = ['test/store/postgres.test.ts', 'test/e2e/replicas.test.ts', 'test/e2e/postgres.test.ts'];
 
 const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
+/** A test that makes no assertion fails: it could not have failed otherwise. */
+const strict = { expect: { requireAssertions: true } };
 
 export default defineConfig({
   test: {
@@ -19,6 +21,7 @@ export default defineConfig({
       {
         test: {
           ...timeouts,
+          ...strict,
           name: 'sqlite',
           include: ['test/**/*.test.ts'],
           exclude: POSTGRES_ONLY,
@@ -28,6 +31,7 @@ export default defineConfig({
       {
         test: {
           ...timeouts,
+          ...strict,
           name: 'postgres',
           include: [...BOTH_ENGINES, ...POSTGRES_ONLY],
           env: { KB_TEST_ENGINE: 'postgres' },

@@ -389,10 +389,12 @@ describe(`the Store contract (${ENGINE})`, () => {
       store = await database.open();
     });
 
-    it('closing twice is harmless', async () => {
+    it('closing twice is harmless, and the data is there on reopening', async () => {
+      await store.nsCreate(acme, { key: 'before-close', description: null });
       await store.close();
-      await store.close();
+      await expect(store.close()).resolves.toBeUndefined();
       store = await database.open();
+      expect((await store.nsList(acme)).map((ns) => ns.key)).toContain('before-close');
     });
   });
   describe('the first token', () => {

@@ -306,18 +306,5 @@ describe('SqliteStore.open', () => {
     expect(() => SqliteStore.open(dir)).toThrow(StoreOpenError);
     expect(readdirSync(dir)).toEqual([DATABASE_FILE]);
   });
-
-  // Root bypasses file permissions, so this cannot fail as root: skipped there, and only there.
-  it.skipIf(process.getuid?.() === 0)('refuses a data dir it may not read or write', async () => {
-    const dir = await populatedDatabase();
-    const before = sha256(join(dir, DATABASE_FILE));
-    chmodSync(dir, 0o000);
-    try {
-      expect(() => SqliteStore.open(dir)).toThrow(StoreOpenError);
-    } finally {
-      chmodSync(dir, 0o700);
-    }
-    expect(sha256(join(dir, DATABASE_FILE))).toBe(before);
-    expect(sidecars(dir)).toEqual([]);
-  });
+  // A data dir the user may not read is refused by test/e2e/serve-lifecycle.test.ts, run as an unprivileged user.
 });
