@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
 import { createLogger, type LogLevel } from './log.js';
+import { tolerateStalls } from './stalls.js';
 import { generateToken } from './tokens.js';
 import { describeStorage, openStore, type StorageOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
@@ -45,6 +46,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const app = buildApp({ store, logger });
   try {
     await app.listen({ host: options.host, port: options.port });
+    const stopTolerating = tolerateStalls(app.server);
     const url = publicUrl(options.host, app.server.address() as AddressInfo);
     const first = generateToken();
     // Of several servers starting together on empty storage, only one creates it.
@@ -62,6 +64,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       close(deadlineMs = 10_000) {
         closing ??= (async () => {
           clearInterval(purging);
+          stopTolerating();
           let forced = false;
           const deadline = setTimeout(() => {
             forced = true;

@@ -244,6 +244,32 @@ describe('kb serve shutdown', () => {
     expect(server.stderr()).toMatch(/cut the connections still busy after 1s/);
   });
 
+  it('finishes a request it was serving when it was paused (SIGSTOP) for longer than the request timeout', async () => {
+    const env = isolatedEnv();
+    const token = (await runKb(['serve', 'token', 'create', '--org', 'paused'], { env })).stdout.trim();
+    const server = await serve([], env);
+    const body = JSON.stringify({ key: 'made-across-a-pause' });
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+    let reply = '';
+    socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /v1/ns_create HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Longer than the request timeout (10 s): the clock runs on while the process is stopped.
+    server.child.kill('SIGSTOP');
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
+    socket.write(body.slice(5));
+    server.child.kill('SIGCONT');
+    await expect.poll(() => reply, { timeout: 10_000 }).toMatch(/\r\n\r\n\{.*\}$/s);
+    expect(reply.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(reply).toContain('"made-across-a-pause"');
+    socket.destroy();
+  }, 60_000);
+
   it('exits at once on a second signal, while a request holds the first shutdown', async () => {
     const server = await serve(['--shutdown-timeout', '120s'], isolatedEnv());
     await stalledRequest(server.url);
