@@ -57,9 +57,12 @@ describe('the CLI\'s argument parsing, fuzzed', () => {
   let server: TestServer;
   let commands: Array<{ id: string; flags: string[]; args: number }>;
   const saved = { ...process.env };
+  const cwd = process.cwd();
 
   beforeAll(async () => {
     server = await startTestServer();
+    // Generated arguments name files and directories (kb serve backup DEST, -o FILE): relative ones land here.
+    process.chdir(tempDir('kb-fuzz-cwd-'));
     Object.assign(process.env, {
       KB_URL: server.url,
       KB_TOKEN: server.token,
@@ -77,6 +80,7 @@ describe('the CLI\'s argument parsing, fuzzed', () => {
       }));
   });
   afterAll(async () => {
+    process.chdir(cwd);
     process.env = saved;
     await server.close();
   });
