@@ -24,7 +24,7 @@ describe('configDir and dataDir', () => {
     expect(configDir()).toBe(join(process.cwd(), 'relative/config'));
   });
 
-  it.runIf(process.platform === 'linux')('fall back to the XDG dirs, named kb without a suffix, when unset or empty', () => {
+  it.runIf(process.platform === 'linux')('fall back to the XDG dirs, named kb without a suffix, when unset or empty (Linux only: other systems have other dirs)', () => {
     delete process.env.KB_CONFIG_DIR;
     process.env.KB_DATA_DIR = '';
     process.env.XDG_CONFIG_HOME = '/tmp/xdg-config';

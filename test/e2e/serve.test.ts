@@ -176,7 +176,7 @@ describe(`kb serve, as a process on a real port (${ENGINE})`, () => {
   });
 
   // A file of the SQLite engine; the PostgreSQL engine's refusals are in test/e2e/postgres.test.ts.
-  it.skipIf(ENGINE !== 'sqlite')('refuses a corrupt database with a clear message, exit 1, and leaves the file as it was', async () => {
+  it.skipIf(ENGINE !== 'sqlite')('refuses a corrupt database with a clear message, exit 1, and leaves the file as it was (SQLite only: PostgreSQL has no database file)', async () => {
     const env = isolatedEnv();
     const file = join(env.KB_DATA_DIR as string, 'kb.db');
     writeFileSync(file, Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(4000, 7)]));
