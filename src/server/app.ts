@@ -45,13 +45,37 @@ const UNSUPPORTED_MEDIA_TYPE = new KbApiError(
   'Send Content-Type: application/json.',
 );
 
-/** Sends a JSON body: an object, or one already serialized (as text or as UTF-8 bytes). */
+/**
+ * Sends a JSON body: an object, or one already serialized (as text or as UTF-8 bytes). A HEAD answer gets the headers
+ * of its GET and no body (RFC 9110 section 9.3.2), whatever its status.
+ */
 function send(reply: FastifyReply, status: number, body: object | string | Buffer): FastifyReply {
   reply.code(status).header('content-type', 'application/json; charset=utf-8');
-  // A HEAD answer has no body (RFC 9110); node drops one on the wire, in-process inject() would not.
-  if (reply.request.method === 'HEAD') return reply.send(undefined);
-  return reply.send(typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body));
+  const payload = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+  if (reply.request.method === 'HEAD') return reply.header('content-length', Buffer.byteLength(payload)).send(undefined);
+  return reply.send(payload);
 }
+
+/** The methods a route answers: HEAD with every GET. */
+function methodsOf(method: string): Array<'GET' | 'HEAD' | 'POST' | 'DELETE'> {
+  return method === 'GET' ? ['GET', 'HEAD'] : [method as 'POST' | 'DELETE'];
+}
+
+/** Every path served, with the methods it allows as an Allow header says them (a GET route answers HEAD too). */
+const ALLOWED_METHODS = new Map<string, string>(
+  [...(Object.values(ROUTES) as RouteSpec[]).map((route) => [API_PREFIX + route.path, route.method] as const), [API_PREFIX + OPENAPI_PATH, 'GET'] as const].map(
+    ([path, method]) => [path, methodsOf(method).join(', ')],
+  ),
+);
+
+/** The one expectation HTTP defines (RFC 9110 section 10.1.1), in any case; any other is refused with 417. */
+const CONTINUE_EXPECTATION = /^[ \t]*100-continue[ \t]*$/i;
+
+const EXPECTATION_FAILED = new KbApiError(
+  'expectation_failed',
+  'Expect: only 100-continue is supported',
+  'Send the request without the Expect header, or with Expect: 100-continue.',
+);
 
 /** 429 for an address over the failed-authentication limit, with the seconds to wait. */
 class RateLimitedError extends KbApiError {
@@ -120,13 +144,44 @@ function clientError(error: Error & { code?: string }, socket: Socket): void {
   socket.destroy(error);
 }
 
+/** Decodes strictly: a body that is not UTF-8 is refused rather than stored with replacement characters. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Far deeper than any body of this API (two levels), shallow enough that no parser recursion can run out of stack. */
+export const MAX_JSON_DEPTH = 32;
+
+/** Whether JSON text opens more than MAX_JSON_DEPTH objects and arrays at once, brackets inside strings aside. */
+function nestedTooDeeply(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
 /**
- * JSON.parse, refusing the property names of prototype poisoning (as fastify's own parser does) with a message
- * that names them, since they are never fields of this API.
+ * JSON.parse of UTF-8 bytes, refusing the property names of prototype poisoning (as fastify's own parser does) with a
+ * message that names them, since they are never fields of this API.
  */
-function parseJsonBody(raw: string): unknown {
-  // A UTF-8 byte order mark is allowed before JSON text (RFC 8259 section 8.1 lets parsers ignore it).
-  const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
+function parseJsonBody(bytes: Buffer): unknown {
+  let text: string;
+  try {
+    // A UTF-8 byte order mark is allowed before JSON text (RFC 8259 section 8.1): the decoder drops it.
+    text = UTF8.decode(bytes);
+  } catch {
+    throw new KbApiError('bad_request', 'Request body is not valid UTF-8', 'Send JSON text encoded as UTF-8.');
+  }
+  if (nestedTooDeeply(text)) {
+    throw new KbApiError('bad_request', `Request body is nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays`);
+  }
   if (text.length === 0) throw new KbApiError('bad_request', 'Request body is empty: expected a JSON object');
   let parsed: unknown;
   try {
@@ -163,9 +218,19 @@ async function principalOf(store: Store, token: string, version: string | undefi
   return principal;
 }
 
+const TWO_AUTHORIZATIONS = new KbApiError('bad_request', 'Request has more than one Authorization header', 'Send one: Authorization: Bearer <token>.');
+
+/** The bearer token, if any; node keeps only the first of several Authorization headers, so they are counted raw. */
 function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
-  return typeof header === 'string' ? /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(header)?.[1] : undefined;
+  if (header === undefined) return undefined;
+  const raw = request.raw.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 13 && name.toLowerCase() === 'authorization' && ++seen > 1) throw TWO_AUTHORIZATIONS;
+  }
+  return /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(header)?.[1];
 }
 
 /** A valid token is always served; an address with too many recent failures gets 429 instead of another 401. */
@@ -175,6 +240,11 @@ async function authenticate(store: Store, limiter: AuthFailureLimit, request: Fa
   const waitMs = await limiter.recordFailure(request.ip);
   if (waitMs > 0) throw new RateLimitedError(Math.ceil(waitMs / 1000));
   throw UNAUTHORIZED;
+}
+
+function expectsContinue(request: FastifyRequest): boolean {
+  const expectation = request.headers.expect;
+  return expectation !== undefined && CONTINUE_EXPECTATION.test(expectation);
 }
 
 /** A body without Content-Type: fastify would leave it unread, but CONTRACT says any non-JSON body is 415. */
@@ -207,6 +277,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     onConstructorPoisoning: 'error',
     return503OnClosing: true,
     forceCloseConnections: 'idle',
+    // HEAD is declared with each GET route, so that send() answers it (errors included) with the GET's headers.
     exposeHeadRoutes: false,
     requestTimeout,
     keepAliveTimeout: 5000,
@@ -220,9 +291,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // fastify parses text/plain by default; CONTRACT section 2 makes any non-JSON body a 415.
   app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     try {
-      done(null, parseJsonBody(body as string));
+      done(null, parseJsonBody(body as Buffer));
     } catch (error) {
       done(error as Error, undefined);
     }
@@ -244,13 +315,21 @@ export function buildApp(options: AppOptions): FastifyInstance {
     return sendError(reply, new KbApiError('internal', 'Internal server error'));
   });
 
+  // Node answers Expect by itself (100 Continue at once, or a bare 417) unless told to pass such requests on.
+  app.server.on('checkContinue', app.routing);
+  app.server.on('checkExpectation', app.routing);
+  app.addHook('onRequest', (request, _reply, done) => {
+    const expectation = request.headers.expect;
+    done(expectation === undefined || CONTINUE_EXPECTATION.test(expectation) ? undefined : EXPECTATION_FAILED);
+  });
+
   const routes = Object.values(ROUTES) as RouteSpec[];
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
-    const allowed = routes.filter((route) => API_PREFIX + route.path === path).map((route) => route.method);
-    if (allowed.length > 0) {
-      reply.header('allow', allowed.join(', '));
-      return sendError(reply, new KbApiError('method_not_allowed', `${request.method} is not allowed on ${path}`, `Use ${allowed.join(' or ')}.`));
+    const allowed = ALLOWED_METHODS.get(path);
+    if (allowed !== undefined) {
+      reply.header('allow', allowed);
+      return sendError(reply, new KbApiError('method_not_allowed', `${request.method} is not allowed on ${path}`, `Use ${allowed.replace(', ', ' or ')}.`));
     }
     return sendError(reply, new KbApiError('not_found', `No such route: ${request.method} ${path}`));
   });
@@ -259,9 +338,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     const url = API_PREFIX + route.path;
     if (route.name === 'health') {
       const alive = Buffer.from(JSON.stringify({ success: true, data: 'alive' }));
-      app.get(url, (_request, reply) => {
-        send(reply, 200, alive);
-      });
+      app.route({ method: methodsOf('GET'), url, handler: (_request, reply) => send(reply, 200, alive) });
       continue;
     }
     const name = route.name as Exclude<RouteName, 'health'>;
@@ -281,20 +358,27 @@ export function buildApp(options: AppOptions): FastifyInstance {
       if (key === undefined) return send(reply, 200, { success: true, data: await handler(store, principal, input) });
       const done = await idempotency.run(principal, key, fingerprint(route.name, input), (capture) => handler(store, principal, input, capture));
       if (done.replayed) reply.header('idempotent-replayed', 'true');
-      return reply.code(done.reply.status).header('content-type', 'application/json; charset=utf-8').send(done.reply.body);
+      return send(reply, done.reply.status, done.reply.body);
     };
     app.route({
-      method: route.method,
+      method: methodsOf(route.method),
       url,
       // Authentication runs before the body is read, so a request without a valid token gets 401 whatever it sends.
       // Callback style, so that a token seen before is accepted without a turn of the event loop.
-      onRequest: (request, _reply, done) => {
+      onRequest: (request, reply, done) => {
         request.readVersion = store.readVersion?.();
-        const token = bearerToken(request);
+        let token: string | undefined;
+        try {
+          token = bearerToken(request);
+        } catch (error) {
+          return done(error as Error);
+        }
         const known = token === undefined ? undefined : knownPrincipal(store, token, request.readVersion);
         // A read has no preParsing hook (one fewer step for every read): it checks for an untyped body here.
         const authenticated = (principal: Principal) => {
           request.principal = principal;
+          // Only now may the client send its body: no one unauthenticated gets to upload one.
+          if (expectsContinue(request)) reply.raw.writeContinue();
           done((route.method === 'GET' ? untypedBody(request) : null) ?? undefined);
         };
         if (known) return authenticated(known);
@@ -317,9 +401,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
 
   // A document, not an API result: served bare (no envelope) and without a token; built on first request.
   let openapi: string | undefined;
-  app.get(API_PREFIX + OPENAPI_PATH, async (_request, reply) => {
-    openapi ??= JSON.stringify(buildOpenApiDocument());
-    return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(openapi);
+  app.route({
+    method: methodsOf('GET'),
+    url: API_PREFIX + OPENAPI_PATH,
+    handler: (_request, reply) => send(reply, 200, (openapi ??= JSON.stringify(buildOpenApiDocument()))),
   });
   return app;
 }

@@ -355,7 +355,7 @@ describe('every reply of the server conforms to the document', () => {
     await check('GET', '/v1/nope', 404, { token });
     await check('GET', '/nope', 404);
     const reply = await check('PUT', '/v1/ns_list', 405, { token });
-    expect(reply.headers.allow).toBe('GET');
+    expect(reply.headers.allow).toBe('GET, HEAD');
     await check('GET', '/v1/ns_create', 405, { token });
   });
 
