@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
-import { createLogger, type LogLevel } from './log.js';
+import type { LogFormat, LogLevel } from './log.js';
+import { createLogger } from './logger.js';
 import { generateToken } from './tokens.js';
 import { describeStorage, openStore, type StorageOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
@@ -12,6 +13,8 @@ export interface ServeOptions {
   port: number;
   storage: StorageOptions;
   logLevel: LogLevel;
+  /** By default pretty when stderr is a terminal, else json. */
+  logFormat?: LogFormat | undefined;
   /** Called once, on a first start with no tokens, with the token made for organization `local`. */
   onFirstToken?: (first: { url: string; org: string; token: string }) => Promise<void> | void;
 }
@@ -38,7 +41,7 @@ function publicUrl(host: string, address: AddressInfo): string {
  */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const store = await openStore(options.storage);
-  const logger = createLogger(options.logLevel);
+  const logger = createLogger(options.logLevel, options.logFormat === undefined ? {} : { format: options.logFormat });
   const app = buildApp({ store, logger });
   try {
     await app.listen({ host: options.host, port: options.port });
@@ -49,7 +52,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       await options.onFirstToken?.({ url, org: FIRST_ORG, token: first.token });
     }
     // Idempotency keys are kept 24 h: forget older ones now and every hour.
-    const purge = () => void store.idempotencyPurge().catch((error: Error) => logger.warn(`idempotency purge failed: ${error.message}`));
+    const purge = () => void store.idempotencyPurge().catch((error: Error) => app.log.warn({ err: error }, 'idempotency purge failed'));
     purge();
     const purging = setInterval(purge, 60 * 60 * 1000).unref();
     let closing: Promise<void> | undefined;
@@ -59,13 +62,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       location: describeStorage(options.storage),
       close() {
         clearInterval(purging);
-        closing ??= app.close().then(() => store.close());
+        // The log last: every line of a request answered before the close is written out.
+        closing ??= app.close().then(() => store.close()).finally(() => logger.close());
         return closing;
       },
     };
   } catch (error) {
     await app.close().catch(() => undefined);
     await store.close();
+    await logger.close();
     throw error;
   }
 }

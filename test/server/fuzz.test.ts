@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, type RouteName, type RouteSpec } from '../../src/api/routes.js';
 import { LIMITS } from '../../src/api/schemas.js';
-import { MAX_JSON_DEPTH } from '../../src/server/app.js';
+import { MAX_JSON_DEPTH } from '../../src/server/http.js';
 import { call, envelopeProblem, fetchCall, type Reply } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

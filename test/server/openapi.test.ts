@@ -5,7 +5,7 @@ import { buildOpenApiDocument, EXTENSION_FLAG, UNMATCHED_FLAG } from '../../src/
 import { API_PREFIX, ROUTES, type RouteSpec } from '../../src/api/routes.js';
 import { LIMITS } from '../../src/api/schemas.js';
 import { buildApp } from '../../src/server/app.js';
-import { createLogger } from '../../src/server/log.js';
+import { createLogger } from '../../src/server/logger.js';
 import type { Store } from '../../src/store/store.js';
 import { ROOT } from '../helpers/cli.js';
 import { call, type CallOptions, type Reply } from '../helpers/http.js';

@@ -5,7 +5,7 @@ import { CliError, UsageError } from '../../cli/errors.js';
 import type { IO } from '../../cli/io.js';
 import { withLocalStore } from '../../cli/local-store.js';
 import { dataDir } from '../../config/paths.js';
-import { LOG_LEVELS } from '../../server/log.js';
+import { LOG_FORMATS, LOG_LEVELS } from '../../server/log.js';
 import type { StorageOptions } from '../../store/open.js';
 import type { Store } from '../../store/store.js';
 
@@ -127,7 +127,10 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
       summary: 'Where the database lives. Default: $KB_DATA_DIR, else the user data dir (e.g. ~/.local/share/kb).',
     }),
     'log-level': Flags.option({ options: LOG_LEVELS, default: 'info' as const })({
-      summary: 'One line per request to stderr at info; warn and error log less; silent logs nothing.',
+      summary: 'One line per request to stderr at info (time, level, request id, method, path, status, duration); warn and error log less; silent logs nothing.',
+    }),
+    'log-format': Flags.option({ options: LOG_FORMATS })({
+      summary: 'pretty: short lines for a person; json: one JSON object per line. Default: pretty when stderr is a terminal, else json.',
     }),
     ...databaseFlags,
     'database-pool': Flags.integer({ summary: 'Connections to the database at most, per replica.', default: 10, min: 1, max: 1000 }),
@@ -147,6 +150,7 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
         port: flags.port,
         storage,
         logLevel: flags['log-level'],
+        logFormat: flags['log-format'],
         onFirstToken: async ({ url, org, token }) => {
           const { saveServeProfile } = await import('../../config/profiles.js');
           const saved = await saveServeProfile({ url, token });
