@@ -5,7 +5,7 @@ import { auth } from './auth.js';
 import { clientErrorHandler, errors, frameworkError } from './errors.js';
 import { httpRules } from './http.js';
 import { idempotency } from './idempotency.js';
-import { AccessLog, createLogger, requestIds, type ServerLogger } from './logger.js';
+import { createLogger, RequestLog, requestIds, type ServerLogger } from './logger.js';
 import { routes } from './routes.js';
 
 /** CONTRACT, "Protection and robustness": a client has at most 5 s for its headers, checked every second. */
@@ -42,7 +42,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const requestId = requestIds();
   const app = Fastify({
     loggerInstance: (options.logger ?? createLogger('info')).pino,
-    logController: new AccessLog(),
+    logController: new RequestLog(),
     genReqId: requestId,
     bodyLimit: LIMITS.bodyBytes,
     onProtoPoisoning: 'error',
@@ -62,7 +62,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
     clientErrorHandler: clientErrorHandler(requestId),
   });
   app.decorate('store', options.store);
-  app.register(httpRules);
+  app.register(httpRules, { requestId });
   app.register(errors);
   app.register(auth, { limiter: options.authLimiter });
   app.register(idempotency);

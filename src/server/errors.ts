@@ -4,7 +4,6 @@ import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { KbApiError } from '../api/errors.js';
 import { LIMITS } from '../api/schemas.js';
 import type { StoredReply, WriteOutcome } from '../store/store.js';
-import { REQUEST_ID_HEADER } from './logger.js';
 import { sharedPlugin } from './plugin.js';
 
 export const INTERNAL_ERROR = new KbApiError('internal', 'Internal server error');
@@ -99,7 +98,6 @@ export function clientErrorHandler(newRequestId: () => string) {
  * envelope.
  */
 export function frameworkError(error: FastifyError, _request: unknown, reply: FastifyReply): void {
-  reply.header(REQUEST_ID_HEADER, reply.request.id);
   sendError(reply, fromFastifyError(error) ?? INTERNAL_ERROR);
 }
 

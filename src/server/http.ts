@@ -1,7 +1,8 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyRequest, preParsingHookHandler } from 'fastify';
 import { KbApiError } from '../api/errors.js';
-import { UNSUPPORTED_MEDIA_TYPE } from './errors.js';
-import { REQUEST_ID_HEADER } from './logger.js';
+import { errorBody, UNSUPPORTED_MEDIA_TYPE } from './errors.js';
+import { REQUEST_ID_HEADER, requestLine } from './logger.js';
 import { sharedPlugin } from './plugin.js';
 
 /** The methods a route answers: HEAD with every GET (answered by send(), errors included, with the GET's headers). */
@@ -88,10 +89,15 @@ export const requireContentType: preParsingHookHandler = (request, _reply, paylo
   done(null, payload);
 };
 
+export interface HttpRulesOptions extends Record<string, unknown> {
+  /** The app's request ids (its genReqId), for the requests answered here before fastify sees them. */
+  requestId: (request: IncomingMessage) => string;
+}
+
 /**
- * The rules of HTTP every route keeps: JSON bodies only, strictly decoded; Expect; the request id on every reply.
+ * The rules of HTTP every route keeps: JSON bodies only, strictly decoded; Expect answered as CONTRACT says.
  */
-export const httpRules = sharedPlugin((app, _options, done) => {
+export const httpRules = sharedPlugin<HttpRulesOptions>((app, options, done) => {
   // fastify parses text/plain by default; CONTRACT section 2 makes any non-JSON body a 415.
   app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
@@ -103,13 +109,25 @@ export const httpRules = sharedPlugin((app, _options, done) => {
     }
   });
 
-  // Node answers Expect by itself (100 Continue at once, or a bare 417) unless told to pass such requests on.
-  app.server.on('checkContinue', app.routing);
-  app.server.on('checkExpectation', app.routing);
-  app.addHook('onRequest', (request, reply, next) => {
-    reply.header(REQUEST_ID_HEADER, request.id);
-    const expectation = request.headers.expect;
-    next(expectation === undefined || CONTINUE_EXPECTATION.test(expectation) ? undefined : EXPECTATION_FAILED);
+  // Node passes a request with an Expect header here instead of answering it itself (with 100 Continue at once, or a
+  // bare 417): only such requests pay for the check, and 100 Continue waits for authentication (auth.ts).
+  const expectationFailed = (request: IncomingMessage, response: ServerResponse) => {
+    const started = performance.now();
+    const id = options.requestId(request);
+    const body = JSON.stringify(errorBody(EXPECTATION_FAILED));
+    response.shouldKeepAlive = false;
+    response.writeHead(417, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      [REQUEST_ID_HEADER]: id,
+    });
+    response.end(body);
+    app.log.info({ reqId: id, ...requestLine(request.method, request.url, 417, performance.now() - started) }, 'request');
+  };
+  app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    if (CONTINUE_EXPECTATION.test(request.headers.expect ?? '')) app.routing(request, response);
+    else expectationFailed(request, response);
   });
+  app.server.on('checkExpectation', expectationFailed);
   done();
 });
