@@ -63,6 +63,9 @@ function fieldsOf(route: RouteSpec): string[] {
 const seen = new Map<string, Set<number>>();
 /** The model-checked properties that ran to the end (a `-t` filter may skip some). */
 const completed = new Set<string>();
+/** The requests the properties generated, and the properties that ran to the end: README states 8 x KB_FUZZ_RUNS. */
+const fuzzed = { requests: 0, properties: 0 };
+const PROPERTIES = 8;
 
 function checkAgainstModel(route: RouteSpec, org: Org, input: unknown, reply: Reply): void {
   seen.set(route.name, (seen.get(route.name) ?? new Set()).add(reply.status));
@@ -156,16 +159,16 @@ function checkAgainstModel(route: RouteSpec, org: Org, input: unknown, reply: Re
   }
 }
 
-/** What the server's JSON parser makes of a body text: a parse failure is undefined (the server must answer 400). */
-/** How many objects and arrays a parsed JSON value opens at its deepest, counted without recursion. */
-function depthOf(value: unknown): number {
+/**
+ * How many objects and arrays JSON text opens at its deepest: strings blanked out first, then the brackets counted. On
+ * the text, not the parsed value, whose duplicate keys keep only the last of their values.
+ */
+function depthOf(text: string): number {
+  let depth = 0;
   let deepest = 0;
-  const pending: Array<[unknown, number]> = [[value, 0]];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [item, depth] = next;
-    if (item === null || typeof item !== 'object') continue;
-    deepest = Math.max(deepest, depth + 1);
-    for (const child of Object.values(item)) pending.push([child, depth + 1]);
+  for (const bracket of text.replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/[^[\]{}]/g, '')) {
+    depth += bracket === '[' || bracket === '{' ? 1 : -1;
+    deepest = Math.max(deepest, depth);
   }
   return deepest;
 }
@@ -180,7 +183,7 @@ function parseLikeServer(body: string | Buffer): { ok: true; value: unknown } | 
   }
   try {
     const value: unknown = JSON.parse(text);
-    return depthOf(value) > MAX_JSON_DEPTH ? { ok: false } : { ok: true, value };
+    return depthOf(text) > MAX_JSON_DEPTH ? { ok: false } : { ok: true, value };
   } catch {
     return { ok: false };
   }
@@ -396,12 +399,14 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
       const routeBody = fc.constantFrom(...BODY_ROUTES).chain((name) => fc.tuple(fc.constant(name), shapedBody(routeNamed(name))));
       await fc.assert(
         fc.asyncProperty(routeBody, orgIndex, async ([name, text], index) => {
+          fuzzed.requests++;
           const route = routeNamed(name);
           const org = orgs[index] as Org;
           checkJsonBody(route, org, text, await sendBody(route, org, text));
         }),
         { numRuns: RUNS },
       );
+      fuzzed.properties++;
       completed.add('shaped bodies');
     },
     TIMEOUT_MS,
@@ -412,12 +417,14 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
     async () => {
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...BODY_ROUTES), anyJsonBody, orgIndex, async (name, text, index) => {
+          fuzzed.requests++;
           const route = routeNamed(name);
           const org = orgs[index] as Org;
           checkJsonBody(route, org, text, await sendBody(route, org, text));
         }),
         { numRuns: RUNS },
       );
+      fuzzed.properties++;
       completed.add('any JSON');
     },
     TIMEOUT_MS,
@@ -428,6 +435,7 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
     async () => {
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...QUERY_ROUTES), queryPairs, orgIndex, async (name, pairs, index) => {
+          fuzzed.requests++;
           const route = routeNamed(name);
           const org = orgs[index] as Org;
           const query = pairs.map(([field, value]) => `${percentEncode(field)}=${percentEncode(value)}`).join('&');
@@ -436,6 +444,7 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
         }),
         { numRuns: RUNS },
       );
+      fuzzed.properties++;
       completed.add('queries');
     },
     TIMEOUT_MS,
@@ -450,6 +459,7 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
       );
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...QUERY_ROUTES), rawQuery, orgIndex, async (name, query, index) => {
+          fuzzed.requests++;
           const route = routeNamed(name);
           const reply = await call(server.app, 'GET', `/v1${route.path}?${query}`, { token: (orgs[index] as Org).token });
           expect([200, 400, 404], reply.text).toContain(reply.status);
@@ -457,6 +467,7 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
         }),
         { numRuns: RUNS },
       );
+      fuzzed.properties++;
     },
     TIMEOUT_MS,
   );
@@ -502,6 +513,7 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
         fc.asyncProperty(
           fc.constantFrom(...BODY_ROUTES), bytes, contentType, fc.constantFrom<number | undefined>(0, 1, undefined),
           async (name, body, type, index) => {
+            fuzzed.requests++;
             const route = routeNamed(name);
             const org = index === undefined ? undefined : (orgs[index] as Org);
             const reply = await call(server.app, route.method, `/v1${route.path}`, {
@@ -519,6 +531,7 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
         ),
         { numRuns: RUNS },
       );
+      fuzzed.properties++;
     },
     TIMEOUT_MS,
   );
@@ -538,6 +551,7 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
       );
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...AUTH_ROUTES), header, async (name, authorization) => {
+          fuzzed.requests++;
           const route = routeNamed(name);
           const reply = await call(server.app, route.method, `/v1${route.path}`, {
             headers: { authorization }, remoteAddress: freshAddress(),
@@ -554,6 +568,7 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
         }),
         { numRuns: RUNS },
       );
+      fuzzed.properties++;
     },
     TIMEOUT_MS,
   );
@@ -573,6 +588,7 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
         .map(([prefix, segments, suffix]) => `${prefix}${segments.join('/')}${suffix}`.replace(/^\/+/, '/'));
       await fc.assert(
         fc.asyncProperty(method, path, fc.boolean(), async (verb, url, withToken) => {
+          fuzzed.requests++;
           const reply = await call(server.app, verb, url, {
             ...(withToken ? { token: (orgs[0] as Org).token } : { remoteAddress: freshAddress() }),
           });
@@ -607,6 +623,7 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
         }),
         { numRuns: RUNS },
       );
+      fuzzed.properties++;
     },
     TIMEOUT_MS,
   );
@@ -636,6 +653,7 @@ describe('fuzzing over a real port', () => {
           fc.constantFrom(...ROUTE_NAMES), fc.constantFrom('GET', 'POST', 'DELETE', 'PUT'), body,
           fc.constantFrom(undefined, 'application/json', 'text/plain'), fc.boolean(),
           async (name, method, payload, type, withToken) => {
+            fuzzed.requests++;
             const route = routeNamed(name);
             const sendsBody = method !== 'GET' && payload.length > 0;
             const reply = await fetchCall(live.url, method, `/v1${route.path}`, {
@@ -647,8 +665,10 @@ describe('fuzzing over a real port', () => {
             expect(envelopeProblem(reply, method === route.method ? route.output : undefined), reply.text.slice(0, 200)).toBeUndefined();
           },
         ),
-        { numRuns: Math.max(20, Math.ceil(RUNS / 5)) },
+        // As many runs as every other property: README counts 8 properties x KB_FUZZ_RUNS requests.
+        { numRuns: RUNS },
       );
+      fuzzed.properties++;
       expect((await fetchCall(live.url, 'GET', '/v1/health')).text).toBe('{"success":true,"data":"alive"}');
     },
     TIMEOUT_MS,
@@ -656,6 +676,12 @@ describe('fuzzing over a real port', () => {
 });
 
 describe('after the fuzzing', () => {
+  // After every property (vitest runs a file's tests in order); skipped, saying so, when some did not run (-t).
+  it('sent as many requests as README says: 8 properties x KB_FUZZ_RUNS', (context) => {
+    if (fuzzed.properties < PROPERTIES) context.skip(`only ${fuzzed.properties} of the ${PROPERTIES} properties ran`);
+    expect(fuzzed.requests).toBe(PROPERTIES * RUNS);
+  });
+
   it('the server still answers, and each organization holds exactly what the model says', async () => {
     expect((await call(server.app, 'GET', '/v1/health')).text).toBe('{"success":true,"data":"alive"}');
     for (const org of orgs) {
