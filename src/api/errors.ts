@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  expectation_failed: 417,
   idempotency_mismatch: 422,
   rate_limited: 429,
   internal: 500,

@@ -46,7 +46,7 @@ const FAILURES: Partial<Record<ErrorCode, { name: string; description: string; h
   },
   rate_limited: {
     name: 'TooManyRequests',
-    description: 'More than 20 failed authentications from this address within 60 s. Requests with a valid token are never limited.',
+    description: `More than ${LIMITS.authFailures} failed authentications from this address within ${LIMITS.authFailureWindowMs / 1000} s. Requests with a valid token are never limited.`,
     headers: { 'Retry-After': { description: 'Seconds until the window passes.', schema: { type: 'string', pattern: '^[0-9]+$' } } },
   },
   internal: { name: 'InternalError', description: 'Anything unexpected. The message carries no stack trace.' },

@@ -7,6 +7,9 @@ export const LIMITS = {
   descriptionMin: 1,
   descriptionMax: 1024,
   bodyBytes: 64 * 1024,
+  /** CONTRACT, "Protection and robustness": more failed authentications than this from one address within the window give 429. */
+  authFailures: 20,
+  authFailureWindowMs: 60_000,
 } as const;
 
 export const KEY_PATTERN = /^[A-Za-z0-9_-]{3,63}$/;

@@ -9,6 +9,15 @@ import {
   type StoredReply,
   type WriteOutcome,
 } from '../store/store.js';
+import { replyFor } from './errors.js';
+import { sharedPlugin } from './plugin.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Idempotency-Key on the writes of this app. */
+    idempotency: Idempotency;
+  }
+}
 
 /** Keys as Stripe takes them: up to 255 visible ASCII characters. */
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
@@ -98,3 +107,9 @@ export class Idempotency {
     }
   }
 }
+
+/** Idempotency-Key on POST and DELETE, with the replies the routes give (errors.ts: replyFor). */
+export const idempotency = sharedPlugin((app, _options, done) => {
+  app.decorate('idempotency', new Idempotency(replyFor));
+  done();
+});

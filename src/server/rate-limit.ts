@@ -1,3 +1,4 @@
+import { LIMITS } from '../api/schemas.js';
 import type { AuthFailureLimit } from '../store/store.js';
 
 /**
@@ -11,8 +12,8 @@ export class AuthFailureLimiter implements AuthFailureLimit {
   private readonly failures = new Map<string, number[]>();
 
   constructor(
-    readonly limit = 20,
-    readonly windowMs = 60_000,
+    readonly limit: number = LIMITS.authFailures,
+    readonly windowMs: number = LIMITS.authFailureWindowMs,
     /** Addresses tracked at most; the least recently failing are forgotten first. */
     private readonly maxAddresses = 100_000,
     private readonly clock: () => number = Date.now,

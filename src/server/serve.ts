@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
-import { createLogger, type LogLevel } from './log.js';
+import type { LogFormat, LogLevel } from './log.js';
+import { createLogger } from './logger.js';
 import { tolerateStalls } from './stalls.js';
 import { generateToken } from './tokens.js';
 import { describeStorage, openStore, type StorageOptions } from '../store/open.js';
@@ -13,6 +14,8 @@ export interface ServeOptions {
   port: number;
   storage: StorageOptions;
   logLevel: LogLevel;
+  /** By default pretty when stderr is a terminal, else json. */
+  logFormat?: LogFormat | undefined;
 }
 
 export interface RunningServer {
@@ -42,7 +45,7 @@ function publicUrl(host: string, address: AddressInfo): string {
  */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const store = await openStore(options.storage);
-  const logger = createLogger(options.logLevel);
+  const logger = createLogger(options.logLevel, options.logFormat === undefined ? {} : { format: options.logFormat });
   const app = buildApp({ store, logger });
   try {
     await app.listen({ host: options.host, port: options.port });
@@ -52,7 +55,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     // Of several servers starting together on empty storage, only one creates it.
     const firstToken = (await store.createFirstToken(FIRST_ORG, first.id, first.hash)) ? { org: FIRST_ORG, token: first.token } : undefined;
     // Idempotency keys are kept 24 h: forget older ones now and every hour.
-    const purge = () => void store.idempotencyPurge().catch((error: Error) => logger.warn(`idempotency purge failed: ${error.message}`));
+    const purge = () => void store.idempotencyPurge().catch((error: Error) => app.log.warn({ err: error }, 'idempotency purge failed'));
     purge();
     const purging = setInterval(purge, 60 * 60 * 1000).unref();
     let closing: Promise<{ forced: boolean }> | undefined;
@@ -76,6 +79,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
             clearTimeout(deadline);
           }
           await store.close();
+          // The log last: every line of a request answered before the close is written out.
+          await logger.close();
           return { forced };
         })();
         return closing;
@@ -84,6 +89,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   } catch (error) {
     await app.close().catch(() => undefined);
     await store.close();
+    await logger.close();
     throw error;
   }
 }

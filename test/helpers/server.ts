@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/server/app.js';
-import { createLogger } from '../../src/server/log.js';
+import { createLogger } from '../../src/server/logger.js';
 import { generateToken } from '../../src/server/tokens.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, type TestDatabase } from './database.js';

@@ -9,6 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, type RouteName, type RouteSpec } from '../../src/api/routes.js';
 import { LIMITS } from '../../src/api/schemas.js';
+import { MAX_JSON_DEPTH } from '../../src/server/http.js';
 import { call, envelopeProblem, fetchCall, type Reply } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -62,6 +63,9 @@ function fieldsOf(route: RouteSpec): string[] {
 const seen = new Map<string, Set<number>>();
 /** The model-checked properties that ran to the end (a `-t` filter may skip some). */
 const completed = new Set<string>();
+/** The requests the properties generated, and the properties that ran to the end: README states 8 x KB_FUZZ_RUNS. */
+const fuzzed = { requests: 0, properties: 0 };
+const PROPERTIES = 8;
 
 function checkAgainstModel(route: RouteSpec, org: Org, input: unknown, reply: Reply): void {
   seen.set(route.name, (seen.get(route.name) ?? new Set()).add(reply.status));
@@ -155,11 +159,31 @@ function checkAgainstModel(route: RouteSpec, org: Org, input: unknown, reply: Re
   }
 }
 
-/** What the server's JSON parser makes of a body text: a parse failure is undefined (the server must answer 400). */
-function parseLikeServer(text: string): { ok: true; value: unknown } | { ok: false } {
-  const stripped = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+/**
+ * How many objects and arrays JSON text opens at its deepest: strings blanked out first, then the brackets counted. On
+ * the text, not the parsed value, whose duplicate keys keep only the last of their values.
+ */
+function depthOf(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (const bracket of text.replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/[^[\]{}]/g, '')) {
+    depth += bracket === '[' || bracket === '{' ? 1 : -1;
+    deepest = Math.max(deepest, depth);
+  }
+  return deepest;
+}
+
+/** What the server makes of a body: strict UTF-8 (a leading BOM dropped), then JSON of at most MAX_JSON_DEPTH levels. */
+function parseLikeServer(body: string | Buffer): { ok: true; value: unknown } | { ok: false } {
+  let text: string;
   try {
-    return { ok: true, value: JSON.parse(stripped) };
+    text = new TextDecoder('utf-8', { fatal: true }).decode(typeof body === 'string' ? Buffer.from(body, 'utf8') : body);
+  } catch {
+    return { ok: false };
+  }
+  try {
+    const value: unknown = JSON.parse(text);
+    return depthOf(text) > MAX_JSON_DEPTH ? { ok: false } : { ok: true, value };
   } catch {
     return { ok: false };
   }
@@ -350,7 +374,7 @@ async function sendBody(route: RouteSpec, org: Org | undefined, text: string | u
 }
 
 /** The full prediction for a JSON body sent with a valid token. */
-function checkJsonBody(route: RouteSpec, org: Org, text: string | undefined, reply: Reply): void {
+function checkJsonBody(route: RouteSpec, org: Org, text: string | Buffer | undefined, reply: Reply): void {
   if (text !== undefined && Buffer.byteLength(text) > LIMITS.bodyBytes) {
     expect(reply.status).toBe(413);
     expect(envelopeProblem(reply)).toBeUndefined();
@@ -358,7 +382,7 @@ function checkJsonBody(route: RouteSpec, org: Org, text: string | undefined, rep
   }
   const parsed = text === undefined ? ({ ok: false } as const) : parseLikeServer(text);
   if (!parsed.ok) {
-    expect(reply.status, `${text?.slice(0, 200)} -> ${reply.text.slice(0, 200)}`).toBe(400);
+    expect(reply.status, `${text?.slice(0, 200).toString()} -> ${reply.text.slice(0, 200)}`).toBe(400);
     expect(envelopeProblem(reply)).toBeUndefined();
     return;
   }
@@ -375,12 +399,14 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
       const routeBody = fc.constantFrom(...BODY_ROUTES).chain((name) => fc.tuple(fc.constant(name), shapedBody(routeNamed(name))));
       await fc.assert(
         fc.asyncProperty(routeBody, orgIndex, async ([name, text], index) => {
+          fuzzed.requests++;
           const route = routeNamed(name);
           const org = orgs[index] as Org;
           checkJsonBody(route, org, text, await sendBody(route, org, text));
         }),
         { numRuns: RUNS },
       );
+      fuzzed.properties++;
       completed.add('shaped bodies');
     },
     TIMEOUT_MS,
@@ -391,12 +417,14 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
     async () => {
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...BODY_ROUTES), anyJsonBody, orgIndex, async (name, text, index) => {
+          fuzzed.requests++;
           const route = routeNamed(name);
           const org = orgs[index] as Org;
           checkJsonBody(route, org, text, await sendBody(route, org, text));
         }),
         { numRuns: RUNS },
       );
+      fuzzed.properties++;
       completed.add('any JSON');
     },
     TIMEOUT_MS,
@@ -407,6 +435,7 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
     async () => {
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...QUERY_ROUTES), queryPairs, orgIndex, async (name, pairs, index) => {
+          fuzzed.requests++;
           const route = routeNamed(name);
           const org = orgs[index] as Org;
           const query = pairs.map(([field, value]) => `${percentEncode(field)}=${percentEncode(value)}`).join('&');
@@ -415,6 +444,7 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
         }),
         { numRuns: RUNS },
       );
+      fuzzed.properties++;
       completed.add('queries');
     },
     TIMEOUT_MS,
@@ -429,6 +459,7 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
       );
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...QUERY_ROUTES), rawQuery, orgIndex, async (name, query, index) => {
+          fuzzed.requests++;
           const route = routeNamed(name);
           const reply = await call(server.app, 'GET', `/v1${route.path}?${query}`, { token: (orgs[index] as Org).token });
           expect([200, 400, 404], reply.text).toContain(reply.status);
@@ -436,6 +467,7 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
         }),
         { numRuns: RUNS },
       );
+      fuzzed.properties++;
     },
     TIMEOUT_MS,
   );
@@ -463,6 +495,9 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
       arbitrary: fc.constantFrom(
         Buffer.from('{"namespace":"abc","description":"\xed\xa0\x80"}', 'latin1'),
         Buffer.from('\xef\xbb\xbf{"namespace":"abc"}', 'latin1'),
+        Buffer.from('{"namespace":"abc","description":"caf\xe9"}', 'latin1'),
+        Buffer.from(`{"namespace":"abc","description":${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}}`),
+        Buffer.from(`{"namespace":"abc","description":"${'['.repeat(MAX_JSON_DEPTH * 2)}"}`),
         Buffer.from([0xff, 0xfe, 0x7b, 0x00, 0x7d, 0x00]),
         Buffer.alloc(LIMITS.bodyBytes, 0x20),
         Buffer.alloc(LIMITS.bodyBytes + 1, 0x20),
@@ -478,6 +513,7 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
         fc.asyncProperty(
           fc.constantFrom(...BODY_ROUTES), bytes, contentType, fc.constantFrom<number | undefined>(0, 1, undefined),
           async (name, body, type, index) => {
+            fuzzed.requests++;
             const route = routeNamed(name);
             const org = index === undefined ? undefined : (orgs[index] as Org);
             const reply = await call(server.app, route.method, `/v1${route.path}`, {
@@ -490,11 +526,12 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
             // No content type: an empty body is a missing body (400), any other is not JSON (415).
             if (type === undefined) return void expect(reply.status).toBe(body.length === 0 ? 400 : 415);
             if (type !== 'application/json') return void expect(reply.status, `${type}`).toBe(415);
-            checkJsonBody(route, org, body.toString('utf8'), reply);
+            checkJsonBody(route, org, body, reply);
           },
         ),
         { numRuns: RUNS },
       );
+      fuzzed.properties++;
     },
     TIMEOUT_MS,
   );
@@ -514,6 +551,7 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
       );
       await fc.assert(
         fc.asyncProperty(fc.constantFrom(...AUTH_ROUTES), header, async (name, authorization) => {
+          fuzzed.requests++;
           const route = routeNamed(name);
           const reply = await call(server.app, route.method, `/v1${route.path}`, {
             headers: { authorization }, remoteAddress: freshAddress(),
@@ -530,6 +568,7 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
         }),
         { numRuns: RUNS },
       );
+      fuzzed.properties++;
     },
     TIMEOUT_MS,
   );
@@ -549,6 +588,7 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
         .map(([prefix, segments, suffix]) => `${prefix}${segments.join('/')}${suffix}`.replace(/^\/+/, '/'));
       await fc.assert(
         fc.asyncProperty(method, path, fc.boolean(), async (verb, url, withToken) => {
+          fuzzed.requests++;
           const reply = await call(server.app, verb, url, {
             ...(withToken ? { token: (orgs[0] as Org).token } : { remoteAddress: freshAddress() }),
           });
@@ -564,7 +604,7 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
             expect(envelopeProblem(reply, route.method === verb ? route.output : undefined), `${verb} ${url}`).toBeUndefined();
             if (route.method !== verb) {
               expect(reply.status).toBe(405);
-              expect(reply.headers.allow).toBe(route.method);
+              expect(reply.headers.allow).toBe(route.method === 'GET' ? 'GET, HEAD' : route.method);
             } else if (!withToken && route.auth) {
               expect(reply.status).toBe(401);
             }
@@ -583,6 +623,7 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
         }),
         { numRuns: RUNS },
       );
+      fuzzed.properties++;
     },
     TIMEOUT_MS,
   );
@@ -612,6 +653,7 @@ describe('fuzzing over a real port', () => {
           fc.constantFrom(...ROUTE_NAMES), fc.constantFrom('GET', 'POST', 'DELETE', 'PUT'), body,
           fc.constantFrom(undefined, 'application/json', 'text/plain'), fc.boolean(),
           async (name, method, payload, type, withToken) => {
+            fuzzed.requests++;
             const route = routeNamed(name);
             const sendsBody = method !== 'GET' && payload.length > 0;
             const reply = await fetchCall(live.url, method, `/v1${route.path}`, {
@@ -623,8 +665,10 @@ describe('fuzzing over a real port', () => {
             expect(envelopeProblem(reply, method === route.method ? route.output : undefined), reply.text.slice(0, 200)).toBeUndefined();
           },
         ),
-        { numRuns: Math.max(20, Math.ceil(RUNS / 5)) },
+        // As many runs as every other property: README counts 8 properties x KB_FUZZ_RUNS requests.
+        { numRuns: RUNS },
       );
+      fuzzed.properties++;
       expect((await fetchCall(live.url, 'GET', '/v1/health')).text).toBe('{"success":true,"data":"alive"}');
     },
     TIMEOUT_MS,
@@ -632,6 +676,12 @@ describe('fuzzing over a real port', () => {
 });
 
 describe('after the fuzzing', () => {
+  // After every property (vitest runs a file's tests in order); skipped, saying so, when some did not run (-t).
+  it('sent as many requests as README says: 8 properties x KB_FUZZ_RUNS', (context) => {
+    if (fuzzed.properties < PROPERTIES) context.skip(`only ${fuzzed.properties} of the ${PROPERTIES} properties ran`);
+    expect(fuzzed.requests).toBe(PROPERTIES * RUNS);
+  });
+
   it('the server still answers, and each organization holds exactly what the model says', async () => {
     expect((await call(server.app, 'GET', '/v1/health')).text).toBe('{"success":true,"data":"alive"}');
     for (const org of orgs) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/server/app.js';
-import { createLogger } from '../../src/server/log.js';
+import { createLogger } from '../../src/server/logger.js';
 import type { Store } from '../../src/store/store.js';
 import { call, expectFailure } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

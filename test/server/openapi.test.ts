@@ -5,7 +5,7 @@ import { buildOpenApiDocument, EXTENSION_FLAG, UNMATCHED_FLAG } from '../../src/
 import { API_PREFIX, ROUTES, type RouteSpec } from '../../src/api/routes.js';
 import { LIMITS } from '../../src/api/schemas.js';
 import { buildApp } from '../../src/server/app.js';
-import { createLogger } from '../../src/server/log.js';
+import { createLogger } from '../../src/server/logger.js';
 import type { Store } from '../../src/store/store.js';
 import { ROOT } from '../helpers/cli.js';
 import { call, type CallOptions, type Reply } from '../helpers/http.js';
@@ -355,7 +355,7 @@ describe('every reply of the server conforms to the document', () => {
     await check('GET', '/v1/nope', 404, { token });
     await check('GET', '/nope', 404);
     const reply = await check('PUT', '/v1/ns_list', 405, { token });
-    expect(reply.headers.allow).toBe('GET');
+    expect(reply.headers.allow).toBe('GET, HEAD');
     await check('GET', '/v1/ns_create', 405, { token });
   });
 

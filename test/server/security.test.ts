@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES } from '../../src/api/routes.js';
 import { buildApp } from '../../src/server/app.js';
-import { createLogger } from '../../src/server/log.js';
+import { createLogger } from '../../src/server/logger.js';
 import { generateToken } from '../../src/server/tokens.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/database.js';
@@ -21,7 +21,7 @@ describe(`no one gets in where they do not belong (${ENGINE})`, () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     store = await database.open();
-    app = buildApp({ store, logger: createLogger('info', (line) => logs.push(line)) });
+    app = buildApp({ store, logger: createLogger('info', { sink: (line) => logs.push(line) }) });
     for (const org of ['alpha', 'beta', 'gamma']) {
       const minted = generateToken();
       await store.createToken(org, minted.id, minted.hash);

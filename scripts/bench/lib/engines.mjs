@@ -1,6 +1,6 @@
 // The storage engines `kb serve` runs on, each giving fresh, isolated server groups: `sqlite` (a data dir each)
 // and `postgres` (a database each in one throwaway cluster, through `kb serve --database URL`).
-import { chmodSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, openSync, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { childEnv } from './env.mjs';
@@ -34,48 +34,49 @@ function freePort() {
 }
 
 /**
- * Starts `kb serve --port 0` and resolves once it listens, with its URL (from stderr) and, with `expectToken` (a
- * first start on an empty store), the token it made for organization `local` (from stdout), as test/helpers/cli.ts
- * reads them.
+ * Starts `kb serve --port 0` at the default log level, its log (stderr) going to a file as an operator would keep
+ * it, and resolves once it listens, with its URL (from that log) and, with `expectToken` (a first start on an empty
+ * store), the token it made for organization `local` (from stdout), as test/helpers/cli.ts reads them.
  */
-function startServe(kb, args, env, expectToken) {
+function startServe(kb, args, env, expectToken, logFile) {
   return new Promise((resolve, reject) => {
-    const child = spawnTracked(process.execPath, [kb.bin, 'serve', '--port', '0', '--log-level', 'silent', ...args], {
+    const log = openSync(logFile, 'a');
+    const child = spawnTracked(process.execPath, [kb.bin, 'serve', '--port', '0', ...args], {
       cwd: kb.root,
       env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', 'pipe', log],
     });
+    closeSync(log);
+    const stderr = () => readFileSync(logFile, 'utf8');
     let stdout = '';
-    let stderr = '';
     let done = false;
     const exited = new Promise((settle) => child.once('exit', (code, signal) => settle({ code, signal })));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`kb serve did not start in 30 s. stderr:\n${stderr}`));
-    }, 30_000);
-    const check = () => {
-      const url = /listening on (http:\/\/\S+)/.exec(stderr)?.[1];
-      const token = /shown only this once:\s+(\S+)/.exec(stdout)?.[1];
-      // The first-token message comes before the listening line, but on another pipe: wait for both.
-      if (done || url === undefined || (expectToken && token === undefined)) return;
+    const finish = (error, value) => {
+      if (done) return;
       done = true;
       clearTimeout(timer);
-      resolve({ child, pid: child.pid, url, firstToken: token, exited, stderr: () => stderr });
+      clearInterval(polling);
+      if (error) reject(error);
+      else resolve(value);
     };
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      finish(new Error(`kb serve did not start in 30 s. Its log (${logFile}):\n${stderr()}`));
+    }, 30_000);
+    const check = () => {
+      // Only the start of the log: the lines of requests follow it.
+      const url = /listening on (http:\/\/\S+)/.exec(stderr().slice(0, 64 * 1024))?.[1];
+      const token = /shown only this once:\s+(\S+)/.exec(stdout)?.[1];
+      // The first-token message comes before the listening line, but on another stream: wait for both.
+      if (url === undefined || (expectToken && token === undefined)) return;
+      finish(undefined, { child, pid: child.pid, url, firstToken: token, exited, stderr });
+    };
+    const polling = setInterval(check, 20);
     child.stdout.setEncoding('utf8').on('data', (chunk) => {
       stdout += chunk;
       check();
     });
-    child.stderr.setEncoding('utf8').on('data', (chunk) => {
-      stderr += chunk;
-      check();
-    });
-    void exited.then(({ code, signal }) => {
-      if (!done) {
-        clearTimeout(timer);
-        reject(new Error(`kb serve exited (${code ?? signal}) before listening. stderr:\n${stderr}`));
-      }
-    });
+    void exited.then(({ code, signal }) => finish(new Error(`kb serve exited (${code ?? signal}) before listening. Its log:\n${stderr()}`)));
   });
 }
 
@@ -90,14 +91,16 @@ async function stopServe(server) {
 
 /** A group of `replicas` kb serve processes over one store. */
 class ServerGroup {
-  constructor({ kb, engine, name, storeArgs, env, storeBytes }) {
-    Object.assign(this, { kb, engine, name, storeArgs, env });
+  constructor({ kb, engine, name, storeArgs, env, storeBytes, logDir }) {
+    Object.assign(this, { kb, engine, name, storeArgs, env, logDir });
     this.storeBytes = storeBytes;
     this.servers = [];
   }
 
   async start(replicas) {
-    for (let i = 0; i < replicas; i++) this.servers.push(await startServe(this.kb, this.storeArgs, this.env, i === 0));
+    for (let i = 0; i < replicas; i++) {
+      this.servers.push(await startServe(this.kb, this.storeArgs, this.env, i === 0, join(this.logDir, `kb-serve-${this.name}-${i}.log`)));
+    }
     this.firstToken = this.servers[0].firstToken;
     if (!this.firstToken) throw new Error(`kb serve (${this.name}) printed no first token`);
     return this;
@@ -167,6 +170,7 @@ class SqliteEngine {
       name,
       storeArgs: ['--data-dir', dataDir],
       env: childEnv(home),
+      logDir: this.root,
       storeBytes: async () => {
         const path = join(dataDir, 'kb.db');
         const db = fileSize(path);
@@ -239,6 +243,7 @@ class PostgresEngine {
       name,
       storeArgs: ['--database', url],
       env: childEnv(home, { KB_DATA_DIR: subDir(this.root, `data-${name}`) }),
+      logDir: this.root,
       storeBytes: async () => {
         const client = new pg.Client({ connectionString: url });
         await client.connect();

@@ -4,7 +4,7 @@ import { parseTimeout } from '../../cli/duration.js';
 import { CliError } from '../../cli/errors.js';
 import { saveLocalProfile, userHoldsToken } from '../../cli/serve-profile.js';
 import { storageFailure, storageFlags, storageOptions } from '../../cli/storage.js';
-import { LOG_LEVELS } from '../../server/log.js';
+import { LOG_FORMATS, LOG_LEVELS } from '../../server/log.js';
 import type { RunningServer } from '../../server/serve.js';
 
 /**
@@ -77,7 +77,10 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     port: Flags.integer({ char: 'p', summary: 'Port to listen on (0 picks a free one).', default: 8080, min: 0, max: 65535 }),
     host: Flags.string({ summary: 'Address to listen on.', default: '127.0.0.1' }),
     'log-level': Flags.option({ options: LOG_LEVELS, default: 'info' as const })({
-      summary: 'One line per request to stderr at info; warn and error log less; silent logs nothing.',
+      summary: 'One line per request to stderr at info (time, level, request id, method, path, status, duration); warn and error log less; silent logs nothing.',
+    }),
+    'log-format': Flags.option({ options: LOG_FORMATS })({
+      summary: 'pretty: short lines for a person; json: one JSON object per line. Default: pretty when stderr is a terminal, else json.',
     }),
     profile: Flags.string({
       summary: 'The CLI profile a first start saves its token in. Default: local, or local-<port> when local holds another server\'s token.',
@@ -103,7 +106,7 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     const { startServer } = await import('../../server/serve.js');
     let server: RunningServer;
     try {
-      server = await startServer({ host: flags.host, port: flags.port, storage, logLevel: flags['log-level'] });
+      server = await startServer({ host: flags.host, port: flags.port, storage, logLevel: flags['log-level'], logFormat: flags['log-format'] });
     } catch (error) {
       throw serveFailure(error, flags.host, flags.port);
     }

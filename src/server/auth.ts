@@ -1,0 +1,101 @@
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { KbApiError } from '../api/errors.js';
+import type { AuthFailureLimit, Principal, Store } from '../store/store.js';
+import { RateLimitedError } from './errors.js';
+import { expectsContinue, untypedBody } from './http.js';
+import { sharedPlugin } from './plugin.js';
+import { AuthFailureLimiter } from './rate-limit.js';
+import { VersionedCache } from './read-cache.js';
+import { hashToken } from './tokens.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /**
+     * Tokens known to the store, for as long as no write (a revocation, say) has committed since. Keyed by the token
+     * itself, which the request holds in memory anyway, so a repeat costs neither a hash nor a query.
+     */
+    principals: VersionedCache<Principal>;
+    /** The failed-authentication limit per client address. */
+    authFailures: AuthFailureLimit;
+    /** onRequest hook of every authenticated route: sets request.principal, or fails with 400, 401 or 429. */
+    authenticate: onRequestHookHandler;
+  }
+  interface FastifyRequest {
+    principal: Principal | null;
+    /** The store's readVersion() as the request arrived: read once, for both the token and the answer. */
+    readVersion: string | undefined;
+  }
+}
+
+const UNAUTHORIZED = new KbApiError(
+  'unauthorized',
+  'Authentication required: send a valid token as "Authorization: Bearer <token>"',
+  'Check the token, or create one on the server with `kb serve token create --org ORG`.',
+);
+
+const TWO_AUTHORIZATIONS = new KbApiError('bad_request', 'Request has more than one Authorization header', 'Send one: Authorization: Bearer <token>.');
+
+/** Valid tokens kept at most: a stream of made-up ones is never kept, so it cannot push them out. */
+const PRINCIPALS_KEPT = 10_000;
+
+/** The bearer token, if any; node keeps only the first of several Authorization headers, so they are counted raw. */
+function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (header === undefined) return undefined;
+  const raw = request.raw.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i] as string;
+    if (name.length === 13 && name.toLowerCase() === 'authorization' && ++seen > 1) throw TWO_AUTHORIZATIONS;
+  }
+  return /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(header)?.[1];
+}
+
+/** A valid token is always served; an address with too many recent failures gets 429 instead of another 401. */
+async function principalOf(app: FastifyInstance, request: FastifyRequest, token: string | undefined): Promise<Principal> {
+  const principal = token === undefined ? null : await app.store.authenticate(hashToken(token));
+  if (principal) {
+    if (request.readVersion !== undefined) app.principals.set(request.readVersion, token as string, principal);
+    return principal;
+  }
+  const waitMs = await app.authFailures.recordFailure(request.ip);
+  if (waitMs > 0) throw new RateLimitedError(Math.ceil(waitMs / 1000));
+  throw UNAUTHORIZED;
+}
+
+export interface AuthOptions extends Record<string, unknown> {
+  /** The failed-authentication limit: by default the store's shared one, else one in this app's memory. */
+  limiter?: AuthFailureLimit | undefined;
+}
+
+/**
+ * Bearer authentication, checked before anything of the request is read, so a request without a valid token gets 401
+ * whatever it sends. Callback style, so that a token seen before is accepted without a turn of the event loop.
+ */
+export const auth = sharedPlugin<AuthOptions>((app, options, done) => {
+  app.decorate('principals', new VersionedCache<Principal>(PRINCIPALS_KEPT));
+  app.decorate('authFailures', options.limiter ?? app.store.authFailures ?? new AuthFailureLimiter());
+  app.decorateRequest('principal', null);
+  app.decorateRequest('readVersion', undefined);
+  const store: Store = app.store;
+  app.decorate('authenticate', function authenticate(request, reply, next) {
+    request.readVersion = store.readVersion?.();
+    let token: string | undefined;
+    try {
+      token = bearerToken(request);
+    } catch (error) {
+      return next(error as Error);
+    }
+    const authenticated = (principal: Principal) => {
+      request.principal = principal;
+      // Only now may the client send its body: no one unauthenticated gets to upload one.
+      if (expectsContinue(request)) reply.raw.writeContinue();
+      // A read has no preParsing hook (one fewer step for every read): its untyped body is refused here, after the 401.
+      next((request.method === 'GET' || request.method === 'HEAD' ? untypedBody(request) : null) ?? undefined);
+    };
+    const known = token === undefined || request.readVersion === undefined ? undefined : app.principals.get(request.readVersion, token);
+    if (known) return authenticated(known);
+    principalOf(app, request, token).then(authenticated, next);
+  });
+  done();
+});

@@ -1,0 +1,133 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyRequest, preParsingHookHandler } from 'fastify';
+import { KbApiError } from '../api/errors.js';
+import { errorBody, UNSUPPORTED_MEDIA_TYPE } from './errors.js';
+import { REQUEST_ID_HEADER, requestLine } from './logger.js';
+import { sharedPlugin } from './plugin.js';
+
+/** The methods a route answers: HEAD with every GET (answered by send(), errors included, with the GET's headers). */
+export function methodsOf(method: string): Array<'GET' | 'HEAD' | 'POST' | 'DELETE'> {
+  return method === 'GET' ? ['GET', 'HEAD'] : [method as 'POST' | 'DELETE'];
+}
+
+/** The one expectation HTTP defines (RFC 9110 section 10.1.1), in any case; any other is refused with 417. */
+const CONTINUE_EXPECTATION = /^[ \t]*100-continue[ \t]*$/i;
+
+const EXPECTATION_FAILED = new KbApiError(
+  'expectation_failed',
+  'Expect: only 100-continue is supported',
+  'Send the request without the Expect header, or with Expect: 100-continue.',
+);
+
+/** Whether the client waits for 100 Continue before it sends its body: the authentication hook sends it. */
+export function expectsContinue(request: FastifyRequest): boolean {
+  const expectation = request.headers.expect;
+  return expectation !== undefined && CONTINUE_EXPECTATION.test(expectation);
+}
+
+/** Decodes strictly: a body that is not UTF-8 is refused rather than stored with replacement characters. */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Far deeper than any body of this API (two levels), shallow enough that no parser recursion can run out of stack. */
+export const MAX_JSON_DEPTH = 32;
+
+/** Whether JSON text opens more than MAX_JSON_DEPTH objects and arrays at once, brackets inside strings aside. */
+function nestedTooDeeply(text: string): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // a backslash escapes the next character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > MAX_JSON_DEPTH) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+/**
+ * JSON.parse of UTF-8 bytes, refusing the property names of prototype poisoning (as fastify's own parser does) with a
+ * message that names them, since they are never fields of this API.
+ */
+function parseJsonBody(bytes: Buffer): unknown {
+  let text: string;
+  try {
+    // A UTF-8 byte order mark is allowed before JSON text (RFC 8259 section 8.1): the decoder drops it.
+    text = UTF8.decode(bytes);
+  } catch {
+    throw new KbApiError('bad_request', 'Request body is not valid UTF-8', 'Send JSON text encoded as UTF-8.');
+  }
+  if (nestedTooDeeply(text)) {
+    throw new KbApiError('bad_request', `Request body is nested too deeply: at most ${MAX_JSON_DEPTH} levels of objects and arrays`);
+  }
+  if (text.length === 0) throw new KbApiError('bad_request', 'Request body is empty: expected a JSON object');
+  try {
+    return JSON.parse(text, function (key, value: unknown) {
+      if (key === '__proto__' || (key === 'constructor' && typeof value === 'object' && value !== null && 'prototype' in value)) {
+        throw new KbApiError('bad_request', `Request body has a forbidden field: ${key}`);
+      }
+      return value;
+    });
+  } catch (error) {
+    if (error instanceof KbApiError) throw error;
+    throw new KbApiError('bad_request', 'Request body is not valid JSON');
+  }
+}
+
+/** A body without Content-Type: fastify would leave it unread, but CONTRACT says any non-JSON body is 415. */
+export function untypedBody(request: FastifyRequest): KbApiError | null {
+  const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
+  return hasBody && request.headers['content-type'] === undefined ? UNSUPPORTED_MEDIA_TYPE : null;
+}
+
+export const requireContentType: preParsingHookHandler = (request, _reply, payload, done) => {
+  const refused = untypedBody(request);
+  if (refused) return done(refused);
+  done(null, payload);
+};
+
+export interface HttpRulesOptions extends Record<string, unknown> {
+  /** The app's request ids (its genReqId), for the requests answered here before fastify sees them. */
+  requestId: (request: IncomingMessage) => string;
+}
+
+/**
+ * The rules of HTTP every route keeps: JSON bodies only, strictly decoded; Expect answered as CONTRACT says.
+ */
+export const httpRules = sharedPlugin<HttpRulesOptions>((app, options, done) => {
+  // fastify parses text/plain by default; CONTRACT section 2 makes any non-JSON body a 415.
+  app.removeContentTypeParser('text/plain');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, parsed) => {
+    try {
+      parsed(null, parseJsonBody(body as Buffer));
+    } catch (error) {
+      parsed(error as Error, undefined);
+    }
+  });
+
+  // Node passes a request with an Expect header here instead of answering it itself (with 100 Continue at once, or a
+  // bare 417): only such requests pay for the check, and 100 Continue waits for authentication (auth.ts).
+  const expectationFailed = (request: IncomingMessage, response: ServerResponse) => {
+    const started = performance.now();
+    const id = options.requestId(request);
+    const body = JSON.stringify(errorBody(EXPECTATION_FAILED));
+    response.shouldKeepAlive = false;
+    response.writeHead(417, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      [REQUEST_ID_HEADER]: id,
+    });
+    response.end(body);
+    app.log.info({ reqId: id, ...requestLine(request.method, request.url, 417, performance.now() - started) }, 'request');
+  };
+  app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+    if (CONTINUE_EXPECTATION.test(request.headers.expect ?? '')) app.routing(request, response);
+    else expectationFailed(request, response);
+  });
+  app.server.on('checkExpectation', expectationFailed);
+  done();
+});

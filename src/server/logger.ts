@@ -1,0 +1,144 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import pino, { type DestinationStream } from 'pino';
+import type { LogFormat, LogLevel } from './log.js';
+import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from './tokens.js';
+
+/**
+ * The server's log: Fastify's own pino logger, one line per request (time, level, request id, method, path, status,
+ * duration), written to stderr through pino's asynchronous destination, so a request never waits for the terminal.
+ */
+export interface ServerLogger {
+  /** What fastify logs through (its `loggerInstance`); `request.log` is a child of it carrying the request id. */
+  readonly pino: FastifyBaseLogger;
+  /**
+   * Writes out every line the asynchronous destination still holds, then stops it: call it last, once the server has
+   * closed. It waits for a write in flight, which flushSync() would leave behind, to be cut by an exit that follows.
+   */
+  close(): Promise<void>;
+}
+
+export interface LoggerOptions {
+  /** pretty or json; by default pretty when stderr is a terminal, else json. */
+  format?: LogFormat;
+  /** Where lines go instead of stderr, one call per line without its newline (for tests). */
+  sink?: (line: string) => void;
+}
+
+/**
+ * Text shaped like a token (tokens.ts: the prefix and 43 base64url characters), as it may be typed into a path or a
+ * query string, percent-encoded or not: the prefix with what follows it, or a run as long as a token's secret. A key as
+ * long (43 characters or more) is redacted too, which costs a log reader little.
+ */
+const TOKEN_TEXT = new RegExp(`${TOKEN_PREFIX.slice(0, -1)}(?:_|%5f)(?:[\\w-]|%[0-9a-f]{2})*|(?:[\\w-]|%[0-9a-f]{2}){${TOKEN_SECRET_LENGTH},}`, 'gi');
+
+export const REDACTED = '[REDACTED]';
+
+/** The text with anything token-shaped replaced, for a log line. */
+export function redactTokens(text: string): string {
+  // Most paths are short and name no token: they skip the scan, which every request's line would pay.
+  if (text.length < TOKEN_SECRET_LENGTH && !text.toLowerCase().includes(TOKEN_PREFIX.slice(0, -1))) return text;
+  return text.replace(TOKEN_TEXT, REDACTED);
+}
+
+function tokenShaped(text: string): boolean {
+  TOKEN_TEXT.lastIndex = 0;
+  const found = TOKEN_TEXT.test(text);
+  TOKEN_TEXT.lastIndex = 0;
+  return found;
+}
+
+/** A request id a client may choose (CONTRACT: 1 to 128 visible ASCII characters), so its own logs meet ours. */
+const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+/**
+ * Request ids for fastify's `genReqId`: the client's X-Request-Id when it is valid (and not token-shaped: it is logged
+ * and echoed), else this app's prefix and a counter, unique across restarts without costing a random draw a request.
+ */
+export function requestIds(): (request?: IncomingMessage) => string {
+  const prefix = randomBytes(4).toString('hex');
+  let next = 0;
+  return (request) => {
+    const given = request?.headers[REQUEST_ID_HEADER];
+    if (typeof given === 'string' && CLIENT_REQUEST_ID.test(given) && !tokenShaped(given)) return given;
+    next = (next + 1) % Number.MAX_SAFE_INTEGER;
+    return `${prefix}-${next.toString(36)}`;
+  };
+}
+
+/** The one line of a request, as every path that answers one logs it. */
+export function requestLine(method: string | undefined, url: string | undefined, status: number, elapsedMs: number) {
+  return { method, path: redactTokens(url ?? ''), status, ms: Math.round(elapsedMs * 100) / 100 };
+}
+
+/**
+ * Fastify's request log as one line per request once its reply is sent, instead of fastify's two (one as it comes
+ * in, without status or duration, and one as it goes out, without method or path).
+ */
+export class RequestLog extends LogController {
+  /** No line yet; but the request id goes back with every reply fastify sends, so a report can be matched to the line. */
+  override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
+    reply.header(REQUEST_ID_HEADER, request.id);
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const line = requestLine(request.method, request.url, reply.statusCode, reply.elapsedTime);
+    if (error) reply.log.warn({ ...line, err: error }, 'request not completed');
+    else reply.log.info(line, 'request');
+  }
+}
+
+const PRETTY_SKIP = new Set(['level', 'time', 'reqId', 'msg', 'method', 'path', 'status', 'ms', 'err']);
+
+/** One JSON line as a person reads it: `time LEVEL [request id] GET /v1/ns_list 200 1.2 ms`, then anything else. */
+export function prettyLine(json: string): string {
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return json;
+  }
+  const time = typeof entry.time === 'number' ? new Date(entry.time).toISOString() : String(entry.time ?? '');
+  const parts = [time, String(entry.level ?? '').toUpperCase().padEnd(5)];
+  if (entry.reqId !== undefined) parts.push(`[${String(entry.reqId)}]`);
+  if (entry.method !== undefined) parts.push(`${String(entry.method)} ${String(entry.path)} ${String(entry.status)} ${String(entry.ms)} ms`);
+  else parts.push(String(entry.msg ?? ''));
+  for (const [key, value] of Object.entries(entry)) {
+    if (!PRETTY_SKIP.has(key)) parts.push(`${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  }
+  const err = entry.err as { stack?: unknown; message?: unknown } | undefined;
+  const detail = err === undefined ? '' : `\n    ${String(err.stack ?? err.message).replace(/\n/g, '\n    ')}`;
+  return `${parts.join(' ')}${detail}\n`;
+}
+
+export function createLogger(level: LogLevel, options: LoggerOptions = {}): ServerLogger {
+  const format = options.format ?? (process.stderr.isTTY ? 'pretty' : 'json');
+  const sink = options.sink;
+  const destination = sink === undefined ? pino.destination({ dest: 2, sync: false }) : undefined;
+  const lines: DestinationStream = sink === undefined ? (destination as DestinationStream) : { write: (line) => sink(line.replace(/\n$/, '')) };
+  const stream: DestinationStream = format === 'pretty' ? { write: (line) => lines.write(prettyLine(line)) } : lines;
+  const logger = pino(
+    {
+      level,
+      base: null,
+      // Milliseconds since the epoch, pino's default: the cheapest to write; the pretty format shows them as ISO time.
+      timestamp: pino.stdTimeFunctions.epochTime,
+      formatters: { level: (label) => ({ level: label }) },
+      // Nothing logs headers today; should anything ever, the credentials in them stay out.
+      redact: { paths: ['req.headers.authorization', 'req.headers["proxy-authorization"]', 'headers.authorization'], censor: REDACTED },
+    },
+    stream,
+  );
+  let closed: Promise<void> | undefined;
+  const close = () =>
+    (closed ??= new Promise<void>((resolve) => {
+      if (destination === undefined) return resolve();
+      destination.once('close', () => resolve());
+      destination.once('error', () => resolve());
+      destination.end();
+    }));
+  return { pino: logger, close };
+}

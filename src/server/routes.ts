@@ -1,0 +1,101 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { KbApiError } from '../api/errors.js';
+import { buildOpenApiDocument, OPENAPI_PATH } from '../api/openapi.js';
+import { API_PREFIX, ROUTES, type RouteName, type RouteSpec } from '../api/routes.js';
+import { parseInput } from '../api/validation.js';
+import type { IdempotencyCapture, Principal, Store } from '../store/store.js';
+import { send, sendError } from './errors.js';
+import { HANDLERS } from './handlers.js';
+import { methodsOf, requireContentType } from './http.js';
+import { checkIdempotencyKey, fingerprint } from './idempotency.js';
+import { sharedPlugin } from './plugin.js';
+import { VersionedCache } from './read-cache.js';
+
+const API_ROUTES = Object.values(ROUTES) as RouteSpec[];
+
+/** Every path served, with the methods it allows as an Allow header says them. */
+const ALLOWED_METHODS = new Map<string, string>(
+  [...API_ROUTES.map((route) => [API_PREFIX + route.path, route.method] as const), [API_PREFIX + OPENAPI_PATH, 'GET'] as const].map(
+    ([path, method]) => [path, methodsOf(method).join(', ')],
+  ),
+);
+
+/** The answers of the GET routes (the lists) kept at most, in bytes of JSON. */
+const ANSWERS_KEPT_BYTES = 32 * 1024 * 1024;
+
+type Handler = (store: Store, principal: Principal, input: unknown, capture?: IdempotencyCapture) => Promise<unknown>;
+
+/**
+ * Every route of src/api under /v1, validated and answered from the store; the OpenAPI document; 404 for an unknown
+ * route and 405 with Allow for a known path with another method.
+ */
+export const routes = sharedPlugin((app, _options, done) => {
+  const store: Store = app.store;
+  // Answers of the GET routes, by organization and query, until the next write. Kept as bytes, so a kept answer is
+  // written as it is, not encoded again for every request.
+  const answers = new VersionedCache<Buffer>(ANSWERS_KEPT_BYTES, (body) => body.length);
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = ALLOWED_METHODS.get(path);
+    if (allowed !== undefined) {
+      reply.header('allow', allowed);
+      return sendError(reply, new KbApiError('method_not_allowed', `${request.method} is not allowed on ${path}`, `Use ${allowed.replace(', ', ' or ')}.`));
+    }
+    return sendError(reply, new KbApiError('not_found', `No such route: ${request.method} ${path}`));
+  });
+
+  for (const route of API_ROUTES) {
+    const url = API_PREFIX + route.path;
+    if (route.name === 'health') {
+      const alive = Buffer.from(JSON.stringify({ success: true, data: 'alive' }));
+      app.route({ method: methodsOf('GET'), url, handler: (_request, reply) => send(reply, 200, alive) });
+      continue;
+    }
+    const name = route.name as Exclude<RouteName, 'health'>;
+    const handler = HANDLERS[name] as Handler;
+    /** Reads, and keeps the answer until the next write when the store can tell when that is. */
+    const read = async (principal: Principal, input: unknown, version: string | undefined, key: string): Promise<string | Buffer> => {
+      const body = JSON.stringify({ success: true, data: await handler(store, principal, input) });
+      if (version === undefined) return body;
+      const bytes = Buffer.from(body);
+      answers.set(version, key, bytes);
+      return bytes;
+    };
+    const write = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+      const input = parseInput(route.input.schema, request.body, 'request body');
+      const principal = request.principal as Principal;
+      const key = checkIdempotencyKey(request.headers['idempotency-key']);
+      if (key === undefined) return send(reply, 200, { success: true, data: await handler(store, principal, input) });
+      const done = await app.idempotency.run(principal, key, fingerprint(route.name, input), (capture) => handler(store, principal, input, capture));
+      if (done.replayed) reply.header('idempotent-replayed', 'true');
+      return send(reply, done.reply.status, done.reply.body);
+    };
+    app.route({
+      method: methodsOf(route.method),
+      url,
+      onRequest: app.authenticate,
+      ...(route.method === 'GET' ? {} : { preParsing: requireContentType }),
+      // A read whose answer is kept is sent at once, without a turn of the event loop.
+      handler: (request, reply) => {
+        if (route.method !== 'GET') return write(request, reply);
+        const input = parseInput(route.input.schema, { ...(request.query as object) }, 'query');
+        const principal = request.principal as Principal;
+        const version = request.readVersion;
+        const key = `${principal.orgId}\u0000${name}\u0000${JSON.stringify(input)}`;
+        const kept = version === undefined ? undefined : answers.get(version, key);
+        if (kept !== undefined) return send(reply, 200, kept);
+        return read(principal, input, version, key).then((body) => send(reply, 200, body));
+      },
+    });
+  }
+
+  // A document, not an API result: served bare (no envelope) and without a token; built on first request.
+  let openapi: string | undefined;
+  app.route({
+    method: methodsOf('GET'),
+    url: API_PREFIX + OPENAPI_PATH,
+    handler: (_request, reply) => send(reply, 200, (openapi ??= JSON.stringify(buildOpenApiDocument()))),
+  });
+  done();
+});
