@@ -283,22 +283,28 @@ export function buildApp(options: AppOptions): FastifyInstance {
       if (done.replayed) reply.header('idempotent-replayed', 'true');
       return reply.code(done.reply.status).header('content-type', 'application/json; charset=utf-8').send(done.reply.body);
     };
+    const authenticateRequest = (request: FastifyRequest, version: string | undefined, done: (error?: Error) => void) => {
+      request.readVersion = version;
+      const token = bearerToken(request);
+      const known = token === undefined ? undefined : knownPrincipal(store, token, request.readVersion);
+      // A read has no preParsing hook (one fewer step for every read): it checks for an untyped body here.
+      const authenticated = (principal: Principal) => {
+        request.principal = principal;
+        done((route.method === 'GET' ? untypedBody(request) : null) ?? undefined);
+      };
+      if (known) return authenticated(known);
+      authenticate(store, limiter, request, token).then(authenticated, done);
+    };
     app.route({
       method: route.method,
       url,
       // Authentication runs before the body is read, so a request without a valid token gets 401 whatever it sends.
       // Callback style, so that a token seen before is accepted without a turn of the event loop.
       onRequest: (request, _reply, done) => {
-        request.readVersion = store.readVersion?.();
-        const token = bearerToken(request);
-        const known = token === undefined ? undefined : knownPrincipal(store, token, request.readVersion);
-        // A read has no preParsing hook (one fewer step for every read): it checks for an untyped body here.
-        const authenticated = (principal: Principal) => {
-          request.principal = principal;
-          done((route.method === 'GET' ? untypedBody(request) : null) ?? undefined);
-        };
-        if (known) return authenticated(known);
-        authenticate(store, limiter, request, token).then(authenticated, done);
+        const version = store.readVersion?.();
+        // A store over a network (PostgreSQL) may first wait to hear what other servers committed.
+        if (typeof version === 'object') return void version.then((known) => authenticateRequest(request, known, done), done);
+        authenticateRequest(request, version, done);
       },
       ...(route.method === 'GET' ? {} : { preParsing: requireContentType }),
       // A read whose answer is kept is sent at once, without a turn of the event loop.
