@@ -105,7 +105,7 @@ function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && NETWORK_ERRORS.has(code)) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|connection timeout/i.test(error.message);
+  return /Connection terminated|not queryable|timeout exceeded when trying to connect|connection timeout/i.test(error.message);
 }
 
 /** One line saying why, also for Node's AggregateError of a host with several addresses (whose message is empty). */
@@ -127,9 +127,11 @@ function storageFailure(error: unknown): unknown {
   if (state === '40001' || state === '40P01' || state === '55P03' || state === '57014') {
     return failures.busy();
   }
-  if (isConnectionFailure(error)) return new KbApiError('unavailable', 'The database cannot be reached', 'Retry in a moment.');
+  if (isConnectionFailure(error)) return unreachable();
   return error;
 }
+
+const unreachable = () => new KbApiError('unavailable', 'The database cannot be reached', 'Retry in a moment.');
 
 /** A description as stored: its UTF-8 (see postgres-migrations.ts); absent is none. */
 const encode = (description: string | null | undefined): Buffer | null => (description == null ? null : Buffer.from(description, 'utf8'));
@@ -407,7 +409,10 @@ export class PostgresStore implements Store {
       try {
         return (await client.query<R>(query)).rows;
       } catch (error) {
-        failure = isConnectionFailure(error) ? error : undefined;
+        if (this.broken.has(client) || isConnectionFailure(error)) {
+          failure = error;
+          throw unreachable();
+        }
         throw storageFailure(error);
       } finally {
         this.release(client, failure);
@@ -429,7 +434,7 @@ export class PostgresStore implements Store {
         await client.query('ROLLBACK').catch((rollbackError: unknown) => {
           failure = rollbackError;
         });
-        throw storageFailure(error);
+        throw this.broken.has(client) ? unreachable() : storageFailure(error);
       } finally {
         this.release(client, failure);
       }
@@ -501,7 +506,7 @@ export class PostgresStore implements Store {
       this.release(client, failure);
       // A commit that failed (or a lost connection) kept nothing of any write in the batch: each fails, none is told
       // its own outcome, and a reply made under a key is not sent (Idempotency sees an error other than the write's).
-      const rejected = storageFailure(error);
+      const rejected = this.broken.has(client) ? unreachable() : storageFailure(error);
       for (const item of batch) item.reject(rejected);
       return;
     }
@@ -532,7 +537,7 @@ export class PostgresStore implements Store {
       outcome = { ok: true, value: await item.op(client) };
     } catch (error) {
       // A connection that broke ends the batch; anything else is this write's own failure.
-      if (isConnectionFailure(error)) throw error;
+      if (this.broken.has(client) || isConnectionFailure(error)) throw error;
       await client.query('ROLLBACK TO SAVEPOINT write');
       outcome = { ok: false, error: storageFailure(error) };
     }
