@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { KbApiError } from '../api/errors.js';
 import type { Base, Namespace } from '../api/schemas.js';
-import { maskDatabaseUrl, redactPassword } from './database-url.js';
+import { DEFAULT_POOL_SIZE, maskDatabaseUrl, redactPassword } from './database-url.js';
 import { failures } from './failures.js';
 import {
   APPLICATION,
@@ -45,13 +45,6 @@ export interface PostgresStoreOptions {
 }
 
 type Client = pg.PoolClient;
-
-/**
- * Connections per replica unless told otherwise (kb serve --pool-size). Measured on 2 cores with the database on the
- * same machine (scripts/bench): group commit needs two, the lists a few more; past 8 the extra connections only queue
- * on PostgreSQL's own CPU, and every replica's connections add up against max_connections.
- */
-export const DEFAULT_POOL_SIZE = 8;
 
 /** Tokens a replica keeps known at most. */
 const MAX_PRINCIPALS = 10_000;

@@ -6,6 +6,7 @@ import type { IO } from '../../cli/io.js';
 import { withLocalStore } from '../../cli/local-store.js';
 import { dataDir } from '../../config/paths.js';
 import { LOG_LEVELS } from '../../server/log.js';
+import { DEFAULT_POOL_SIZE } from '../../store/database-url.js';
 import type { StorageOptions } from '../../store/open.js';
 import type { Store } from '../../store/store.js';
 
@@ -130,13 +131,19 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
       summary: 'One line per request to stderr at info; warn and error log less; silent logs nothing.',
     }),
     ...databaseFlags,
-    'database-pool': Flags.integer({ summary: 'Connections to the database at most, per replica.', default: 10, min: 1, max: 1000 }),
+    'pool-size': Flags.integer({
+      summary: `PostgreSQL connections at most, per replica (--database-pool is the same). Requests beyond them wait, up to 8 per connection; more are answered 503 at once.`,
+      default: DEFAULT_POOL_SIZE,
+      min: 1,
+      max: 1000,
+      aliases: ['database-pool'],
+    }),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Serve);
     const storage = storageOptions(flags, {
-      poolSize: flags['database-pool'],
+      poolSize: flags['pool-size'],
       onWaiting: (message) => this.io.stderr(`kb serve: ${message}\n`),
     });
     const { startServer } = await import('../../server/serve.js');
