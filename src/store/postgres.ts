@@ -154,12 +154,15 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-/** Writes of one group commit at most: past this, a transaction holds its locks longer than it saves in commits. */
-const MAX_BATCH = 256;
+/**
+ * Writes of one group commit at most. Each write's savepoint takes a subtransaction id, and a backend keeps 64 of them
+ * in shared memory: past that, every other session's snapshots must look subtransactions up on disk (suboverflow).
+ */
+const MAX_BATCH = 64;
 /** Group commits in flight at once per replica: one gathers writes while the other waits for PostgreSQL's flush. */
 const CONCURRENT_BATCHES = 2;
 /** How long a fence may take before the LISTEN connection is taken for lost (and nothing is kept meanwhile). */
-const FENCE_TIMEOUT_MS = 2000;
+const FENCE_TIMEOUT_MS = 5000;
 
 /**
  * The replica's view of what other replicas committed: a connection of its own that LISTENs to kb_changes (see
@@ -485,11 +488,13 @@ export class PostgresStore implements Store {
     let failure: unknown;
     try {
       await client.query('BEGIN');
+      const savepoint = { taken: false };
       for (const item of batch) {
-        const outcome = await this.runInBatch(client, item);
+        const outcome = await this.runInBatch(client, item, savepoint);
         if (outcome.ok) changed.add(item.changes);
         outcomes.push(outcome);
       }
+      // The last write's savepoint goes with the COMMIT.
       await client.query('COMMIT');
     } catch (error) {
       failure = error;
@@ -512,7 +517,7 @@ export class PostgresStore implements Store {
     });
   }
 
-  private async runInBatch(client: Client, item: Pending): Promise<WriteOutcome> {
+  private async runInBatch(client: Client, item: Pending, savepoint: { taken: boolean }): Promise<WriteOutcome> {
     const { capture } = item;
     if (capture) {
       const lock = await client.query<{ locked: boolean }>({
@@ -524,7 +529,9 @@ export class PostgresStore implements Store {
       const kept = await keptReply(client, capture.orgId, capture.key);
       if (kept) return { ok: false, error: new IdempotentReplay(kept) };
     }
-    await client.query('SAVEPOINT write');
+    // The previous write's savepoint is released as this one's is taken, in one round trip.
+    await client.query(savepoint.taken ? 'RELEASE SAVEPOINT write; SAVEPOINT write' : 'SAVEPOINT write');
+    savepoint.taken = true;
     let outcome: WriteOutcome;
     try {
       outcome = { ok: true, value: await item.op(client) };
@@ -544,7 +551,6 @@ export class PostgresStore implements Store {
         values: [capture.orgId, capture.key, capture.fingerprint, reply.status, reply.body],
       });
     }
-    await client.query('RELEASE SAVEPOINT write');
     return outcome;
   }
 
