@@ -177,7 +177,8 @@ class ChangeListener {
   private epoch = 0;
   private reconnect: NodeJS.Timeout | undefined;
   private delay = 100;
-  private turnFence: Promise<void> | undefined;
+  /** The fence sent in this turn of the event loop, the one on its way, and the one that will follow it. */
+  private readonly fences: { thisTurn?: Promise<void> | undefined; inFlight?: Promise<void> | undefined; next?: Promise<void> | undefined } = {};
   /** Notifications seen (and this replica's own commits), by what they changed. */
   readonly counts = { tokens: 0, data: 0 };
 
@@ -197,31 +198,49 @@ class ChangeListener {
 
   /**
    * Resolves once every notification of a transaction committed before this call has been counted: a query on the
-   * LISTEN connection, whose result PostgreSQL sends after the notifications pending for it. Shared by the calls of
-   * one turn of the event loop; undefined while not listening. A fence that takes too long counts as a lost connection.
+   * LISTEN connection, whose result PostgreSQL sends after the notifications pending for it. A fence sent in this turn
+   * of the event loop serves every request read in it (their bytes arrived before it was sent). One sent in an earlier
+   * turn may not serve: the calls that come while it is on its way share the next one, sent once it is back, so there is
+   * at most one fence per round trip however many requests arrive. Undefined while not listening. A fence that takes
+   * too long counts as a lost connection.
    */
   fence(): Promise<void> | undefined {
+    if (!this.listening || this.client === undefined) return undefined;
+    if (this.fences.thisTurn) return this.fences.thisTurn;
+    if (this.fences.inFlight === undefined) return this.sendFence();
+    this.fences.next ??= this.fences.inFlight.then(
+      () => this.sendFence(),
+      () => this.sendFence(),
+    ).then(() => undefined);
+    return this.fences.next;
+  }
+
+  private sendFence(): Promise<void> {
+    this.fences.next = undefined;
     const client = this.client;
-    if (!this.listening || client === undefined) return undefined;
-    if (this.turnFence === undefined) {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => reject(new Error('the LISTEN connection did not answer')), FENCE_TIMEOUT_MS);
-      });
-      const fence = Promise.race([client.query('SELECT 1'), timeout]).then(
-        () => clearTimeout(timer),
-        (error: unknown) => {
-          clearTimeout(timer);
-          this.drop(client);
-          throw error;
-        },
-      );
-      this.turnFence = fence;
-      setImmediate(() => {
-        if (this.turnFence === fence) this.turnFence = undefined;
-      });
-    }
-    return this.turnFence;
+    if (!this.listening || client === undefined) return Promise.reject(new Error('not listening'));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error('the LISTEN connection did not answer')), FENCE_TIMEOUT_MS);
+    });
+    const fence = Promise.race([client.query('SELECT 1'), timeout]).then(
+      () => clearTimeout(timer),
+      (error: unknown) => {
+        clearTimeout(timer);
+        this.drop(client);
+        throw error;
+      },
+    );
+    this.fences.inFlight = fence;
+    this.fences.thisTurn = fence;
+    const settled = () => {
+      if (this.fences.inFlight === fence) this.fences.inFlight = undefined;
+    };
+    fence.then(settled, settled);
+    setImmediate(() => {
+      if (this.fences.thisTurn === fence) this.fences.thisTurn = undefined;
+    });
+    return fence;
   }
 
   /** A commit of this replica: known at once, before its notification comes back. */
@@ -257,7 +276,7 @@ class ChangeListener {
     if (this.client !== client) return;
     this.client = undefined;
     this.listening = false;
-    this.turnFence = undefined;
+    this.fences.thisTurn = this.fences.inFlight = undefined;
     client.end().catch(() => undefined);
     this.retry();
   }
@@ -684,20 +703,26 @@ export class PostgresStore implements Store {
 
   baseCreate(orgId: number, base: Base, capture?: IdempotencyCapture): Promise<Base> {
     return this.write(async (client) => {
-      // Two statements: a concurrent creator's namespace, committed while this INSERT waited, is visible to the next one.
-      await client.query({
-        name: 'ns_ensure',
-        text: `INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES ($1, $2, NULL, now(), now())
-               ON CONFLICT (org_id, key) DO NOTHING`,
-        values: [orgId, base.namespace],
-      });
-      try {
-        await client.query({
+      const insert = () =>
+        client.query({
           name: 'base_create',
           text: `INSERT INTO bases (namespace_id, key, description, created_at, updated_at)
                  SELECT id, $3, $4, now(), now() FROM namespaces WHERE org_id = $1 AND key = $2`,
           values: [orgId, base.namespace, base.key, encode(base.description)],
         });
+      try {
+        // Most bases go into a namespace that exists: one statement. Otherwise the namespace is created first, and the
+        // base inserted again by a statement of its own, which sees a namespace a concurrent creator committed while
+        // the first waited.
+        if ((await insert()).rowCount === 0) {
+          await client.query({
+            name: 'ns_ensure',
+            text: `INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES ($1, $2, NULL, now(), now())
+                   ON CONFLICT (org_id, key) DO NOTHING`,
+            values: [orgId, base.namespace],
+          });
+          await insert();
+        }
       } catch (error) {
         if (isUniqueViolation(error)) throw failures.baseExists(base.namespace, base.key);
         throw error;
