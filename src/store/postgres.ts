@@ -167,7 +167,7 @@ const FENCE_TIMEOUT_MS = 5000;
 /**
  * The replica's view of what other replicas committed: a connection of its own that LISTENs to kb_changes (see
  * postgres-migrations.ts) and counts the notifications. When that connection is lost, notifications may be missed, so
- * it says so (current() is undefined) until it has reconnected and LISTENs again; a new epoch then drops whatever was
+ * it says so (version() is undefined) until it has reconnected and LISTENs again; a new epoch then drops whatever was
  * kept before the gap.
  */
 class ChangeListener {
