@@ -356,6 +356,23 @@ describe('PostgresStore: group commit', () => {
     expect(commits).toBeLessThan(15);
   });
 
+  it('resolves a write only once its commit is done: another session sees it at that moment, keyed or not', async () => {
+    const database = await freshDatabase();
+    const store = await open(database);
+    const org = await orgId(store, 'acme');
+    // A deferred trigger makes each COMMIT that created a namespace take 300 ms more, after every statement ran.
+    await database.sql(`CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_sleep(0.3); RETURN NULL; END $$`);
+    await database.sql(`CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON namespaces DEFERRABLE INITIALLY DEFERRED
+      FOR EACH ROW EXECUTE FUNCTION slow_commit()`);
+    const capture: IdempotencyCapture = { orgId: org, key: 'seen', fingerprint: 'seen', reply: () => ({ status: 200, body: '{}' }) };
+    const seen = await Promise.all([
+      store.nsCreate(org, { key: 'plain', description: null }).then(() => database.sql("SELECT key FROM namespaces WHERE key = 'plain'")),
+      store.nsCreate(org, { key: 'keyed', description: null }, capture).then(() => database.sql("SELECT key FROM idempotency WHERE key = 'seen'")),
+    ]);
+    expect(seen).toEqual([[{ key: 'plain' }], [{ key: 'seen' }]]);
+  });
+
   it('gives exactly one of 40 concurrent creates of one key its 200, within one batch and across two stores', async () => {
     const database = await freshDatabase();
     const [a, b] = [await open(database), await open(database)];
