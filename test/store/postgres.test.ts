@@ -373,6 +373,31 @@ describe('PostgresStore: group commit', () => {
     expect(seen).toEqual([[{ key: 'plain' }], [{ key: 'seen' }]]);
   });
 
+  it('writes keys and descriptions as given, whatever quotes, backslashes or NUL they hold (values written into statements)', async () => {
+    const database = await freshDatabase();
+    const store = await open(database);
+    const org = await orgId(store, 'acme');
+    const tricky = ["it's", 'back\\slash \\x41', "'); DROP TABLE bases; --", 'emoji 😀 $$ $1'];
+    for (const [i, text] of tricky.entries()) {
+      const description = `${text} nul \u0000 byte`;
+      expect(await store.nsCreate(org, { key: `${text}-ns-${i}`, description })).toEqual({ key: `${text}-ns-${i}`, description });
+      expect(await store.baseCreate(org, { namespace: `${text}-ns-${i}`, key: text, description: text })).toMatchObject({ key: text, description: text });
+    }
+    // A key with NUL (which the API never lets through) fails alone: the write beside it in the batch is kept.
+    const [nul, beside] = await Promise.allSettled([
+      store.nsCreate(org, { key: 'nul \u0000 key', description: null }),
+      store.nsCreate(org, { key: 'beside-nul', description: null }),
+    ]);
+    expect(nul?.status).toBe('rejected');
+    expect(beside).toMatchObject({ status: 'fulfilled' });
+    const listed = await store.nsList(org);
+    for (const [i, text] of tricky.entries()) {
+      expect(listed).toContainEqual({ key: `${text}-ns-${i}`, description: `${text} nul \u0000 byte` });
+      expect(await store.baseList(org, `${text}-ns-${i}`)).toEqual([{ namespace: `${text}-ns-${i}`, key: text, description: text }]);
+    }
+    expect(await database.sql("SELECT count(*)::int AS n FROM bases")).toEqual([{ n: tricky.length }]);
+  });
+
   it('gives exactly one of 40 concurrent creates of one key its 200, within one batch and across two stores', async () => {
     const database = await freshDatabase();
     const [a, b] = [await open(database), await open(database)];
