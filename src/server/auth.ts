@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { KbApiError } from '../api/errors.js';
 import type { AuthFailureLimit, Principal, Store } from '../store/store.js';
 import { RateLimitedError } from './errors.js';
@@ -79,7 +79,19 @@ export const auth = sharedPlugin<AuthOptions>((app, options, done) => {
   app.decorateRequest('readVersion', undefined);
   const store: Store = app.store;
   app.decorate('authenticate', function authenticate(request, reply, next) {
-    request.readVersion = store.readVersion?.();
+    const version = store.readVersion?.();
+    // A store over a network (PostgreSQL) may first wait to hear what other servers committed.
+    if (typeof version === 'object') {
+      return void version.then((known) => {
+        request.readVersion = known;
+        authenticateNow(request, reply, next);
+      }, next);
+    }
+    request.readVersion = version;
+    authenticateNow(request, reply, next);
+  });
+  /** Authentication once the read version is known: a token seen at this version costs no hash and no query. */
+  const authenticateNow = (request: FastifyRequest, reply: FastifyReply, next: (error?: Error) => void): void => {
     let token: string | undefined;
     try {
       token = bearerToken(request);
@@ -96,6 +108,6 @@ export const auth = sharedPlugin<AuthOptions>((app, options, done) => {
     const known = token === undefined || request.readVersion === undefined ? undefined : app.principals.get(request.readVersion, token);
     if (known) return authenticated(known);
     principalOf(app, request, token).then(authenticated, next);
-  });
+  };
   done();
 });

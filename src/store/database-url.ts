@@ -1,3 +1,11 @@
+/**
+ * Connections per replica unless told otherwise (kb serve --pool-size). Measured with scripts/bench on 2 cores with
+ * PostgreSQL on the same machine: writes take at most two (group commit), lists a few more, and past this more
+ * connections only queue on PostgreSQL's CPU while every replica's add up against max_connections. Kept here, beside
+ * the URL, so that the CLI can show it without loading the driver.
+ */
+export const DEFAULT_POOL_SIZE = 8;
+
 /** Query parameters of a PostgreSQL URL that hold a secret. */
 const SECRET_PARAMETERS = ['password', 'sslpassword'];
 

@@ -61,7 +61,29 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX auth_failures_address ON auth_failures (address, failed_at);
   CREATE INDEX auth_failures_failed_at ON auth_failures (failed_at);
   `,
+  // Every statement that changes what a read returns tells the replicas (LISTEN kb_changes), from the database itself:
+  // a write of any replica, `kb serve token revoke`, or an administrator's SQL. A notification is delivered at commit,
+  // and repeats within one transaction are folded into one, so a group commit costs one message per replica.
+  `
+  CREATE FUNCTION kb_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM pg_notify('kb_changes', TG_ARGV[0]);
+    RETURN NULL;
+  END
+  $$;
+  CREATE TRIGGER orgs_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON orgs
+    FOR EACH STATEMENT EXECUTE FUNCTION kb_changed('tokens');
+  CREATE TRIGGER tokens_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON tokens
+    FOR EACH STATEMENT EXECUTE FUNCTION kb_changed('tokens');
+  CREATE TRIGGER namespaces_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON namespaces
+    FOR EACH STATEMENT EXECUTE FUNCTION kb_changed('data');
+  CREATE TRIGGER bases_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON bases
+    FOR EACH STATEMENT EXECUTE FUNCTION kb_changed('data');
+  `,
 ];
+
+/** The channel of kb_changed(): its payload is 'tokens' (orgs, tokens) or 'data' (namespaces, bases). */
+export const CHANGES_CHANNEL = 'kb_changes';
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS.length;
 

@@ -2,9 +2,16 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { KbApiError } from '../api/errors.js';
 import type { Base, Namespace } from '../api/schemas.js';
-import { maskDatabaseUrl, redactPassword } from './database-url.js';
+import { DEFAULT_POOL_SIZE, maskDatabaseUrl, redactPassword } from './database-url.js';
 import { failures } from './failures.js';
-import { APPLICATION, CREATE_SCHEMA_TABLE, POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, SCHEMA_TABLE } from './postgres-migrations.js';
+import {
+  APPLICATION,
+  CHANGES_CHANNEL,
+  CREATE_SCHEMA_TABLE,
+  POSTGRES_MIGRATIONS,
+  POSTGRES_SCHEMA_VERSION,
+  SCHEMA_TABLE,
+} from './postgres-migrations.js';
 import {
   type AuthFailureLimit,
   type DescriptionPatch,
@@ -24,8 +31,10 @@ import {
 export interface PostgresStoreOptions {
   /** postgres://USER:PASSWORD@HOST:PORT/DATABASE */
   url: string;
-  /** Connections to the database at most (default 10). */
+  /** Connections to the database at most (default DEFAULT_POOL_SIZE). */
   poolSize?: number;
+  /** Requests that may wait for a connection when all are taken; more are refused at once with 503 (default 8 per connection). */
+  queueLimit?: number;
   /** Milliseconds to keep trying to reach the database when opening (default 10 s); 0 tries once. */
   waitMs?: number;
   /** Told once, with a sentence naming the masked URL and the reason, when open() starts to wait for the database. */
@@ -36,6 +45,67 @@ export interface PostgresStoreOptions {
 }
 
 type Client = pg.PoolClient;
+
+/** What a write runs its statements on: a connection, or the step of a group commit that it is. */
+interface Queryable {
+  query<R extends pg.QueryResultRow = pg.QueryResultRow>(config: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+/**
+ * One write of a group commit, on the batch's connection. Its savepoint is taken with its first statement, in the
+ * same round trip when the write sends that statement through inline(): on 2 cores, round trips (a system call at
+ * each end) are most of what a write costs.
+ */
+class WriteStep implements Queryable {
+  /** Whether the savepoint statement was sent (and so whether a failure must roll back to it). */
+  sent = false;
+
+  constructor(
+    private readonly client: Client,
+    private pending: string | undefined,
+  ) {}
+
+  private take(): string | undefined {
+    const pending = this.pending;
+    this.pending = undefined;
+    if (pending !== undefined) this.sent = true;
+    return pending;
+  }
+
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(config: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    const pending = this.take();
+    if (pending !== undefined) await this.client.query(pending);
+    return typeof config === 'string' ? this.client.query<R>(config, values) : this.client.query<R>(config);
+  }
+
+  /** Statements with their values written in (see sql below), sent after the savepoint in one simple query. */
+  async inline(statements: string): Promise<pg.QueryResult> {
+    const pending = this.take();
+    const results = (await this.client.query(pending === undefined ? statements : `${pending}; ${statements}`)) as pg.QueryResult | pg.QueryResult[];
+    return Array.isArray(results) ? (results.at(-1) as pg.QueryResult) : results;
+  }
+}
+
+/** Values written into a statement: an integer, a string literal, bytes (as hex, which needs no escaping), or NULL. */
+const sql = {
+  integer: (value: number) => {
+    if (!Number.isSafeInteger(value)) throw new TypeError('not an integer');
+    return String(value);
+  },
+  // As a parameter would be: null (and undefined) is NULL, so that a NOT NULL column refuses it.
+  // A NUL would end the statement's text on the wire (and the connection, with every write of the batch): PostgreSQL's
+  // text cannot hold it anyway, so it fails this write alone, before anything is sent.
+  text: (value: string | null | undefined) => {
+    if (value == null) return 'NULL';
+    const text = String(value);
+    if (text.includes('\u0000')) throw new TypeError('text cannot hold U+0000');
+    return pg.escapeLiteral(text);
+  },
+  bytes: (value: Buffer | null) => (value === null ? 'NULL' : `decode('${value.toString('hex')}', 'hex')`),
+};
+
+/** Tokens a replica keeps known at most. */
+const MAX_PRINCIPALS = 10_000;
 
 interface TokenRow { id: string; org: string; created_at: Date; revoked_at: Date | null }
 interface DescribedRow { key: string; description: Buffer | null }
@@ -86,7 +156,7 @@ function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && NETWORK_ERRORS.has(code)) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|connection timeout/i.test(error.message);
+  return /Connection terminated|not queryable|timeout exceeded when trying to connect|connection timeout/i.test(error.message);
 }
 
 /** One line saying why, also for Node's AggregateError of a host with several addresses (whose message is empty). */
@@ -108,9 +178,11 @@ function storageFailure(error: unknown): unknown {
   if (state === '40001' || state === '40P01' || state === '55P03' || state === '57014') {
     return failures.busy();
   }
-  if (isConnectionFailure(error)) return new KbApiError('unavailable', 'The database cannot be reached', 'Retry in a moment.');
+  if (isConnectionFailure(error)) return unreachable();
   return error;
 }
+
+const unreachable = () => new KbApiError('unavailable', 'The database cannot be reached', 'Retry in a moment.');
 
 /** A description as stored: its UTF-8 (see postgres-migrations.ts); absent is none. */
 const encode = (description: string | null | undefined): Buffer | null => (description == null ? null : Buffer.from(description, 'utf8'));
@@ -126,11 +198,177 @@ function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
+/** A request turned away at once because this replica's connections are all taken and enough requests wait already. */
+const overloaded = () => new KbApiError('unavailable', 'The server is busy with other requests', 'Retry in a moment.');
+
+/** What a write may change, so that a commit tells the caches that keep it: tokens (and organizations), or data. */
+type Changes = 'tokens' | 'data';
+
+interface Pending {
+  op: (step: WriteStep) => Promise<unknown>;
+  capture: IdempotencyCapture | undefined;
+  changes: Changes;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Writes of one group commit at most. Each write's savepoint takes a subtransaction id, and a backend keeps 64 of them
+ * in shared memory: past that, every other session's snapshots must look subtransactions up on disk (suboverflow).
+ */
+const MAX_BATCH = 64;
+/** Group commits in flight at once per replica: one gathers writes while the other waits for PostgreSQL's flush. */
+const CONCURRENT_BATCHES = 2;
+/** How long a fence may take before the LISTEN connection is taken for lost (and nothing is kept meanwhile). */
+const FENCE_TIMEOUT_MS = 5000;
+
+/**
+ * The replica's view of what other replicas committed: a connection of its own that LISTENs to kb_changes (see
+ * postgres-migrations.ts) and counts the notifications. When that connection is lost, notifications may be missed, so
+ * it says so (version() is undefined) until it has reconnected and LISTENs again; a new epoch then drops whatever was
+ * kept before the gap.
+ */
+class ChangeListener {
+  private client: pg.Client | undefined;
+  private listening = false;
+  private closed = false;
+  private epoch = 0;
+  private reconnect: NodeJS.Timeout | undefined;
+  private delay = 100;
+  /** The fence sent in this turn of the event loop, the one on its way, and the one that will follow it. */
+  private readonly fences: { thisTurn?: Promise<void> | undefined; inFlight?: Promise<void> | undefined; next?: Promise<void> | undefined } = {};
+  /** Notifications seen (and this replica's own commits), by what they changed. */
+  readonly counts = { tokens: 0, data: 0 };
+
+  constructor(private readonly url: string) {}
+
+  /** Connects and LISTENs; rejects when the first attempt fails (open() then fails as it would without a listener). */
+  start(): Promise<void> {
+    return this.connect();
+  }
+
+  /** The version of what this replica may keep, or undefined while it may be missing notifications. */
+  version(of: Changes | 'all'): string | undefined {
+    if (!this.listening) return undefined;
+    if (of === 'tokens') return `${this.epoch}.${this.counts.tokens}`;
+    return `${this.epoch}.${this.counts.tokens}.${this.counts.data}`;
+  }
+
+  /**
+   * Resolves once every notification of a transaction committed before this call has been counted: a query on the
+   * LISTEN connection, whose result PostgreSQL sends after the notifications pending for it. A fence sent in this turn
+   * of the event loop serves every request read in it (their bytes arrived before it was sent). One sent in an earlier
+   * turn may not serve: the calls that come while it is on its way share the next one, sent once it is back, so there is
+   * at most one fence per round trip however many requests arrive. Undefined while not listening. A fence that takes
+   * too long counts as a lost connection.
+   */
+  fence(): Promise<void> | undefined {
+    if (!this.listening || this.client === undefined) return undefined;
+    if (this.fences.thisTurn) return this.fences.thisTurn;
+    if (this.fences.inFlight === undefined) return this.sendFence();
+    this.fences.next ??= this.fences.inFlight.then(
+      () => this.sendFence(),
+      () => this.sendFence(),
+    ).then(() => undefined);
+    return this.fences.next;
+  }
+
+  private sendFence(): Promise<void> {
+    this.fences.next = undefined;
+    const client = this.client;
+    if (!this.listening || client === undefined) return Promise.reject(new Error('not listening'));
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error('the LISTEN connection did not answer')), FENCE_TIMEOUT_MS);
+    });
+    const fence = Promise.race([client.query('SELECT 1'), timeout]).then(
+      () => clearTimeout(timer),
+      (error: unknown) => {
+        clearTimeout(timer);
+        this.drop(client);
+        throw error;
+      },
+    );
+    this.fences.inFlight = fence;
+    this.fences.thisTurn = fence;
+    const settled = () => {
+      if (this.fences.inFlight === fence) this.fences.inFlight = undefined;
+    };
+    fence.then(settled, settled);
+    setImmediate(() => {
+      if (this.fences.thisTurn === fence) this.fences.thisTurn = undefined;
+    });
+    return fence;
+  }
+
+  /** A commit of this replica: known at once, before its notification comes back. */
+  committed(changes: ReadonlySet<Changes>): void {
+    for (const what of changes) this.counts[what]++;
+  }
+
+  private async connect(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.url, keepAlive: true, application_name: 'kb serve (listen)', connectionTimeoutMillis: 5000 });
+    this.client = client;
+    const lost = () => this.drop(client);
+    client.on('error', lost);
+    client.on('end', lost);
+    client.on('notification', (message) => {
+      if (message.channel !== CHANGES_CHANNEL) return;
+      this.counts[message.payload === 'tokens' ? 'tokens' : 'data']++;
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${CHANGES_CHANNEL}`);
+    } catch (error) {
+      lost();
+      throw error;
+    }
+    if (this.client !== client) return;
+    this.epoch++;
+    this.listening = true;
+    this.delay = 100;
+  }
+
+  /** Forgets a LISTEN connection that broke (or stalled), and connects again after a while. */
+  private drop(client: pg.Client): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    this.listening = false;
+    this.fences.thisTurn = this.fences.inFlight = undefined;
+    client.end().catch(() => undefined);
+    this.retry();
+  }
+
+  private retry(): void {
+    if (this.closed || this.reconnect) return;
+    this.reconnect = setTimeout(() => {
+      this.reconnect = undefined;
+      this.connect().catch(() => undefined);
+    }, this.delay);
+    this.reconnect.unref();
+    this.delay = Math.min(this.delay * 2, 2000);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.reconnect);
+    const client = this.client;
+    this.client = undefined;
+    this.listening = false;
+    await client?.end().catch(() => undefined);
+  }
+}
+
 /**
  * The PostgreSQL engine, for several `kb serve` replicas over one database: everything a replica knows is in the
  * database (uniqueness, tokens, idempotency keys and their replies, failed authentications), so the replicas behave
- * as one server. Every write is one transaction on one pooled connection, and its promise resolves only after COMMIT
- * (synchronous_commit as the server has it: on by default, so a write answered 200 is durable).
+ * as one server. Concurrent writes share one transaction and one commit (group commit, as the SQLite engine does),
+ * each in its own savepoint, and their promises resolve only after COMMIT (synchronous_commit as the server has it:
+ * on by default, so a write answered 200 is durable). What was read is kept until a notification says that a commit,
+ * of this replica or another, may have changed it (readVersion).
+ *
+ * A broken connection never ends the process: every client the pool opens has an 'error' listener for its whole
+ * life, and the requests it touches fail with 503; the pool opens new connections once the database is back.
  */
 export class PostgresStore implements Store {
   readonly authFailures: AuthFailureLimit;
@@ -143,9 +381,21 @@ export class PostgresStore implements Store {
    * costs the database one transaction per window, not one per request.
    */
   private readonly limited = new Map<string, number>();
+  private queue: Pending[] = [];
+  private batches = 0;
+  private flushScheduled = false;
+  /** Versions handed out while the listener is down: each different, so nothing read then is kept. */
+  private unlistened = 0;
+  /** Active tokens by hash (hex), at the tokens version they were read at: authentication without a query. */
+  private readonly principals = new Map<string, Principal>();
+  private principalsVersion: string | undefined;
 
   private constructor(
     private readonly pool: pg.Pool,
+    private readonly changes: ChangeListener,
+    /** Broken connections, told by their 'error' event: released to the pool as broken, never reused. */
+    private readonly broken: WeakMap<pg.ClientBase, Error>,
+    private readonly queueLimit: number,
     private readonly authFailureLimit: number,
     private readonly authFailureWindowMs: number,
   ) {
@@ -161,9 +411,10 @@ export class PostgresStore implements Store {
     const shown = maskDatabaseUrl(options.url);
     const redact = (text: string) => redactPassword(text, options.url);
     await waitForDatabase(options, shown, redact);
+    const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
     const pool = new pg.Pool({
       connectionString: options.url,
-      max: options.poolSize ?? 10,
+      max: poolSize,
       // A request that cannot get a connection in time fails with 503 instead of hanging.
       connectionTimeoutMillis: 5000,
       keepAlive: true,
@@ -173,15 +424,27 @@ export class PostgresStore implements Store {
       idle_in_transaction_session_timeout: 60_000,
       types: TYPES,
     });
-    // An idle connection that breaks (a database restart) is dropped by the pool; the next query opens a new one.
+    // pg takes the pool's own 'error' listener off a client while it is checked out, and pool.query's listener goes
+    // after the first error: a connection that breaks then (a database restart, pg_terminate_backend) would raise an
+    // unhandled 'error' and end the process. This listener stays for the client's whole life.
+    const broken = new WeakMap<pg.ClientBase, Error>();
+    pool.on('connect', (client) => client.on('error', (error: Error) => void broken.set(client, error)));
+    // An idle connection that breaks is dropped by the pool; the next query opens a new one.
     pool.on('error', () => undefined);
+    const changes = new ChangeListener(options.url);
     try {
       await migrate(pool, shown, redact);
+      await changes.start();
     } catch (error) {
+      await changes.close();
       await pool.end();
-      throw error;
+      if (error instanceof StoreOpenError) throw error;
+      throw new StoreUnreachableError(`lost the database at ${shown}: ${redact(reasonOf(error))}`);
     }
-    return new PostgresStore(pool, options.authFailureLimit ?? 20, options.authFailureWindowMs ?? 60_000);
+    // Requests beyond the pool wait for a connection, up to this many; past them a request is refused at once (503):
+    // a flood of slow lists must not queue everyone else for the connection timeout.
+    const queueLimit = options.queueLimit ?? poolSize * 8;
+    return new PostgresStore(pool, changes, broken, queueLimit, options.authFailureLimit ?? 20, options.authFailureWindowMs ?? 60_000);
   }
 
   /** Runs an operation unless the store is closing, and keeps it in view so that close() waits for it. */
@@ -196,12 +459,36 @@ export class PostgresStore implements Store {
     return promise;
   }
 
-  private read<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
+  /** A connection of the pool, or a 503: at once when too many requests wait for one already. */
+  private async checkout(): Promise<Client> {
+    if (this.pool.waitingCount >= this.queueLimit) throw overloaded();
+    try {
+      return await this.pool.connect();
+    } catch (error) {
+      throw storageFailure(error);
+    }
+  }
+
+  /** Gives a connection back; one that broke, or whose state is unknown after an error, is closed instead. */
+  private release(client: Client, error?: unknown): void {
+    const lost = this.broken.get(client);
+    client.release(lost ?? (error instanceof Error ? error : undefined));
+  }
+
+  private read<R extends pg.QueryResultRow>(query: pg.QueryConfig): Promise<R[]> {
     return this.track(async () => {
+      const client = await this.checkout();
+      let failure: unknown;
       try {
-        return (await this.pool.query<R>(text, values)).rows;
+        return (await client.query<R>(query)).rows;
       } catch (error) {
+        if (this.broken.has(client) || isConnectionFailure(error)) {
+          failure = error;
+          throw unreachable();
+        }
         throw storageFailure(error);
+      } finally {
+        this.release(client, failure);
       }
     });
   }
@@ -209,84 +496,187 @@ export class PostgresStore implements Store {
   /** Runs fn in a transaction on one connection: COMMIT when it resolves, ROLLBACK when it throws. */
   private transaction<T>(fn: (client: Client) => Promise<T>): Promise<T> {
     return this.track(async () => {
-      let client: Client;
-      try {
-        client = await this.pool.connect();
-      } catch (error) {
-        throw storageFailure(error);
-      }
-      let broken: Error | undefined;
-      // pg takes its own 'error' listener off a client while it is checked out: a connection that breaks now (a
-      // database restart, pg_terminate_backend) would otherwise raise an unhandled 'error' and end the process. The
-      // query in flight fails by itself; the client is then dropped, not returned to the pool.
-      const lost = (error: Error) => (broken ??= error);
-      client.on('error', lost);
+      const client = await this.checkout();
+      let failure: unknown;
       try {
         await client.query('BEGIN');
         const result = await fn(client);
         await client.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch((rollbackError: Error) => {
-          broken = rollbackError;
+        await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+          failure = rollbackError;
         });
-        throw storageFailure(error);
+        throw this.broken.has(client) ? unreachable() : storageFailure(error);
       } finally {
-        client.off('error', lost);
-        client.release(broken);
+        this.release(client, failure);
       }
     });
   }
 
   /**
-   * A write, in its own transaction. With an Idempotency-Key, the transaction first takes the key's advisory lock
-   * (another replica holding it is running the same key now: IdempotencyInProgress, a 409), then looks for a kept
-   * reply (IdempotentReplay); the write runs in a savepoint, so that its reply is kept even when it fails, in the same
-   * transaction as the write: both are committed, or neither.
+   * A write, in the next group commit: resolves with its own outcome once the commit is done, or rejects with the
+   * commit's failure (503 for a lost connection), which then kept nothing of any write of the batch.
    */
-  private async write<T>(op: (client: Client) => Promise<T>, capture?: IdempotencyCapture): Promise<T> {
-    if (!capture) return this.transaction(op);
-    const outcome = await this.transaction(async (client): Promise<WriteOutcome> => {
-      const lock = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock($1) AS locked', [
-        idempotencyLock(capture.orgId, capture.key),
-      ]);
-      if (!lock.rows[0]?.locked) throw new IdempotencyInProgress();
-      const kept = await keptReply(client, capture.orgId, capture.key);
-      if (kept) throw new IdempotentReplay(kept);
-      await client.query('SAVEPOINT op');
-      let result: WriteOutcome;
-      try {
-        result = { ok: true, value: await op(client) };
-      } catch (error) {
-        await client.query('ROLLBACK TO SAVEPOINT op');
-        result = { ok: false, error: storageFailure(error) };
+  private write<T>(op: (step: WriteStep) => Promise<T>, capture?: IdempotencyCapture, changes: Changes = 'data'): Promise<T> {
+    return this.track(
+      () =>
+        new Promise<T>((resolve, reject) => {
+          this.queue.push({ op, capture, changes, resolve: resolve as (value: unknown) => void, reject });
+          // Writes that arrive in this turn of the event loop go together.
+          if (!this.flushScheduled) {
+            this.flushScheduled = true;
+            setImmediate(() => {
+              this.flushScheduled = false;
+              this.pump();
+            });
+          }
+        }),
+    );
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && this.batches < CONCURRENT_BATCHES) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      this.batches++;
+      void this.flush(batch).finally(() => {
+        this.batches--;
+        this.pump();
+      });
+    }
+  }
+
+  /**
+   * One transaction for a batch of writes, each in a savepoint, so that one failing write (a 409, a 404) is undone
+   * alone. Under an Idempotency-Key, a write first takes the key's advisory lock (another replica holding it is
+   * running the same key now: IdempotencyInProgress, a 409), then looks for a kept reply (IdempotentReplay); its
+   * reply is kept in the same transaction as the write, even when the write failed: both are committed, or neither.
+   */
+  private async flush(batch: Pending[]): Promise<void> {
+    let client: Client;
+    try {
+      client = await this.checkout();
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    const outcomes: WriteOutcome[] = [];
+    const changed = new Set<Changes>();
+    let failure: unknown;
+    try {
+      await client.query('BEGIN');
+      const savepoint = { taken: false };
+      for (const item of batch) {
+        const outcome = await this.runInBatch(client, item, savepoint);
+        if (outcome.ok) changed.add(item.changes);
+        outcomes.push(outcome);
       }
-      const reply = capture.reply(result);
-      if (reply) {
-        await client.query(
-          `INSERT INTO idempotency (org_id, key, fingerprint, status, body, created_at) VALUES ($1, $2, $3, $4, $5, now())
-           ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
-             body = excluded.body, created_at = excluded.created_at`,
-          [capture.orgId, capture.key, capture.fingerprint, reply.status, reply.body],
-        );
-      }
-      return result;
+      // The last write's savepoint goes with the COMMIT.
+      await client.query('COMMIT');
+    } catch (error) {
+      failure = error;
+      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+        failure = rollbackError;
+      });
+      this.release(client, failure);
+      // A commit that failed (or a lost connection) kept nothing of any write in the batch: each fails, none is told
+      // its own outcome, and a reply made under a key is not sent (Idempotency sees an error other than the write's).
+      const rejected = this.broken.has(client) ? unreachable() : storageFailure(error);
+      for (const item of batch) item.reject(rejected);
+      return;
+    }
+    this.release(client);
+    this.changes.committed(changed);
+    batch.forEach((item, index) => {
+      const outcome = outcomes[index] as WriteOutcome;
+      if (outcome.ok) item.resolve(outcome.value);
+      else item.reject(outcome.error);
     });
-    if (outcome.ok) return outcome.value as T;
-    throw outcome.error;
+  }
+
+  private async runInBatch(client: Client, item: Pending, savepoint: { taken: boolean }): Promise<WriteOutcome> {
+    const { capture } = item;
+    if (capture) {
+      const lock = await client.query<{ locked: boolean }>({
+        name: 'idempotency_lock',
+        text: 'SELECT pg_try_advisory_xact_lock($1) AS locked',
+        values: [idempotencyLock(capture.orgId, capture.key)],
+      });
+      if (!lock.rows[0]?.locked) return { ok: false, error: new IdempotencyInProgress() };
+      const kept = await keptReply(client, capture.orgId, capture.key);
+      if (kept) return { ok: false, error: new IdempotentReplay(kept) };
+    }
+    // The previous write's savepoint is released as this one's is taken, with the write's first statement.
+    const step = new WriteStep(client, savepoint.taken ? 'RELEASE SAVEPOINT write; SAVEPOINT write' : 'SAVEPOINT write');
+    let outcome: WriteOutcome;
+    try {
+      outcome = { ok: true, value: await item.op(step) };
+    } catch (error) {
+      // A connection that broke ends the batch; anything else is this write's own failure.
+      if (this.broken.has(client) || isConnectionFailure(error)) throw error;
+      // A write that failed before sending anything has nothing to undo (and the savepoint named is a previous one's).
+      if (step.sent) await client.query('ROLLBACK TO SAVEPOINT write');
+      outcome = { ok: false, error: storageFailure(error) };
+    }
+    if (step.sent) savepoint.taken = true;
+    const reply = capture?.reply(outcome);
+    if (capture && reply) {
+      await client.query({
+        name: 'idempotency_put',
+        text: `INSERT INTO idempotency (org_id, key, fingerprint, status, body, created_at) VALUES ($1, $2, $3, $4, $5, now())
+               ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+                 body = excluded.body, created_at = excluded.created_at`,
+        values: [capture.orgId, capture.key, capture.fingerprint, reply.status, reply.body],
+      });
+    }
+    return outcome;
+  }
+
+  /**
+   * Changes whenever a commit may have changed what a read returns: this replica's own (counted at once) and every
+   * other's, told by PostgreSQL (LISTEN kb_changes). It resolves after a fence, a round trip on the LISTEN connection
+   * sent after the request arrived: PostgreSQL delivers a listener the notifications of every transaction committed
+   * before a query ahead of that query's result, so a commit acknowledged to anyone before this request was sent is
+   * counted. One fence serves every request read in the same turn of the event loop. While the LISTEN connection is
+   * down, each call gives a new value, so nothing is kept until it LISTENs again.
+   */
+  readVersion(): Promise<string> {
+    const unknown = () => `unlistened.${++this.unlistened}`;
+    const fence = this.changes.fence();
+    if (fence === undefined) return Promise.resolve(unknown());
+    return fence.then(
+      () => this.changes.version('all') ?? unknown(),
+      () => unknown(),
+    );
   }
 
   async authenticate(tokenHash: Buffer): Promise<Principal | null> {
-    const [row] = await this.read<{ id: string; org_id: number; org: string }>(
-      `SELECT t.id, t.org_id, o.name AS org FROM tokens t JOIN orgs o ON o.id = t.org_id
-       WHERE t.hash = $1 AND t.revoked_at IS NULL`,
-      [tokenHash],
-    );
-    return row ? { orgId: row.org_id, org: row.org, tokenId: row.id } : null;
+    const version = this.changes.version('tokens');
+    const id = tokenHash.toString('hex');
+    if (version !== this.principalsVersion) {
+      this.principals.clear();
+      this.principalsVersion = version;
+    }
+    const known = version === undefined ? undefined : this.principals.get(id);
+    if (known) return known;
+    const [row] = await this.read<{ id: string; org_id: number; org: string }>({
+      name: 'authenticate',
+      text: `SELECT t.id, t.org_id, o.name AS org FROM tokens t JOIN orgs o ON o.id = t.org_id
+             WHERE t.hash = $1 AND t.revoked_at IS NULL`,
+      values: [tokenHash],
+    });
+    const principal = row ? { orgId: row.org_id, org: row.org, tokenId: row.id } : null;
+    // Kept only when no token changed while it was read (a revocation told since then would not be in the row). Only
+    // active tokens are kept: a stream of made-up ones would only push them out.
+    if (principal && version !== undefined && version === this.changes.version('tokens') && version === this.principalsVersion) {
+      if (this.principals.size >= MAX_PRINCIPALS) this.principals.delete(this.principals.keys().next().value as string);
+      this.principals.set(id, principal);
+    }
+    return principal;
   }
 
   createToken(org: string, id: string, tokenHash: Buffer): Promise<TokenInfo> {
-    return this.write((client) => insertToken(client, org, id, tokenHash));
+    return this.write((client) => insertToken(client, org, id, tokenHash), undefined, 'tokens');
   }
 
   createFirstToken(org: string, id: string, tokenHash: Buffer): Promise<TokenInfo | null> {
@@ -295,15 +685,14 @@ export class PostgresStore implements Store {
       await client.query('SELECT pg_advisory_xact_lock($1)', [FIRST_TOKEN_LOCK]);
       const { rows } = await client.query('SELECT 1 FROM tokens LIMIT 1');
       return rows.length > 0 ? null : insertToken(client, org, id, tokenHash);
-    });
+    }, undefined, 'tokens');
   }
 
   async listTokens(): Promise<TokenInfo[]> {
-    const rows = await this.read<TokenRow>(
-      `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
-       ORDER BY t.created_at, t.id`,
-      [],
-    );
+    const rows = await this.read<TokenRow>({
+      text: `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
+             ORDER BY t.created_at, t.id`,
+    });
     return rows.map(tokenInfo);
   }
 
@@ -316,20 +705,24 @@ export class PostgresStore implements Store {
         [id],
       );
       return rows[0] ? tokenInfo(rows[0]) : null;
-    });
+    }, undefined, 'tokens');
   }
 
   async nsList(orgId: number): Promise<Namespace[]> {
-    const rows = await this.read<DescribedRow>('SELECT key, description FROM namespaces WHERE org_id = $1 ORDER BY key', [orgId]);
+    const rows = await this.read<DescribedRow>({
+      name: 'ns_list',
+      text: 'SELECT key, description FROM namespaces WHERE org_id = $1 ORDER BY key',
+      values: [orgId],
+    });
     return rows.map((row) => ({ key: row.key, description: decode(row.description) }));
   }
 
   nsCreate(orgId: number, ns: Namespace, capture?: IdempotencyCapture): Promise<Namespace> {
     return this.write(async (client) => {
       try {
-        await client.query(
-          'INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES ($1, $2, $3, now(), now())',
-          [orgId, ns.key, encode(ns.description)],
+        await client.inline(
+          `INSERT INTO namespaces (org_id, key, description, created_at, updated_at)
+           VALUES (${sql.integer(orgId)}, ${sql.text(ns.key)}, ${sql.bytes(encode(ns.description))}, now(), now())`,
         );
       } catch (error) {
         if (isUniqueViolation(error)) throw failures.namespaceExists(ns.key);
@@ -356,29 +749,37 @@ export class PostgresStore implements Store {
 
   async baseList(orgId: number, namespace: string): Promise<Base[]> {
     // One statement, so the namespace and its bases come from one snapshot; no row at all means no such namespace.
-    const rows = await this.read<{ key: string | null; description: Buffer | null }>(
-      `SELECT b.key, b.description FROM namespaces n LEFT JOIN bases b ON b.namespace_id = n.id
-       WHERE n.org_id = $1 AND n.key = $2 ORDER BY b.key`,
-      [orgId, namespace],
-    );
+    const rows = await this.read<{ key: string | null; description: Buffer | null }>({
+      name: 'base_list',
+      text: `SELECT b.key, b.description FROM namespaces n LEFT JOIN bases b ON b.namespace_id = n.id
+             WHERE n.org_id = $1 AND n.key = $2 ORDER BY b.key`,
+      values: [orgId, namespace],
+    });
     if (rows.length === 0) throw failures.namespaceNotFound(namespace);
     return rows.flatMap((row) => (row.key === null ? [] : [{ namespace, key: row.key, description: decode(row.description) }]));
   }
 
   baseCreate(orgId: number, base: Base, capture?: IdempotencyCapture): Promise<Base> {
     return this.write(async (client) => {
-      // Two statements: a concurrent creator's namespace, committed while this INSERT waited, is visible to the next one.
-      await client.query(
-        `INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES ($1, $2, NULL, now(), now())
-         ON CONFLICT (org_id, key) DO NOTHING`,
-        [orgId, base.namespace],
-      );
-      try {
-        await client.query(
+      const insert = () =>
+        client.inline(
           `INSERT INTO bases (namespace_id, key, description, created_at, updated_at)
-           SELECT id, $3, $4, now(), now() FROM namespaces WHERE org_id = $1 AND key = $2`,
-          [orgId, base.namespace, base.key, encode(base.description)],
+           SELECT id, ${sql.text(base.key)}, ${sql.bytes(encode(base.description))}, now(), now()
+           FROM namespaces WHERE org_id = ${sql.integer(orgId)} AND key = ${sql.text(base.namespace)}`,
         );
+      try {
+        // Most bases go into a namespace that exists: one statement. Otherwise the namespace is created first, and the
+        // base inserted again by a statement of its own, which sees a namespace a concurrent creator committed while
+        // the first waited.
+        if ((await insert()).rowCount === 0) {
+          await client.query({
+            name: 'ns_ensure',
+            text: `INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES ($1, $2, NULL, now(), now())
+                   ON CONFLICT (org_id, key) DO NOTHING`,
+            values: [orgId, base.namespace],
+          });
+          await insert();
+        }
       } catch (error) {
         if (isUniqueViolation(error)) throw failures.baseExists(base.namespace, base.key);
         throw error;
@@ -421,7 +822,7 @@ export class PostgresStore implements Store {
   }
 
   async idempotencyGet(orgId: number, key: string): Promise<IdempotencyRecord | null> {
-    const rows = await this.read<KeptRow>(KEPT_REPLY, [orgId, key, IDEMPOTENCY_RETENTION_MS]);
+    const rows = await this.read<KeptRow>({ name: 'kept_reply', text: KEPT_REPLY, values: [orgId, key, IDEMPOTENCY_RETENTION_MS] });
     return rows[0] ? keptRecord(rows[0]) : null;
   }
 
@@ -478,6 +879,7 @@ export class PostgresStore implements Store {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await Promise.allSettled([...this.running]);
+      await this.changes.close();
       await this.pool.end();
     })();
     return this.closing;
@@ -493,12 +895,12 @@ function keptRecord(row: KeptRow): IdempotencyRecord {
   return { fingerprint: row.fingerprint, status: row.status, body: row.body, createdAt: row.created_at.toISOString() };
 }
 
-async function keptReply(client: Client, orgId: number, key: string): Promise<IdempotencyRecord | null> {
-  const { rows } = await client.query<KeptRow>(KEPT_REPLY, [orgId, key, IDEMPOTENCY_RETENTION_MS]);
+async function keptReply(client: Queryable, orgId: number, key: string): Promise<IdempotencyRecord | null> {
+  const { rows } = await client.query<KeptRow>({ name: 'kept_reply', text: KEPT_REPLY, values: [orgId, key, IDEMPOTENCY_RETENTION_MS] });
   return rows[0] ? keptRecord(rows[0]) : null;
 }
 
-async function insertToken(client: Client, org: string, id: string, tokenHash: Buffer): Promise<TokenInfo> {
+async function insertToken(client: Queryable, org: string, id: string, tokenHash: Buffer): Promise<TokenInfo> {
   await client.query('INSERT INTO orgs (name, created_at) VALUES ($1, now()) ON CONFLICT (name) DO NOTHING', [org]);
   const { rows } = await client.query<{ created_at: Date }>(
     'INSERT INTO tokens (id, org_id, hash, created_at) SELECT $1, id, $3, now() FROM orgs WHERE name = $2 RETURNING created_at',
@@ -508,7 +910,7 @@ async function insertToken(client: Client, org: string, id: string, tokenHash: B
 }
 
 /** The not_found of a base write that matched no row: the namespace's when it is missing, else the base's. */
-async function baseNotFound(client: Client, orgId: number, namespace: string, key: string): Promise<KbApiError> {
+async function baseNotFound(client: Queryable, orgId: number, namespace: string, key: string): Promise<KbApiError> {
   const { rows } = await client.query('SELECT 1 FROM namespaces WHERE org_id = $1 AND key = $2', [orgId, namespace]);
   return rows.length === 0 ? failures.namespaceNotFound(namespace) : failures.baseNotFound(namespace, key);
 }

@@ -118,9 +118,10 @@ export interface Store {
   /**
    * Changes whenever a committed write, of this process or another, may have changed what a read returns; the
    * server keeps answers for as long as it stays the same. Optional: an engine that cannot tell cheaply (without
-   * a round trip) leaves it out, and nothing is kept.
+   * a round trip) leaves it out, and nothing is kept. A promise when the engine must first hear what other servers
+   * committed before the request arrived (PostgreSQL): the request waits for it.
    */
-  readVersion?(): string;
+  readVersion?(): string | Promise<string>;
 
   /**
    * Present when failed authentications are counted in the storage itself, so that every server over it shares one

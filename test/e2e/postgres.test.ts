@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isolatedEnv, KB_BIN, ROOT, runKb, runProcess } from '../helpers/cli.js';
+import { isolatedEnv, KB_BIN, ROOT, runKb, runProcess, startServe } from '../helpers/cli.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -164,4 +164,39 @@ describe("the README's session with two replicas", () => {
     expect(run.stdout + run.stderr).not.toContain(new URL(urlOf(database)).password);
     expect(await database.sql('SELECT key FROM namespaces')).toEqual([{ key: 'docs' }]);
   }, 90_000);
+});
+
+describe('kb serve --pool-size', () => {
+  it('caps the connections of a replica, as its alias --database-pool does, and kb serve --help documents the default', async () => {
+    const help = await runKb(['serve', '--help'], { env: isolatedEnv() });
+    expect(help.stdout).toMatch(/--pool-size=<value>\s+\[default: 8\]/);
+    const database = await freshDatabase();
+    const env = isolatedEnv();
+    const created = await runKb(['serve', 'token', 'create', '--org', 'pool', '--database', urlOf(database)], { env });
+    const token = created.stdout.trim();
+    const name = new URL(urlOf(database)).pathname.slice(1);
+    for (const flag of ['--pool-size', '--database-pool']) {
+      const server = await startServe(['--database', urlOf(database), flag, '2'], env);
+      try {
+        const replies = await Promise.all(
+          Array.from({ length: 40 }, (_, i) =>
+            fetch(`${server.url}/v1/base_list?namespace=pool-${i}`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status),
+          ),
+        );
+        // Answered from the database (404: no such namespace), or refused at once past the connections' queue.
+        expect(replies.filter((status) => status !== 404 && status !== 503)).toEqual([]);
+        expect(replies.filter((status) => status === 404).length).toBeGreaterThanOrEqual(16);
+        // The pool keeps what it opened (idle) for a while: what it holds now is the most it had.
+        const [row] = (await database.sql(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ? AND application_name = 'kb serve'",
+          [name],
+        )) as Array<{ n: number }>;
+        expect(row?.n, flag).toBeGreaterThan(0);
+        expect(row?.n, flag).toBeLessThanOrEqual(2);
+      } finally {
+        server.child.kill('SIGTERM');
+        await server.exited;
+      }
+    }
+  });
 });

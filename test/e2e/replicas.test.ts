@@ -116,6 +116,23 @@ describe('two kb serve replicas over one PostgreSQL behave as one server', () =>
     expect((await send(a, token, 'GET', '/base_list?namespace=seen')).body.data).toEqual([]);
   });
 
+  it('never serve through one replica a kept list older than a write the other acknowledged', async () => {
+    const keys = (reply: Reply) => (reply.body.data as Array<{ key: string }>).map((ns) => ns.key);
+    for (let i = 0; i < 60; i++) {
+      const [writer, reader] = i % 2 ? [a, b] : [b, a];
+      // Read twice first, so that the reader keeps its answer.
+      await send(reader, token, 'GET', '/ns_list');
+      expect(keys(await send(reader, token, 'GET', '/ns_list'))).not.toContain(`fresh-${i}`);
+      const created = await send(writer, token, 'POST', '/ns_create', { key: `fresh-${i}`, description: null });
+      expect(created.status).toBe(200);
+      expect(keys(await send(reader, token, 'GET', '/ns_list')), `write ${i}`).toContain(`fresh-${i}`);
+      const updated = await send(writer, token, 'POST', '/ns_update', { namespace: `fresh-${i}`, data: { description: `v${i}` } });
+      expect(updated.status).toBe(200);
+      const listed = (await send(reader, token, 'GET', '/ns_list')).body.data as Array<{ key: string; description: string | null }>;
+      expect(listed.find((ns) => ns.key === `fresh-${i}`)?.description, `update ${i}`).toBe(`v${i}`);
+    }
+  });
+
   it('refuse through both a token revoked with kb serve token revoke --database', async () => {
     const created = await runKb(['serve', 'token', 'create', '--org', 'replicas', '--json', '--database', replicas.url], { env: replicas.env });
     const { token: doomed } = JSON.parse(created.stdout) as { token: string };

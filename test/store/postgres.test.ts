@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { generateToken } from '../../src/server/tokens.js';
 import { POSTGRES_SCHEMA_VERSION } from '../../src/store/postgres-migrations.js';
 import { idempotencyLock, PostgresStore } from '../../src/store/postgres.js';
@@ -61,6 +61,15 @@ describe('PostgresStore: the schema', () => {
     const opened = await Promise.all(Array.from({ length: 6 }, () => open(database)));
     expect(opened).toHaveLength(6);
     expect(await database.sql('SELECT application, version FROM kb_schema')).toEqual([{ application: 'kb', version: POSTGRES_SCHEMA_VERSION }]);
+    // Every table, trigger and the kb_schema row were made by one transaction: one replica migrated, the others waited.
+    expect(
+      await database.sql(
+        `SELECT count(DISTINCT xmin::text)::int AS transactions, count(*)::int AS objects FROM (
+           SELECT xmin FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind = 'r'
+           UNION ALL SELECT xmin FROM pg_trigger WHERE NOT tgisinternal
+           UNION ALL SELECT xmin FROM kb_schema) created`,
+      ),
+    ).toEqual([{ transactions: 1, objects: 7 + 4 + 1 }]);
     const org = await orgId(opened[0] as PostgresStore, 'acme');
     await opened[3]?.nsCreate(org, { key: 'shared', description: null });
     expect(await opened[5]?.nsList(org)).toEqual([{ key: 'shared', description: null }]);
@@ -231,7 +240,7 @@ describe('PostgresStore: two stores over one database behave as one (replicas in
 
   it('counts failed authentications of an address across stores, and forgets them once they leave the window', async () => {
     const database = await freshDatabase();
-    const options = { authFailureLimit: 3, authFailureWindowMs: 800 };
+    const options = { authFailureLimit: 3, authFailureWindowMs: 60_000 };
     const [a, b] = [await open(database, options), await open(database, options)];
     const limitA = a.authFailures;
     const limitB = b.authFailures;
@@ -240,12 +249,14 @@ describe('PostgresStore: two stores over one database behave as one (replicas in
     expect(await limitA.recordFailure('10.0.0.1')).toBe(0);
     const wait = await limitB.recordFailure('10.0.0.1');
     expect(wait).toBeGreaterThan(0);
-    expect(wait).toBeLessThanOrEqual(800);
+    expect(wait).toBeLessThanOrEqual(60_000);
     expect(await limitA.recordFailure('10.0.0.2')).toBe(0);
-    await new Promise((resolve) => setTimeout(resolve, wait + 50));
+    // The window passes for 10.0.0.1's failures (their times moved back, rather than waiting for the clock).
+    await database.sql("UPDATE auth_failures SET failed_at = failed_at - interval '61 seconds' WHERE address = '10.0.0.1'");
     expect(await limitA.recordFailure('10.0.0.1')).toBe(0);
     // The refused attempt was not counted; failures that left the window are gone from the table.
     expect(await database.sql("SELECT count(*)::int AS n FROM auth_failures WHERE address = '10.0.0.1'")).toEqual([{ n: 1 }]);
+    expect(await database.sql("SELECT count(*)::int AS n FROM auth_failures WHERE address = '10.0.0.2'")).toEqual([{ n: 1 }]);
   });
 
   it('answers an address it found over the limit from memory until the limit ends, without the database', async () => {
@@ -298,5 +309,229 @@ describe('PostgresStore: what it writes', () => {
     expect(info.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(Math.abs(Date.parse(info.createdAt) - before)).toBeLessThan(5000);
     expect((await store.revokeToken(token.id))?.revokedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+});
+
+/**
+ * Transactions committed in the database while run() ran, from pg_stat_database. A backend reports its counts when it
+ * goes idle, at most once a second, and when it exits: the stores are closed (their backends exit) before counting.
+ */
+async function commitsDuring(database: TestDatabase, run: () => Promise<void>): Promise<number> {
+  const count = async () => {
+    const [row] = (await database.sql('SELECT xact_commit::int AS n FROM pg_stat_database WHERE datname = current_database()')) as Array<{ n: number }>;
+    return row?.n ?? 0;
+  };
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  const before = await count();
+  await run();
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  return (await count()) - before;
+}
+
+describe('PostgresStore: group commit', () => {
+  it('commits concurrent writes together, each with its own outcome: a 409 or a 404 among them undoes no other', async () => {
+    const database = await freshDatabase();
+    const setup = await PostgresStore.open({ url: (database.storage as { url: string }).url, waitMs: 0 });
+    const org = await orgId(setup, 'acme');
+    await setup.nsCreate(org, { key: 'taken', description: null });
+    await setup.close();
+    let results: PromiseSettledResult<unknown>[] = [];
+    const commits = await commitsDuring(database, async () => {
+      const store = await PostgresStore.open({ url: (database.storage as { url: string }).url, waitMs: 0 });
+      results = await Promise.allSettled([
+        ...Array.from({ length: 60 }, (_, i) => store.nsCreate(org, { key: `group-${i}`, description: `d${i}` })),
+        store.nsCreate(org, { key: 'taken', description: 'again' }),
+        store.baseUpdate(org, 'missing', 'base', { description: 'x' }),
+        store.baseCreate(org, { namespace: 'group-0', key: 'faq', description: null }),
+      ]);
+      await store.close();
+    });
+    expect(results.slice(0, 60).every((result) => result.status === 'fulfilled')).toBe(true);
+    expect(results[60]).toMatchObject({ status: 'rejected', reason: { status: 409 } });
+    expect(results[61]).toMatchObject({ status: 'rejected', reason: { status: 404 } });
+    expect(results[62]).toMatchObject({ status: 'fulfilled', value: { namespace: 'group-0', key: 'faq' } });
+    expect(await database.sql("SELECT count(*)::int AS n FROM namespaces WHERE key LIKE 'group-%'")).toEqual([{ n: 60 }]);
+    expect(await database.sql("SELECT description FROM namespaces WHERE key = 'taken'")).toEqual([{ description: null }]);
+    // 63 writes, a handful of commits (opening the store and counting take a few more): not one per write.
+    expect(commits).toBeLessThan(15);
+  });
+
+  it('resolves a write only once its commit is done: another session sees it at that moment, keyed or not', async () => {
+    const database = await freshDatabase();
+    const store = await open(database);
+    const org = await orgId(store, 'acme');
+    // A deferred trigger makes each COMMIT that created a namespace take 300 ms more, after every statement ran.
+    await database.sql(`CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_sleep(0.3); RETURN NULL; END $$`);
+    await database.sql(`CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON namespaces DEFERRABLE INITIALLY DEFERRED
+      FOR EACH ROW EXECUTE FUNCTION slow_commit()`);
+    const capture: IdempotencyCapture = { orgId: org, key: 'seen', fingerprint: 'seen', reply: () => ({ status: 200, body: '{}' }) };
+    const seen = await Promise.all([
+      store.nsCreate(org, { key: 'plain', description: null }).then(() => database.sql("SELECT key FROM namespaces WHERE key = 'plain'")),
+      store.nsCreate(org, { key: 'keyed', description: null }, capture).then(() => database.sql("SELECT key FROM idempotency WHERE key = 'seen'")),
+    ]);
+    expect(seen).toEqual([[{ key: 'plain' }], [{ key: 'seen' }]]);
+  });
+
+  it('writes keys and descriptions as given, whatever quotes, backslashes or NUL they hold (values written into statements)', async () => {
+    const database = await freshDatabase();
+    const store = await open(database);
+    const org = await orgId(store, 'acme');
+    const tricky = ["it's", 'back\\slash \\x41', "'); DROP TABLE bases; --", 'emoji 😀 $$ $1'];
+    for (const [i, text] of tricky.entries()) {
+      const description = `${text} nul \u0000 byte`;
+      expect(await store.nsCreate(org, { key: `${text}-ns-${i}`, description })).toEqual({ key: `${text}-ns-${i}`, description });
+      expect(await store.baseCreate(org, { namespace: `${text}-ns-${i}`, key: text, description: text })).toMatchObject({ key: text, description: text });
+    }
+    // A key with NUL (which the API never lets through) fails alone: the write beside it in the batch is kept.
+    const [nul, beside] = await Promise.allSettled([
+      store.nsCreate(org, { key: 'nul \u0000 key', description: null }),
+      store.nsCreate(org, { key: 'beside-nul', description: null }),
+    ]);
+    expect(nul?.status).toBe('rejected');
+    expect(beside).toMatchObject({ status: 'fulfilled' });
+    const listed = await store.nsList(org);
+    for (const [i, text] of tricky.entries()) {
+      expect(listed).toContainEqual({ key: `${text}-ns-${i}`, description: `${text} nul \u0000 byte` });
+      expect(await store.baseList(org, `${text}-ns-${i}`)).toEqual([{ namespace: `${text}-ns-${i}`, key: text, description: text }]);
+    }
+    expect(await database.sql("SELECT count(*)::int AS n FROM bases")).toEqual([{ n: tricky.length }]);
+  });
+
+  it('gives exactly one of 40 concurrent creates of one key its 200, within one batch and across two stores', async () => {
+    const database = await freshDatabase();
+    const [a, b] = [await open(database), await open(database)];
+    const org = await orgId(a, 'acme');
+    const results = await Promise.allSettled(
+      Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).baseCreate(org, { namespace: 'race', key: 'one', description: `r${i}` })),
+    );
+    expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
+    expect(results.filter((result) => result.status === 'rejected' && (result.reason as { status: number }).status === 409)).toHaveLength(39);
+    expect(await database.sql("SELECT count(*)::int AS n FROM bases WHERE key = 'one'")).toEqual([{ n: 1 }]);
+  });
+
+  it('commits the reply under each Idempotency-Key with its write, in the same transaction', async () => {
+    const database = await freshDatabase();
+    const store = await open(database);
+    const org = await orgId(store, 'acme');
+    await store.nsCreate(org, { key: 'taken', description: null });
+    const capture = (key: string): IdempotencyCapture => ({
+      orgId: org,
+      key,
+      fingerprint: `print-${key}`,
+      reply: (outcome) => ({ status: outcome.ok ? 200 : 409, body: JSON.stringify(outcome.ok ? outcome.value : 'conflict') }),
+    });
+    const results = await Promise.allSettled([
+      ...Array.from({ length: 10 }, (_, i) => store.nsCreate(org, { key: `keyed-${i}`, description: null }, capture(`k${i}`))),
+      store.nsCreate(org, { key: 'taken', description: null }, capture('k-taken')),
+    ]);
+    expect(results.slice(0, 10).every((result) => result.status === 'fulfilled')).toBe(true);
+    expect(results[10]).toMatchObject({ status: 'rejected', reason: { status: 409 } });
+    const kept = (await database.sql('SELECT key, status FROM idempotency ORDER BY key')) as Array<{ key: string; status: number }>;
+    expect(kept.map((row) => [row.key, row.status])).toEqual([...Array.from({ length: 10 }, (_, i) => [`k${i}`, 200]), ['k-taken', 409]].sort());
+    // Each reply was written by the very (sub)transaction that wrote its namespace.
+    const paired = await database.sql(
+      `SELECT count(*)::int AS n FROM idempotency i JOIN namespaces n ON n.key = 'keyed-' || substr(i.key, 2) AND n.xmin = i.xmin`,
+    );
+    expect(paired).toEqual([{ n: 10 }]);
+  });
+
+  it('fails every write of a batch whose connection is lost before COMMIT with 503, keeping nothing of any, keyed or not', async () => {
+    const database = await freshDatabase();
+    const store = await open(database);
+    const org = await orgId(store, 'acme');
+    const url = (database.storage as { url: string }).url;
+    const blocker = new pg.Client({ connectionString: url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE idempotency IN SHARE ROW EXCLUSIVE MODE');
+      const capture = (key: string): IdempotencyCapture => ({ orgId: org, key, fingerprint: key, reply: () => ({ status: 200, body: '{}' }) });
+      const pending = Promise.allSettled([
+        store.nsCreate(org, { key: 'lost-1', description: null }),
+        store.nsCreate(org, { key: 'lost-2', description: null }, capture('lost-2')),
+        store.baseCreate(org, { namespace: 'lost-ns', key: 'lost-3', description: null }),
+        store.nsCreate(org, { key: 'lost-4', description: null }, capture('lost-4')),
+      ]);
+      // The batch waits on the idempotency table (after its first writes ran); its connection is then cut.
+      await expect
+        .poll(async () => {
+          const { rows } = await blocker.query<{ ended: boolean }>(
+            `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'`,
+          );
+          return rows.filter((row) => row.ended).length;
+        })
+        .toBe(1);
+      await blocker.query('ROLLBACK');
+      const results = await pending;
+      for (const result of results) expect(result).toMatchObject({ status: 'rejected', reason: { status: 503, message: 'The database cannot be reached' } });
+    } finally {
+      await blocker.end();
+    }
+    expect(await database.sql("SELECT key FROM namespaces WHERE key LIKE 'lost-%'")).toEqual([]);
+    expect(await database.sql('SELECT key FROM bases')).toEqual([]);
+    expect(await database.sql('SELECT key FROM idempotency')).toEqual([]);
+    expect(await store.nsCreate(org, { key: 'lost-1', description: null })).toEqual({ key: 'lost-1', description: null });
+  });
+});
+
+describe('PostgresStore: what it keeps between requests', () => {
+  it("changes its readVersion at once for another store's commit, and for SQL run behind kb's back; keeps it otherwise", async () => {
+    const database = await freshDatabase();
+    const [a, b] = [await open(database), await open(database)];
+    const org = await orgId(a, 'acme');
+    let seen = await b.readVersion();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await b.readVersion()).toBe(seen);
+    for (let i = 0; i < 30; i++) {
+      await (i % 3 === 0 ? a.nsCreate(org, { key: `v-${i}`, description: null }) : i % 3 === 1 ? a.nsUpdate(org, `v-${i - 1}`, { description: 'x' }) : a.createToken('acme', `tok_v${i}`, randomBytes(32)));
+      const now = await b.readVersion();
+      expect(now, `after write ${i}`).not.toBe(seen);
+      seen = now;
+    }
+    await database.sql("UPDATE namespaces SET description = NULL WHERE key = 'v-0'");
+    expect(await b.readVersion()).not.toBe(seen);
+  });
+
+  it('authenticates a known token without a query, also after data writes; a revocation through another store is refused at once', async () => {
+    const database = await freshDatabase();
+    const [a, b] = [await open(database), await open(database)];
+    const token = generateToken();
+    await a.createToken('acme', token.id, token.hash);
+    await b.readVersion();
+    const org = (await b.authenticate(token.hash))?.orgId as number;
+    const connect = vi.spyOn((b as unknown as { pool: pg.Pool }).pool, 'connect');
+    for (let i = 0; i < 20; i++) {
+      await b.readVersion();
+      expect(await b.authenticate(token.hash)).toMatchObject({ orgId: org, org: 'acme', tokenId: token.id });
+      await a.nsCreate(org, { key: `data-${i}`, description: null });
+    }
+    expect(connect).not.toHaveBeenCalled();
+    await a.revokeToken(token.id);
+    await b.readVersion();
+    expect(await b.authenticate(token.hash)).toBeNull();
+    expect(connect).toHaveBeenCalledTimes(1);
+  });
+
+  it('keeps nothing while its LISTEN connection is down, and drops what it kept before, once it listens again', async () => {
+    const database = await freshDatabase();
+    const store = await open(database);
+    const before = await store.readVersion();
+    const { rows } = await pgQuery(
+      (database.storage as { url: string }).url,
+      `SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+       WHERE datname = current_database() AND application_name = 'kb serve (listen)'`,
+    );
+    expect(rows).toEqual([{ ended: true }]);
+    // While it reconnects, every version differs: nothing read then is kept.
+    const during = [await store.readVersion(), await store.readVersion()];
+    expect(during[0]).not.toBe(during[1]);
+    await expect
+      .poll(async () => {
+        const [x, y] = [await store.readVersion(), await store.readVersion()];
+        return x === y && x !== before;
+      })
+      .toBe(true);
   });
 });

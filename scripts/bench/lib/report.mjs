@@ -8,6 +8,7 @@ const UNITS = {
   MB: (x) => `${x.toFixed(1)} MB`,
   B: (x) => `${Math.round(x).toLocaleString('en-US')} B`,
   count: (x) => Math.round(x).toLocaleString('en-US'),
+  x: (x) => `${x.toFixed(1)}`,
 };
 
 export function format(value, unit) {

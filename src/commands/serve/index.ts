@@ -6,6 +6,7 @@ import { saveLocalProfile, userHoldsToken } from '../../cli/serve-profile.js';
 import { storageFailure, storageFlags, storageOptions } from '../../cli/storage.js';
 import { LOG_FORMATS, LOG_LEVELS } from '../../server/log.js';
 import type { RunningServer } from '../../server/serve.js';
+import { DEFAULT_POOL_SIZE } from '../../store/database-url.js';
 
 /**
  * Resolves on the first SIGINT or SIGTERM; a second one exits at once (130 or 143). One listener stays for the whole
@@ -90,14 +91,20 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
       default: '10s',
     }),
     ...storageFlags,
-    'database-pool': Flags.integer({ summary: 'Connections to the database at most, per replica.', default: 10, min: 1, max: 1000 }),
+    'pool-size': Flags.integer({
+      summary: `PostgreSQL connections at most, per replica (--database-pool is the same). Requests beyond them wait, up to 8 per connection; more are answered 503 at once.`,
+      default: DEFAULT_POOL_SIZE,
+      min: 1,
+      max: 1000,
+      aliases: ['database-pool'],
+    }),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Serve);
     const shutdownMs = parseTimeout(flags['shutdown-timeout'], '--shutdown-timeout');
     const storage = storageOptions(flags, {
-      poolSize: flags['database-pool'],
+      poolSize: flags['pool-size'],
       onWaiting: (message) => this.io.stderr(`kb serve: ${message}\n`),
     });
     // Listened for from here on: a signal during start-up or while the first token is saved stops the server as
