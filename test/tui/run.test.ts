@@ -39,7 +39,7 @@ describe('runTui, the plain function behind kb tui', () => {
   it('draws on the alternate screen, resolves when q is pressed, and gives the screen back', async () => {
     const terminal = new FakeTerminal();
     let finished = false;
-    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, io: { color: false }, ...terminal.streams() }).then(() => {
+    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() }).then(() => {
       finished = true;
     });
     await until(() => terminal.stdin.raw, 'the app to listen for keys');
@@ -55,7 +55,7 @@ describe('runTui, the plain function behind kb tui', () => {
 
   it('resolves on ctrl-c too', async () => {
     const terminal = new FakeTerminal();
-    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, io: { color: false }, ...terminal.streams() });
+    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });
     await until(() => terminal.stdin.raw, 'the app to listen for keys');
     terminal.press('\u0003');
     await done;
@@ -65,7 +65,7 @@ describe('runTui, the plain function behind kb tui', () => {
   it('without a terminal it rejects with a usage error (exit 2) and draws nothing', async () => {
     const terminal = new FakeTerminal();
     terminal.stdin.isTTY = false;
-    await expect(runTui({ client, deployment: { profile: 'p', url: server.url }, io: { color: false }, ...terminal.streams() })).rejects.toMatchObject({
+    await expect(runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() })).rejects.toMatchObject({
       exitCode: 2,
       message: 'kb tui needs a terminal: stdin and stdout must both be a TTY',
     });
