@@ -19,6 +19,7 @@ export const KEY = {
   down: '\u001B[B',
   home: '\u001B[H',
   end: '\u001B[F',
+  pageUp: '\u001B[5~',
   pageDown: '\u001B[6~',
   backspace: '\u007F',
   ctrlU: '\u0015',

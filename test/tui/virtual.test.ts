@@ -75,6 +75,9 @@ describe('kb tui: a list of 10,000 namespaces renders only the rows that fit', (
     await screen.press(KEY.pageDown);
     expect(selected(screen.frame())).toBe(key(30 + LIST_ROWS));
     expect(rows(screen.frame())).toHaveLength(LIST_ROWS);
+    await screen.press(KEY.pageUp);
+    expect(selected(screen.frame())).toBe(key(30));
+    expect(rows(screen.frame())[0]?.[0]).toBe(key(30));
   });
 
   it('keeps the selection in view when the terminal shrinks, and shows more rows when it grows', async () => {
