@@ -38,7 +38,7 @@ export function Table(props: { all: readonly Row[]; rows: readonly Row[]; order:
         {' '.repeat(MARKER)}
         {cell(heading('KEY', 'key', props.order), widths.key)}
         {' '.repeat(GAP)}
-        {cell(heading('DESCRIPTION', 'description', props.order), widths.description)}
+        {cell(heading('DESCRIPTION', 'description', props.order), widths.description).trimEnd()}
       </Text>
       {shown.map((row, i) => (
         <TableRow key={row.key} row={row} selected={props.top + i === props.index} keyWidth={widths.key} descriptionWidth={widths.description} />
