@@ -16,11 +16,10 @@ export interface RowOps {
   noun: 'namespace' | 'base';
   /** Sets (a string) or clears (null) the description. */
   update(row: Row, description: string | null): Promise<Row>;
-  /** Absent where the API cannot delete (namespaces): `d` then says `cannotDelete`. */
-  remove?: ((row: Row) => Promise<Row>) | undefined;
+  /** Deletes after `question` (naming what goes) is answered y; absent where the API cannot delete (namespaces). */
+  remove?: { run(row: Row): Promise<Row>; question(row: Row): string } | undefined;
+  /** Why `d` does nothing, where there is no remove. */
   cannotDelete?: string | undefined;
-  /** The question before a delete, naming what goes. */
-  deleteQuestion(row: Row): string;
 }
 
 type Step = { kind: 'edit'; row: Row } | { kind: 'confirm'; row: Row } | { kind: 'busy'; label: string };
@@ -99,9 +98,9 @@ export function useRowFlow(
     return true;
   };
 
-  const remove = (row: Row, remover: (row: Row) => Promise<Row>) => {
+  const remove = (row: Row, remover: NonNullable<RowOps['remove']>) => {
     setStep({ kind: 'busy', label: `Deleting ${noun} ${row.key}` });
-    remover(row).then(
+    remover.run(row).then(
       (deleted) => {
         done();
         setStatus({ tone: 'success', text: `Deleted ${noun} ${deleted.key}.` });
@@ -144,7 +143,7 @@ export function useRowFlow(
     status = (
       <StatusLines>
         <Confirm
-          question={ops.deleteQuestion(row)}
+          question={remover?.question(row) ?? ''}
           active={screen.active}
           onAnswer={(yes) => {
             if (yes && remover !== undefined) return remove(row, remover);

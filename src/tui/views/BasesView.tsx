@@ -116,8 +116,7 @@ export function BasesView(props: BasesViewProps) {
   const rowOps: RowOps = {
     noun: 'base',
     update,
-    remove,
-    deleteQuestion: (row) => `Delete base ${row.key} in namespace ${namespace}, with all its data?`,
+    remove: { run: remove, question: (row) => `Delete base ${row.key} in namespace ${namespace}, with all its data?` },
   };
   const listOps: ListOps = { ...rowOps, create, generatedPrefix: 'kb_' };
   const openByKey = (key: string) => {

@@ -253,7 +253,7 @@ export function ListView(props: ListViewProps) {
       {list.filter === '' ? '' : `  filter "${printable(list.filter)}"`}
     </>
   );
-  const aside = list.rows.length > 0 && body !== flow.body ? `${(list.index + 1).toLocaleString('en-US')}/${list.rows.length.toLocaleString('en-US')}` : undefined;
+  const aside = list.rows.length > 0 ? `${(list.index + 1).toLocaleString('en-US')}/${list.rows.length.toLocaleString('en-US')}` : undefined;
 
   return (
     <Screen height={props.height} width={props.width} title={title} aside={aside} notice={notice} status={status} hints={hints}>

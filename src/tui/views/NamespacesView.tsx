@@ -42,7 +42,6 @@ export function NamespacesView(props: NamespacesViewProps) {
       create: async ({ key, description }) => apply(await client.nsCreate({ ...(key === undefined ? {} : { key }), ...(description === undefined ? {} : { description }) })),
       update: async (row, description) => apply(await client.nsUpdate({ namespace: row.key, data: { description } })),
       cannotDelete: 'Namespaces cannot be deleted: the kb API has no namespace delete. Open one (enter) to delete its bases.',
-      deleteQuestion: (row) => `Delete namespace ${row.key}?`,
     };
   }, [client, mutate, reload]);
 
