@@ -151,6 +151,14 @@ describe('kb tui, the built command, where it cannot run', () => {
     expect(bundles['commands/tui.js']?.some((source) => /node_modules\/(ink|react)\/|^src\/tui\//.test(source))).toBe(false);
   });
 
+  it('refuses a --refresh that is not a whole number of seconds, 0 or more, with exit 2', async () => {
+    for (const [value, says] of [['-1', 'Expected an integer greater than or equal to 0 but received: -1'], ['1.5', 'Expected an integer but received: 1.5']]) {
+      const result = await runKb(['tui', '--refresh', value], { env: env() });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(says);
+    }
+  });
+
   it('exits 2 under CI, where Ink would draw nothing', async () => {
     for (const [name, value] of [['CI', 'true'], ['CONTINUOUS_INTEGRATION', '1']] as const) {
       const result = await runKb(['tui'], { env: env({ [name]: value }) });
