@@ -158,13 +158,17 @@ describe('kb tui: lists refresh by themselves while idle', () => {
     const client = await fourNamespaces('live');
     const screen = open({ client, organization: 'live', refreshSeconds: 1 });
     await screen.waitFor('gamma');
-    await screen.press('j');
-    expect(selected(screen.frame())).toBe('beta');
+    // The first row is selected, untouched: a row that comes in above it does not take the selection.
+    expect(selected(screen.frame())).toBe('alpha');
     await client.nsCreate({ key: 'aardvark', description: 'made by a script' });
-    const frame = await screen.waitFor('aardvark');
+    let frame = await screen.waitFor('aardvark');
     expect(keys(frame)).toEqual(['aardvark', 'alpha', 'beta', 'delta', 'gamma']);
+    expect(selected(frame)).toBe('alpha');
+    await screen.press('j');
+    await client.nsCreate({ key: 'able', description: 'another' });
+    frame = await screen.waitFor('able');
     expect(selected(frame)).toBe('beta');
-    expect(frame).toContain('live › namespaces (5)');
+    expect(frame).toContain('live › namespaces (6)');
     await screen.waitFor(/updated \d+s ago/);
   });
 
@@ -191,8 +195,8 @@ describe('kb tui: lists refresh by themselves while idle', () => {
     const screen = open({ client, organization: 'busy', refreshSeconds: 1 });
     await screen.waitFor('gamma');
     await screen.press('n');
-    // Any refresh already under way has landed by now; then a change elsewhere, and time for two refreshes.
-    await sleep(1500);
+    // No load under way (the status line says when the last one landed); then a change elsewhere, and time for two refreshes.
+    await screen.waitFor(/updated \d+s ago/);
     await client.nsCreate({ key: 'zebra' });
     await sleep(2500);
     await screen.press(KEY.escape);
