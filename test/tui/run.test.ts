@@ -152,7 +152,8 @@ describe('kb tui, the built command, where it cannot run', () => {
   });
 
   it('refuses a --refresh that is not a whole number of seconds, 0 or more, with exit 2', async () => {
-    for (const [value, says] of [['-1', 'Expected an integer greater than or equal to 0 but received: -1'], ['1.5', 'Expected an integer but received: 1.5']]) {
+    const cases: [string, string][] = [['-1', 'Expected an integer greater than or equal to 0 but received: -1'], ['1.5', 'Expected an integer but received: 1.5']];
+    for (const [value, says] of cases) {
       const result = await runKb(['tui', '--refresh', value], { env: env() });
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(says);
