@@ -160,4 +160,15 @@ describe('kb tui: c copies the selected key', () => {
     expect(screen.terminal.copied).toEqual(['docs']);
     expect(screen.frame()).toContain('Copied docs to the clipboard.');
   });
+
+  it('on a base\'s screen, copies the base key', async () => {
+    const { client, screen } = await open('copy-base');
+    await client.baseCreate({ namespace: 'docs', key: 'faq' });
+    await screen.press('j', KEY.enter);
+    await screen.waitFor('> faq');
+    await screen.press(KEY.enter, 'c');
+    expect(screen.terminal.copied).toEqual(['faq']);
+    expect(screen.frame()).toContain('copy-base › docs › base faq');
+    expect(screen.frame()).toContain('Copied faq to the clipboard.');
+  });
 });
