@@ -118,7 +118,7 @@ export function BasesView(props: BasesViewProps) {
     update,
     remove: { run: remove, question: (row) => `Delete base ${row.key} in namespace ${namespace}, with all its data?` },
   };
-  const listOps: ListOps = { ...rowOps, create, generatedPrefix: 'kb_' };
+  const listOps: ListOps = { ...rowOps, create, generatedPrefix: 'kb_', createTitle: `New base in namespace ${namespace}` };
   const openByKey = (key: string) => {
     change((current) => (current.some((row) => row.key === key) ? current : upsertRow(current, { key, description: undefined })));
     setStatus(undefined);

@@ -35,6 +35,8 @@ export interface ListOps extends RowOps {
   create(values: { key: string | undefined; description: string | undefined }): Promise<Row>;
   /** What the server generates for an empty key, e.g. "ns_". */
   generatedPrefix: string;
+  /** The title of the form of `n`, e.g. "New base in namespace docs". */
+  createTitle: string;
 }
 
 export interface ListViewProps {
@@ -169,7 +171,7 @@ export function ListView(props: ListViewProps) {
   } else if (mode.kind === 'create') {
     body = (
       <Form
-        title={`New ${ops.noun}${props.crumbs.length > 1 ? ` in namespace ${props.crumbs.at(-1)}` : ''}`}
+        title={ops.createTitle}
         fields={[keyField({ generatedPrefix: ops.generatedPrefix }), descriptionField({ clears: false })]}
         busyLabel={`Creating ${ops.noun}`}
         active={props.active}

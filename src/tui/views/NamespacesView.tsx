@@ -39,6 +39,7 @@ export function NamespacesView(props: NamespacesViewProps) {
     return {
       noun: 'namespace',
       generatedPrefix: 'ns_',
+      createTitle: 'New namespace',
       create: async ({ key, description }) => apply(await client.nsCreate({ ...(key === undefined ? {} : { key }), ...(description === undefined ? {} : { description }) })),
       update: async (row, description) => apply(await client.nsUpdate({ namespace: row.key, data: { description } })),
       cannotDelete: 'Namespaces cannot be deleted: the kb API has no namespace delete. Open one (enter) to delete its bases.',
