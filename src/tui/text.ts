@@ -12,21 +12,28 @@ export function printable(text: string): string {
 /** Printable ASCII, where one character is one column: the fast path for keys and most descriptions. */
 const ASCII = /^[\x20-\x7E]*$/;
 
-const graphemes = new Intl.Segmenter();
-
 // The rules of string-width 8, which Ink measures with (and whose get-east-asian-width this is), for the clusters a
 // description holds: what Ink measures, the lists measure alike, so a line cut here is never wrapped there.
-// `v`-flag patterns, built at run time: the TypeScript target predates them.
-const VISIBLE = new RegExp('[^\\p{Default_Ignorable_Code_Point}\\p{Control}\\p{Format}\\p{Nonspacing_Mark}\\p{Enclosing_Mark}\\p{Surrogate}]', 'v');
-const EMOJI = new RegExp('^\\p{RGI_Emoji}$', 'v');
+// Made on first use: the segmenter and these `v`-flag patterns (built at run time: the TypeScript target predates
+// them) cost some 50 ms to make, which the first screen of an ASCII list never pays.
+let unicode: { graphemes: Intl.Segmenter; visible: RegExp; emoji: RegExp } | undefined;
+function unicodeRules(): NonNullable<typeof unicode> {
+  unicode ??= {
+    graphemes: new Intl.Segmenter(),
+    visible: new RegExp('[^\\p{Default_Ignorable_Code_Point}\\p{Control}\\p{Format}\\p{Nonspacing_Mark}\\p{Enclosing_Mark}\\p{Surrogate}]', 'v'),
+    emoji: new RegExp('^\\p{RGI_Emoji}$', 'v'),
+  };
+  return unicode;
+}
 const SPACING_MARK = /\p{Spacing_Mark}/u;
 const PICTOGRAPHIC = /\p{Extended_Pictographic}/gu;
 
 /** Columns one grapheme takes: 0 (a lone combining mark, a zero-width joiner), 1, or 2 (wide, emoji). */
 function graphemeWidth(segment: string): number {
-  const visible = segment.search(VISIBLE);
+  const rules = unicodeRules();
+  const visible = segment.search(rules.visible);
   if (visible === -1) return 0;
-  if (EMOJI.test(segment) || /^[\d#*]\u20E3$/.test(segment)) return 2;
+  if (rules.emoji.test(segment) || /^[\d#*]\u20E3$/.test(segment)) return 2;
   if (segment.includes('\u200D') && (segment.match(PICTOGRAPHIC)?.length ?? 0) >= 2) return 2;
   const [first = '', ...rest] = Array.from(segment.slice(visible));
   // Spacing marks and halfwidth forms after the first character take columns of their own (ｶﾞ is two).
@@ -38,7 +45,7 @@ function graphemeWidth(segment: string): number {
 export function displayWidth(text: string): number {
   if (ASCII.test(text)) return text.length;
   let width = 0;
-  for (const { segment } of graphemes.segment(text)) width += graphemeWidth(segment);
+  for (const { segment } of unicodeRules().graphemes.segment(text)) width += graphemeWidth(segment);
   return width;
 }
 
@@ -53,7 +60,7 @@ export function cut(text: string, width: number): string {
   if (displayWidth(text) <= width) return text;
   let kept = '';
   let used = 0;
-  for (const { segment } of graphemes.segment(text)) {
+  for (const { segment } of unicodeRules().graphemes.segment(text)) {
     const columns = graphemeWidth(segment);
     if (used + columns > width - 1) break;
     kept += segment;
@@ -93,7 +100,8 @@ export interface SortOrder {
 
 export const KEY_ORDER: SortOrder = { by: 'key', descending: false };
 
-const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true });
+// Made on first use (a sort by description), off the first screen's path.
+let collator: Intl.Collator | undefined;
 
 /**
  * The rows in `order`. Rows come from the server in key order, so key order costs nothing and its reverse a copy;
@@ -102,11 +110,13 @@ const collator = new Intl.Collator('en', { sensitivity: 'base', numeric: true })
 export function sortRows<T extends Row>(rows: readonly T[], order: SortOrder): readonly T[] {
   if (order.by === 'key') return order.descending ? [...rows].reverse() : rows;
   const sign = order.descending ? -1 : 1;
+  collator ??= new Intl.Collator('en', { sensitivity: 'base', numeric: true });
+  const compare = collator.compare;
   return [...rows].sort((a, b) => {
     const x = a.description ?? '';
     const y = b.description ?? '';
     if (x === '' || y === '') return x === y ? compareKeys(a.key, b.key) : x === '' ? 1 : -1;
-    return sign * collator.compare(x, y) || compareKeys(a.key, b.key);
+    return sign * compare(x, y) || compareKeys(a.key, b.key);
   });
 }
 

@@ -17,8 +17,13 @@ export function columns(rows: readonly Row[], width: number): { key: number; des
   return { key, description: Math.max(0, width - MARKER - key - GAP) };
 }
 
-function heading(label: string, by: SortOrder['by'], order: SortOrder): string {
-  return order.by === by ? `${label}${order.descending ? '↓' : '↑'}` : label;
+/**
+ * A column heading of exactly `width` columns, its sort order marked with an arrow. Every character of it takes one
+ * column, so it is measured by its length: the first screen never needs the Unicode rules of `cell`.
+ */
+function heading(label: string, by: SortOrder['by'], order: SortOrder, width: number): string {
+  const text = order.by === by ? `${label}${order.descending ? '↓' : '↑'}` : label;
+  return text.length <= width ? text.padEnd(width) : `${text.slice(0, Math.max(0, width - 1))}…`;
 }
 
 /**
@@ -36,9 +41,9 @@ export function Table(props: { all: readonly Row[]; rows: readonly Row[]; order:
     <Box flexDirection="column">
       <Text bold dimColor={theme.muted}>
         {' '.repeat(MARKER)}
-        {cell(heading('KEY', 'key', props.order), widths.key)}
+        {heading('KEY', 'key', props.order, widths.key)}
         {' '.repeat(GAP)}
-        {cell(heading('DESCRIPTION', 'description', props.order), widths.description).trimEnd()}
+        {heading('DESCRIPTION', 'description', props.order, widths.description).trimEnd()}
       </Text>
       {shown.map((row, i) => (
         <TableRow key={row.key} row={row} selected={props.top + i === props.index} keyWidth={widths.key} descriptionWidth={widths.description} />
