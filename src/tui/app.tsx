@@ -23,8 +23,8 @@ export interface AppProps {
   refreshSeconds: number;
   /** Known already, or asked for already (GET /auth); otherwise the app asks. */
   organization?: string | Promise<string> | undefined;
-  /** The first namespace list, asked for already; later ones the app asks for. */
-  namespaces?: Promise<readonly Namespace[]> | undefined;
+  /** The first namespace list, in hand or asked for already; later ones the app asks for. */
+  namespaces?: readonly Namespace[] | Promise<readonly Namespace[]> | undefined;
   color: boolean;
 }
 
@@ -44,7 +44,11 @@ export function App({ client, deployment, terminal, refreshSeconds, organization
   const { write } = useStdout();
   const size = useTerminalSize();
   const theme = useMemo(() => makeTheme(color), [color]);
-  const org = useRemote(() => (organization === undefined ? client.auth() : Promise.resolve(organization)), [client, organization]);
+  const org = useRemote(
+    () => (organization === undefined ? client.auth() : Promise.resolve(organization)),
+    [client, organization],
+    typeof organization === 'string' ? organization : undefined,
+  );
   const [namespace, setNamespace] = useState<string | undefined>(undefined);
   const [help, setHelp] = useState<HelpTopic | undefined>(undefined);
   const memory = useRef<BaseListMemory>({ supported: undefined, session: new Map() });

@@ -33,6 +33,16 @@ export class NotATerminalError extends Error {
   }
 }
 
+/** The value of a promise that has already settled with one; otherwise (still under way, or failed) the promise. */
+async function inHand<T>(promise: T | Promise<T> | undefined): Promise<T | Promise<T> | undefined> {
+  if (!(promise instanceof Promise)) return promise;
+  const now = await Promise.race([
+    promise.then((value) => ({ value }), () => undefined),
+    new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined))),
+  ]);
+  return now === undefined ? promise : now.value;
+}
+
 /**
  * Runs the terminal UI until the user quits (q, :q or ctrl-c). Without a terminal on stdin and stdout it fails
  * with a NotATerminalError (exit 2) before drawing anything, rather than with Ink's raw-mode crash.
@@ -42,6 +52,8 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
   if (stdin.isTTY !== true || stdout.isTTY !== true) throw new NotATerminalError();
+  // What came in while Ink loaded goes into the first frame, rather than into a second one a throttle tick later.
+  const [organization, namespaces] = await Promise.all([inHand(options.organization), inHand(options.namespaces)]);
   // The alternate screen, as less and vim use it: the UI takes the whole terminal, and quitting gives back what was there.
   stdout.write(ENTER_ALTERNATE_SCREEN);
   try {
@@ -51,12 +63,12 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
         deployment={options.deployment}
         terminal={processTerminal({ stdin, stdout, editor: options.editor })}
         refreshSeconds={options.refreshSeconds}
-        organization={options.organization}
-        namespaces={options.namespaces}
+        organization={organization}
+        namespaces={namespaces}
         color={options.color}
       />,
       // Nothing in the app writes to the console, and a patched console would hide what else might.
-      { stdin, stdout, stderr, exitOnCtrlC: true, patchConsole: false },
+      { stdin, stdout, stderr, exitOnCtrlC: true, patchConsole: false, maxFps: 60 },
     );
     await app.waitUntilExit();
   } finally {

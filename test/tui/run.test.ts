@@ -63,6 +63,20 @@ describe('runTui, the plain function behind kb tui', () => {
     expect(terminal.stdout.written.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
   });
 
+  it('draws the list in its first frame when it came in while Ink loaded (no loading frame in between)', async () => {
+    const terminal = new FakeTerminal();
+    const namespaces = client.nsList();
+    const organization = client.auth();
+    await Promise.all([namespaces, organization]);
+    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, organization, namespaces, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });
+    await until(() => terminal.stdin.raw, 'the app to listen for keys');
+    expect(terminal.stdout.written).toContain('docs');
+    expect(terminal.stdout.written).toContain('run › namespaces (1)');
+    expect(terminal.stdout.written).not.toContain('Loading namespaces');
+    terminal.press('q');
+    await done;
+  });
+
   it(':q quits too', async () => {
     const terminal = new FakeTerminal();
     const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });

@@ -21,13 +21,26 @@ interface State<T> {
   updatedAt: number | undefined;
 }
 
-/** Data from the server: loaded when `deps` change or on reload(); an answer to an older request is dropped. */
-export function useRemote<T>(load: () => Promise<T>, deps: DependencyList): Remote<T> {
-  const [state, setState] = useState<State<T>>({ data: undefined, error: undefined, loading: true, updatedAt: undefined });
+/**
+ * Data from the server: loaded when `deps` change or on reload(); an answer to an older request is dropped. `known`
+ * is data in hand already (the first list, come in while the UI loaded): it is drawn in the first frame, and the
+ * first load is skipped.
+ */
+export function useRemote<T>(load: () => Promise<T>, deps: DependencyList, known?: T): Remote<T> {
+  const [state, setState] = useState<State<T>>(() =>
+    known === undefined
+      ? { data: undefined, error: undefined, loading: true, updatedAt: undefined }
+      : { data: known, error: undefined, loading: false, updatedAt: Date.now() },
+  );
   const [generation, setGeneration] = useState(0);
   const latest = useRef(0);
+  const skipFirst = useRef(known !== undefined);
 
   useEffect(() => {
+    if (skipFirst.current) {
+      skipFirst.current = false;
+      return;
+    }
     const request = ++latest.current;
     setState((previous) => (previous.loading ? previous : { ...previous, loading: true }));
     load().then(

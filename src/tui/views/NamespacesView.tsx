@@ -13,8 +13,8 @@ export interface NamespacesViewProps {
   height: number;
   /** The organization, the first crumb. */
   organization: string;
-  /** The first list, asked for already; refreshes ask again. */
-  initial?: Promise<readonly Namespace[]> | undefined;
+  /** The first list, in hand or asked for already; refreshes ask again. */
+  initial?: readonly Namespace[] | Promise<readonly Namespace[]> | undefined;
   onOpen(namespace: string): void;
 }
 
@@ -22,11 +22,15 @@ export interface NamespacesViewProps {
 export function NamespacesView(props: NamespacesViewProps) {
   const { client } = useTui();
   const initial = useRef(props.initial);
-  const namespaces = useRemote<readonly Namespace[]>(() => {
-    const first = initial.current;
-    initial.current = undefined;
-    return first ?? client.nsList();
-  }, [client]);
+  const namespaces = useRemote<readonly Namespace[]>(
+    () => {
+      const first = initial.current;
+      initial.current = undefined;
+      return first instanceof Promise ? first : client.nsList();
+    },
+    [client],
+    props.initial instanceof Promise ? undefined : props.initial,
+  );
   const [status, setStatus] = useState<Status | undefined>(undefined);
   const { mutate, reload } = namespaces;
 
