@@ -45,7 +45,7 @@ export default tseslint.config(
   boundary(['src/server/**'], ['../cli/*', '../commands/*', '../tui/*', '../client/*', '../config/*'], 'src/server never imports the CLI, the TUI or the client.'),
   boundary(['src/client/**'], ['../server/*', '../store/*', '../cli/*', '../commands/*', '../tui/*', '../config/*', 'fastify', 'better-sqlite3', 'pg'], 'src/client depends only on src/api.'),
   boundary(['src/config/**'], ['../server/*', '../store/*', '../cli/*', '../commands/*', '../tui/*', 'fastify', 'better-sqlite3', 'pg'], 'src/config depends only on src/api and src/client.'),
-  boundary(['src/tui/**'], ['../server/*', '../store/*', '../commands/*', 'undici', 'fastify', 'better-sqlite3', 'pg'], 'src/tui reaches the network only through src/client.'),
+  boundary(['src/tui/**'], ['../server/*', '../store/*', '../commands/*', '../cli/*', 'undici', 'fastify', 'better-sqlite3', 'pg'], 'src/tui reaches the network only through src/client, and receives what it needs: it never imports src/cli.'),
   boundary(
     ['src/cli/**', 'src/commands/**'],
     ['undici', 'fastify', 'better-sqlite3', 'pg', 'ink', 'react'],

@@ -1,3 +1,4 @@
+import { Flags } from '@oclif/core';
 import { ApiCommand } from '../cli/api-command.js';
 import { UsageError } from '../cli/errors.js';
 
@@ -12,14 +13,20 @@ export default class Tui extends ApiCommand {
   static override description = `Lists the namespaces of your organization, and the bases of each (through base_list, an extension of
 kb serve, where the deployment offers it; otherwise it opens bases by key). Create, edit descriptions and delete
 bases without leaving it. The profile, URL and organization stay on the top line, the keys on the bottom line.
+Lists refresh by themselves while idle (every 5 seconds; --refresh).
 
-Keys on a list: up/down or j/k move, enter opens, n new, e edit description, d delete (asks; y confirms, any
-other key cancels), r refresh, / filter, g/G first/last, ? help, esc back, q quit.
+Keys on a list: up/down or j/k move, PgUp/PgDn, g/G (Home/End) jump, enter opens, n new, e edit description,
+E edit it in $VISUAL/$EDITOR, d delete (asks; y confirms, any other key cancels), s/S sort by key/description,
+/ filter, c copy the key (OSC 52), : command line (:ns, :ns KEY, :q), r refresh, ? help, esc back, q quit.
 In a form: enter or tab goes to the next field, enter on the last submits, shift-tab goes back, esc cancels.
 
 It needs an interactive terminal: without one (a script, a pipe, CI) it exits 2.`;
 
-  static override examples = ['<%= config.bin %> tui', '<%= config.bin %> tui --profile staging'];
+  static override examples = ['<%= config.bin %> tui', '<%= config.bin %> tui --profile staging', '<%= config.bin %> tui --refresh 0'];
+
+  static override flags = {
+    refresh: Flags.integer({ summary: 'Seconds between refreshes of an idle list; 0 turns them off.', default: 5, min: 0, max: 86_400 }),
+  };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Tui);
@@ -42,6 +49,8 @@ It needs an interactive terminal: without one (a script, a pipe, CI) it exits 2.
     organization.catch(() => undefined);
     namespaces.catch(() => undefined);
     const { runTui } = await import('../tui/index.js');
-    await runTui({ client, deployment, io: this.io, organization, namespaces });
+    // As git and k9s choose the editor.
+    const editor = process.env.VISUAL || process.env.EDITOR || 'vi';
+    await runTui({ client, deployment, organization, namespaces, color: this.io.color, refreshSeconds: flags.refresh, editor });
   }
 }

@@ -1,8 +1,7 @@
 import { render } from 'ink';
 import type { Namespace } from '../api/schemas.js';
-import type { IO } from '../cli/io.js';
-import { UsageError } from '../cli/errors.js';
 import { App } from './app.js';
+import { ENTER_ALTERNATE_SCREEN, LEAVE_ALTERNATE_SCREEN, processTerminal } from './terminal.js';
 import type { TuiClient, TuiDeployment } from './types.js';
 
 export type { TuiClient, TuiDeployment } from './types.js';
@@ -14,39 +13,62 @@ export interface RunTuiOptions {
   organization?: string | Promise<string> | undefined;
   /** The namespace list already under way (kb tui asks while Ink loads); otherwise the app asks. */
   namespaces?: Promise<readonly Namespace[]> | undefined;
-  io: Pick<IO, 'color'>;
+  color: boolean;
+  /** Seconds between refreshes of an idle list; 0: never by itself. */
+  refreshSeconds: number;
+  /** The editor of `E`, as a shell runs it ($VISUAL, else $EDITOR, else vi). */
+  editor: string;
   stdin?: NodeJS.ReadStream;
   stdout?: NodeJS.WriteStream;
   stderr?: NodeJS.WriteStream;
 }
 
-// The alternate screen, as less and vim use it: the UI takes the whole terminal, and quitting gives back what was there.
-const ENTER_ALTERNATE_SCREEN = '\u001B[?1049h';
-const LEAVE_ALTERNATE_SCREEN = '\u001B[?1049l';
+/** runTui without a terminal: exit 2, as for any usage the CLI cannot serve (the command checks first, too). */
+export class NotATerminalError extends Error {
+  override readonly name = 'NotATerminalError';
+  readonly exitCode = 2;
+  readonly help = 'In scripts use `kb ns list` and `kb base list` (with --json).';
+  constructor() {
+    super('kb tui needs a terminal: stdin and stdout must both be a TTY');
+  }
+}
+
+/** The value of a promise that has already settled with one; otherwise (still under way, or failed) the promise. */
+async function inHand<T>(promise: T | Promise<T> | undefined): Promise<T | Promise<T> | undefined> {
+  if (!(promise instanceof Promise)) return promise;
+  const now = await Promise.race([
+    promise.then((value) => ({ value }), () => undefined),
+    new Promise<undefined>((resolve) => setImmediate(() => resolve(undefined))),
+  ]);
+  return now === undefined ? promise : now.value;
+}
 
 /**
- * Runs the terminal UI until the user quits (q or ctrl-c). Without a terminal on stdin and stdout it fails with a
- * UsageError (exit 2) before drawing anything, rather than with Ink's raw-mode crash.
+ * Runs the terminal UI until the user quits (q, :q or ctrl-c). Without a terminal on stdin and stdout it fails
+ * with a NotATerminalError (exit 2) before drawing anything, rather than with Ink's raw-mode crash.
  */
 export async function runTui(options: RunTuiOptions): Promise<void> {
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
-  if (stdin.isTTY !== true || stdout.isTTY !== true) {
-    throw new UsageError('kb tui needs a terminal: stdin and stdout must both be a TTY', 'In scripts use `kb ns list` and `kb base list` (with --json).');
-  }
+  if (stdin.isTTY !== true || stdout.isTTY !== true) throw new NotATerminalError();
+  // What came in while Ink loaded goes into the first frame, rather than into a second one a throttle tick later.
+  const [organization, namespaces] = await Promise.all([inHand(options.organization), inHand(options.namespaces)]);
+  // The alternate screen, as less and vim use it: the UI takes the whole terminal, and quitting gives back what was there.
   stdout.write(ENTER_ALTERNATE_SCREEN);
   try {
     const app = render(
       <App
         client={options.client}
         deployment={options.deployment}
-        organization={options.organization}
-        namespaces={options.namespaces}
-        color={options.io.color}
+        terminal={processTerminal({ stdin, stdout, editor: options.editor })}
+        refreshSeconds={options.refreshSeconds}
+        organization={organization}
+        namespaces={namespaces}
+        color={options.color}
       />,
       // Nothing in the app writes to the console, and a patched console would hide what else might.
-      { stdin, stdout, stderr, exitOnCtrlC: true, patchConsole: false },
+      { stdin, stdout, stderr, exitOnCtrlC: true, patchConsole: false, maxFps: 60 },
     );
     await app.waitUntilExit();
   } finally {

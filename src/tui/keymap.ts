@@ -11,9 +11,14 @@ export type Command =
   | 'open'
   | 'new'
   | 'edit'
+  | 'editInEditor'
   | 'delete'
   | 'refresh'
   | 'filter'
+  | 'sortByKey'
+  | 'sortByDescription'
+  | 'copy'
+  | 'commandLine'
   | 'openByKey'
   | 'help'
   | 'back'
@@ -41,9 +46,14 @@ export function commandFor(input: string, key: Key): Command | undefined {
     case 'G': return 'last';
     case 'n': return 'new';
     case 'e': return 'edit';
+    case 'E': return 'editInEditor';
     case 'd': return 'delete';
     case 'r': return 'refresh';
     case '/': return 'filter';
+    case 's': return 'sortByKey';
+    case 'S': return 'sortByDescription';
+    case 'c': return 'copy';
+    case ':': return 'commandLine';
     case 'o': return 'openByKey';
     case '?': return 'help';
     case 'q': return 'quit';
@@ -90,50 +100,66 @@ export const CONFIRM_HINTS: readonly Hint[] = [
   ['any other key', 'cancel', 9],
 ];
 
-/** The full help of `?`: every key, by where it works. */
-export const HELP_SECTIONS: readonly { title: string; keys: readonly Hint[] }[] = [
-  {
-    title: 'Lists (namespaces, bases)',
-    keys: [
-      ['up/down, j/k', 'move the selection'],
-      ['PgUp/PgDn', 'move a page'],
-      ['g/Home, G/End', 'go to the first / the last row'],
-      ['enter', 'open the selected namespace or base'],
-      ['n', 'new namespace or base (a form: key, then description)'],
-      ['e', 'edit the description of the selected row'],
-      ['d', 'delete the selected base (asks first: y confirms, any other key cancels)'],
-      ['r', 'refresh from the server'],
-      ['/', 'filter (by key or description)'],
-      ['o', 'open a base by key (when the deployment cannot list bases)'],
-      ['esc', 'clear the filter, else go back'],
-      ['?', 'this help'],
-      ['q', 'quit'],
-    ],
-  },
-  {
-    title: 'Filter',
-    keys: [
-      ['type', 'narrow the list live'],
-      ['enter', 'keep the filter, back to the list (first match selected)'],
-      ['esc', 'clear the filter'],
-    ],
-  },
-  {
-    title: 'Forms',
-    keys: [
-      ['enter, tab', 'next field; enter on the last field submits'],
-      ['shift-tab', 'previous field'],
-      ['left/right, Home/End', 'move in the field'],
-      ['backspace, ctrl-u', 'delete a character, clear up to the cursor'],
-      ['esc', 'cancel'],
-      ['', 'letters typed in a field are text, never commands'],
-      ['', 'a key left empty is generated; a description left empty is none (in an edit: cleared)'],
-    ],
-  },
-  {
-    title: 'Anywhere',
-    keys: [
-      ['ctrl-c', 'quit'],
-    ],
-  },
+export const PROMPT_HINTS: readonly Hint[] = [
+  ['enter', 'run', 8],
+  ['esc', 'cancel', 9],
 ];
+
+/** The screens `?` explains: each lists the keys that work there, and no others. */
+export type HelpTopic = 'namespaces' | 'bases' | 'base';
+
+interface Binding {
+  keys: string;
+  does: string;
+  on: readonly HelpTopic[];
+}
+
+const LISTS: readonly HelpTopic[] = ['namespaces', 'bases'];
+const ALL: readonly HelpTopic[] = ['namespaces', 'bases', 'base'];
+
+/** Every key of the screens, once: the help of each screen is the keys whose `on` names it. */
+const BINDINGS: readonly Binding[] = [
+  { keys: 'up/down, j/k', does: 'move the selection', on: LISTS },
+  { keys: 'PgUp/PgDn', does: 'move a page', on: LISTS },
+  { keys: 'g/Home, G/End', does: 'go to the first / the last row', on: LISTS },
+  { keys: 'enter', does: 'open the selected namespace', on: ['namespaces'] },
+  { keys: 'enter', does: 'open the selected base', on: ['bases'] },
+  { keys: 'n', does: 'new namespace (a form: key, then description)', on: ['namespaces'] },
+  { keys: 'n', does: 'new base (a form: key, then description)', on: ['bases'] },
+  { keys: 'e', does: 'edit the description here, on one line', on: ALL },
+  { keys: 'E', does: 'edit the description in $VISUAL / $EDITOR (unchanged or emptied: nothing is sent)', on: ALL },
+  { keys: 'd', does: 'namespaces cannot be deleted (the kb API has no namespace delete)', on: ['namespaces'] },
+  { keys: 'd', does: 'delete the base (asks first: y confirms, any other key cancels)', on: ['bases', 'base'] },
+  { keys: 's', does: 'sort by key; again: the other way', on: LISTS },
+  { keys: 'S', does: 'sort by description; again: the other way', on: LISTS },
+  { keys: '/', does: 'filter by key or description: type to narrow, enter keeps, esc clears', on: LISTS },
+  { keys: 'c', does: 'copy the key to the clipboard (OSC 52: works over ssh)', on: ALL },
+  { keys: 'r', does: 'refresh now (lists also refresh by themselves while idle)', on: ALL },
+  { keys: 'o', does: 'open a base by key (when the deployment cannot list bases)', on: ['bases'] },
+  { keys: ':', does: 'command line: :ns (namespaces), :ns KEY (open one), :q (quit)', on: ALL },
+  { keys: 'esc', does: 'clear the filter, else go back', on: ['bases'] },
+  { keys: 'esc', does: 'clear the filter', on: ['namespaces'] },
+  { keys: 'esc', does: 'back to the list', on: ['base'] },
+  { keys: '?', does: 'this help', on: ALL },
+  { keys: 'q, ctrl-c', does: 'quit', on: ALL },
+];
+
+/** The help of `?` on one screen: its keys, then those of the forms it opens. */
+export function helpSections(topic: HelpTopic): readonly { title: string; keys: readonly Hint[] }[] {
+  const title = topic === 'namespaces' ? 'Namespaces' : topic === 'bases' ? 'Bases of a namespace' : 'A base';
+  return [
+    { title, keys: BINDINGS.filter((binding) => binding.on.includes(topic)).map(({ keys, does }) => [keys, does] as const) },
+    {
+      title: 'Forms (n, e) and prompts (/, :)',
+      keys: [
+        ['enter, tab', 'next field; enter on the last field submits'],
+        ['shift-tab', 'previous field'],
+        ['left/right, Home/End', 'move in the field'],
+        ['backspace, ctrl-u', 'delete a character, clear up to the cursor'],
+        ['esc', 'cancel'],
+        ['letters', 'text, never commands, while a field has the focus'],
+        ['empty key', 'the server generates one; an empty description is none (in an edit: cleared)'],
+      ],
+    },
+  ];
+}

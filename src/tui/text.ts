@@ -1,3 +1,4 @@
+import { eastAsianWidth } from 'get-east-asian-width';
 import type { Row } from './types.js';
 
 /**
@@ -6,6 +7,72 @@ import type { Row } from './types.js';
  */
 export function printable(text: string): string {
   return text.replace(/\p{Cc}/gu, ' ');
+}
+
+/** Printable ASCII, where one character is one column: the fast path for keys and most descriptions. */
+const ASCII = /^[\x20-\x7E]*$/;
+
+// The rules of string-width 8, which Ink measures with (and whose get-east-asian-width this is), for the clusters a
+// description holds: what Ink measures, the lists measure alike, so a line cut here is never wrapped there.
+// Made on first use: the segmenter and these `v`-flag patterns (built at run time: the TypeScript target predates
+// them) cost some 50 ms to make, which the first screen of an ASCII list never pays.
+let unicode: { graphemes: Intl.Segmenter; visible: RegExp; emoji: RegExp } | undefined;
+function unicodeRules(): NonNullable<typeof unicode> {
+  unicode ??= {
+    graphemes: new Intl.Segmenter(),
+    visible: new RegExp('[^\\p{Default_Ignorable_Code_Point}\\p{Control}\\p{Format}\\p{Nonspacing_Mark}\\p{Enclosing_Mark}\\p{Surrogate}]', 'v'),
+    emoji: new RegExp('^\\p{RGI_Emoji}$', 'v'),
+  };
+  return unicode;
+}
+const SPACING_MARK = /\p{Spacing_Mark}/u;
+const PICTOGRAPHIC = /\p{Extended_Pictographic}/gu;
+
+/** Columns one grapheme takes: 0 (a lone combining mark, a zero-width joiner), 1, or 2 (wide, emoji). */
+function graphemeWidth(segment: string): number {
+  const rules = unicodeRules();
+  const visible = segment.search(rules.visible);
+  if (visible === -1) return 0;
+  if (rules.emoji.test(segment) || /^[\d#*]\u20E3$/.test(segment)) return 2;
+  if (segment.includes('\u200D') && (segment.match(PICTOGRAPHIC)?.length ?? 0) >= 2) return 2;
+  const [first = '', ...rest] = Array.from(segment.slice(visible));
+  // Spacing marks and halfwidth forms after the first character take columns of their own (ｶﾞ is two).
+  const trailing = rest.filter((char) => SPACING_MARK.test(char) || (char >= '\uFF00' && char <= '\uFFEF'));
+  return trailing.reduce<number>((sum, char) => sum + eastAsianWidth(char.codePointAt(0) ?? 0), eastAsianWidth(first.codePointAt(0) ?? 0));
+}
+
+/** Columns the text takes on a terminal: East Asian wide characters and emoji take two, combining marks none. */
+export function displayWidth(text: string): number {
+  if (ASCII.test(text)) return text.length;
+  let width = 0;
+  for (const { segment } of unicodeRules().graphemes.segment(text)) width += graphemeWidth(segment);
+  return width;
+}
+
+/**
+ * The text cut to at most `width` columns, ending with "…" when it was cut. It is cut between graphemes (a letter
+ * with its combining marks, a whole emoji sequence), never inside one, so a wide character that does not fit
+ * leaves a column short rather than half a character.
+ */
+export function cut(text: string, width: number): string {
+  if (width <= 0) return '';
+  if (ASCII.test(text)) return text.length <= width ? text : `${text.slice(0, width - 1)}…`;
+  if (displayWidth(text) <= width) return text;
+  let kept = '';
+  let used = 0;
+  for (const { segment } of unicodeRules().graphemes.segment(text)) {
+    const columns = graphemeWidth(segment);
+    if (used + columns > width - 1) break;
+    kept += segment;
+    used += columns;
+  }
+  return `${kept}…`;
+}
+
+/** A cell of exactly `width` columns: the text cut to fit, then padded with spaces. */
+export function cell(text: string, width: number): string {
+  const fitted = cut(text, width);
+  return fitted + ' '.repeat(Math.max(0, width - displayWidth(fitted)));
 }
 
 /** Keys compare in byte order, as the server orders them (keys are ASCII, so UTF-16 order is the same). */
@@ -25,8 +92,44 @@ export function removeRow<T extends Row>(rows: readonly T[] | undefined, key: st
   return (rows ?? []).filter((existing) => existing.key !== key);
 }
 
+/** How a list is ordered: by key (as the server sends it) or by description, either way up. */
+export interface SortOrder {
+  by: 'key' | 'description';
+  descending: boolean;
+}
+
+export const KEY_ORDER: SortOrder = { by: 'key', descending: false };
+
+// Made on first use (a sort by description), off the first screen's path.
+let collator: Intl.Collator | undefined;
+
+/**
+ * The rows in `order`. Rows come from the server in key order, so key order costs nothing and its reverse a copy;
+ * by description, rows without one go last either way, and ties keep key order.
+ */
+export function sortRows<T extends Row>(rows: readonly T[], order: SortOrder): readonly T[] {
+  if (order.by === 'key') return order.descending ? [...rows].reverse() : rows;
+  const sign = order.descending ? -1 : 1;
+  collator ??= new Intl.Collator('en', { sensitivity: 'base', numeric: true });
+  const compare = collator.compare;
+  return [...rows].sort((a, b) => {
+    const x = a.description ?? '';
+    const y = b.description ?? '';
+    if (x === '' || y === '') return x === y ? compareKeys(a.key, b.key) : x === '' ? 1 : -1;
+    return sign * compare(x, y) || compareKeys(a.key, b.key);
+  });
+}
+
 /** "1 namespace", "3 bases", "2 matches". */
 export function count(n: number, noun: string): string {
   const plural = /(s|sh|ch|x)$/.test(noun) ? `${noun}es` : `${noun}s`;
   return `${n.toLocaleString('en-US')} ${n === 1 ? noun : plural}`;
+}
+
+/** "3s ago", "2m ago", "1h ago": how long since `then`, in the largest whole unit. */
+export function ago(then: number, now: number): string {
+  const seconds = Math.max(0, Math.floor((now - then) / 1000));
+  if (seconds < 60) return `${seconds}s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
+  return `${Math.floor(seconds / 3600)}h ago`;
 }

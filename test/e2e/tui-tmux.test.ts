@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import stringWidth from '../../node_modules/ink/node_modules/string-width/index.js';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { isolatedEnv, KB_BIN, runKb, startServe, type ServeProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/server.js';
 
@@ -22,7 +24,7 @@ function quote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-/** `kb tui` in a detached tmux session of its own (its own server, on a socket in a temp dir), 100x30, then its exit code on screen. */
+/** `kb tui` in a detached tmux session of its own (its own server, on a socket in a temp dir), 100x30 unless told, then its exit code on screen. */
 class TmuxSession {
   readonly dir = tempDir('kb-tmux-');
 
@@ -33,8 +35,12 @@ class TmuxSession {
   }
 
   async start(...flags: string[]): Promise<void> {
+    await this.startSized(100, 30, ...flags);
+  }
+
+  async startSized(columns: number, rows: number, ...flags: string[]): Promise<void> {
     const command = `${quote(process.execPath)} ${quote(KB_BIN)} tui ${flags.map(quote).join(' ')}; echo "kb-exit=$?"; sleep 120`;
-    await this.tmux('new-session', '-d', '-s', 'tui', '-x', '100', '-y', '30', command);
+    await this.tmux('new-session', '-d', '-s', 'tui', '-x', String(columns), '-y', String(rows), command);
   }
 
   /** The screen as text, lines wrapped by the terminal joined again; with `escapes`, with its colors too. */
@@ -106,7 +112,7 @@ describe('kb tui in a real terminal (tmux), against kb serve', () => {
     expect(screen).toContain('? help  q quit');
 
     await tui.keys('Enter');
-    await tui.waitFor('Namespace docs > bases  0 bases');
+    await tui.waitFor('local › docs › bases (0)');
     await tui.keys('n');
     await tui.waitFor('New base in namespace docs');
     await tui.text('faq');
@@ -123,7 +129,64 @@ describe('kb tui in a real terminal (tmux), against kb serve', () => {
     screen = await tui.waitFor('kb-exit=');
     expect(screen).toContain('kb-exit=0');
     // The alternate screen is given back: what the UI drew is gone.
-    expect(screen).not.toContain('Namespace docs > bases');
+    expect(screen).not.toContain('local › docs › bases');
+  });
+
+  it.skipIf(!TMUX)(`shows column headers and counts, sorts with s, and picks up a namespace that kb ns create made in another process${SKIPPED}`, async () => {
+    const tui = session(env);
+    await tui.start('--refresh', '1');
+    let screen = await tui.waitFor((s) => /^local › namespaces \(1\) +1\/1$/m.test(s));
+    expect(screen).toMatch(/^ {2}KEY↑ +DESCRIPTION$/m);
+    expect(screen).toMatch(/^> docs +Product docs$/m);
+
+    const created = await runKb(['ns', 'create', 'from-another-process', '--description', 'made by kb ns create'], { env });
+    expect(created.code, created.stderr).toBe(0);
+    screen = await tui.waitFor('from-another-process');
+    expect(screen).toContain('local › namespaces (2)');
+    expect(screen).toMatch(/updated \d+s ago/);
+    // The selection stayed on docs, which the new namespace now follows.
+    expect(screen).toMatch(/^> docs +Product docs\n {2}from-another-process +made by kb ns create$/m);
+
+    await tui.keys('s');
+    screen = await tui.waitFor('KEY↓');
+    expect(screen).toMatch(/^ {2}from-another-process +made by kb ns create\n> docs +Product docs$/m);
+    await tui.keys('q');
+    expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
+  });
+
+  it.skipIf(!TMUX)(`E opens $EDITOR on the description, sends what it saved, and redraws the UI${SKIPPED}`, async () => {
+    const dir = tempDir('kb-tmux-editor-');
+    const editor = join(dir, 'editor');
+    writeFileSync(editor, `#!/bin/sh\n[ -t 0 ] || exit 7\nsed -i 's/Product docs/Product documentation, edited/' "$1"\n`);
+    chmodSync(editor, 0o755);
+    const tui = session({ ...env, EDITOR: editor, VISUAL: undefined });
+    await tui.start('--refresh', '0');
+    await tui.waitFor((s) => /^> docs +Product docs$/m.test(s));
+    await tui.keys('E');
+    const screen = await tui.waitFor('Saved the description of namespace docs.');
+    expect(screen.split('\n')[0]).toMatch(/^kb {2}profile local {2}url http:\/\/127\.0\.0\.1:\d+ {2}org local/);
+    expect(screen).toMatch(/^> docs +Product documentation, edited$/m);
+    const listed = await runKb(['ns', 'list', '--json'], { env });
+    expect(JSON.parse(listed.stdout)).toContainEqual({ key: 'docs', description: 'Product documentation, edited' });
+    await tui.keys('q');
+    expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
+  });
+
+  it.skipIf(!TMUX)(`at 60 columns, wide characters and emoji are cut with "…" and nothing wraps${SKIPPED}`, async () => {
+    const wide = '日本語のドキュメントと説明文がここに長く続きます 🎉🎉🎉';
+    const created = await runKb(['ns', 'create', 'wide-text', '--description', wide], { env });
+    expect(created.code, created.stderr).toBe(0);
+    const tui = session(env);
+    await tui.startSized(60, 20, '--refresh', '0');
+    const screen = await tui.waitFor('wide-text');
+    const lines = screen.split('\n');
+    // capture-pane -J joins what the terminal wrapped: a line over 60 columns is one that wrapped.
+    for (const line of lines) expect(stringWidth(line), line).toBeLessThanOrEqual(60);
+    const row = lines.find((line) => line.includes('wide-text')) ?? '';
+    expect(row).toMatch(/^ {2}wide-text +日本語のドキュメント.*…$/);
+    expect(stringWidth(row)).toBeGreaterThanOrEqual(58);
+    await tui.keys('q');
+    expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
   });
 
   it.skipIf(!TMUX)(`marks the selection with ">" and uses no color with NO_COLOR; with color, the selection is colored${SKIPPED}`, async () => {

@@ -36,7 +36,7 @@ async function insideKb(org: string): Promise<{ client: KbClient; screen: Screen
   screens.push(screen);
   await screen.waitFor('books');
   await screen.press(KEY.enter);
-  await screen.waitFor('Namespace books > bases  2 bases');
+  await screen.waitFor('books › bases (2)');
   return { client, screen };
 }
 
@@ -82,7 +82,7 @@ describe('kb tui: the bases of a namespace, through base_list, against a real se
     await screen.press('d', 'y');
     frame = await screen.waitFor('Deleted base beta.');
     expect(rows(frame)).toEqual([expect.stringMatching(/^> alpha +First$/)]);
-    expect(frame).toContain('1 base');
+    expect(frame).toContain('books › bases (1)');
     expect(await keys(client, 'books')).toEqual([{ key: 'alpha', description: 'First' }]);
   });
 
@@ -90,7 +90,7 @@ describe('kb tui: the bases of a namespace, through base_list, against a real se
     const { client, screen } = await insideKb('bases-detail');
     await screen.press(KEY.enter);
     let frame = screen.frame();
-    expect(frame).toContain('Namespace books > base alpha');
+    expect(frame).toContain('books › base alpha');
     expect(frame).toMatch(/^description +First$/m);
 
     await screen.press('e', KEY.ctrlU);
@@ -116,7 +116,7 @@ describe('kb tui: the bases of a namespace, through base_list, against a real se
     expect(screen.frame()).toContain('Delete base beta in namespace books, with all its data?');
     await screen.press('y');
     const frame = await screen.waitFor('Deleted base beta.');
-    expect(frame).toContain('Namespace books > bases  1 base');
+    expect(frame).toContain('books › bases (1)');
     expect(selected(frame)).toBe('alpha');
     expect((await keys(client, 'books')).map((base) => base.key)).toEqual(['alpha']);
   });
@@ -126,7 +126,7 @@ describe('kb tui: the bases of a namespace, through base_list, against a real se
     // Nothing holds the focus while the delete runs: the n waits for it, and nothing after it comes to fetch it.
     await screen.press('j', 'd', 'y', 'n');
     const frame = await screen.waitFor('New base in namespace books');
-    expect(frame).toContain('1 base');
+    expect(frame).toContain('books › bases (1)');
     expect((await keys(client, 'books')).map((base) => base.key)).toEqual(['alpha']);
   });
 

@@ -46,7 +46,7 @@ describe('kb tui: errors appear in place, say what to do, and the UI keeps runni
     expect(screen.frame()).toContain('Help: keys');
     await screen.press(KEY.escape, 'r');
     await screen.waitFor((f) => f.includes('(401)') && !f.includes('refreshing'));
-    expect(screen.frame()).toContain('Namespaces');
+    expect(screen.frame()).toContain('namespaces');
   });
 
   it('an unreachable server: the URL and the cause, a hint about kb serve; r loads the list once it is back', async () => {

@@ -54,7 +54,7 @@ describe('kb tui: a deployment without base_list (documented API only)', () => {
     await screen.type('faq');
     await screen.press(KEY.enter);
     frame = screen.frame();
-    expect(frame).toContain('Namespace legacy > base faq');
+    expect(frame).toContain('legacy › base faq');
     expect(frame).toMatch(/^description +\(not read: this deployment cannot read a single base; e sets it\)$/m);
 
     await screen.press('e');

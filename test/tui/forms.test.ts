@@ -20,7 +20,7 @@ async function open(org: string, setup?: (client: Awaited<ReturnType<typeof orgC
   await setup?.(client);
   const screen = renderApp({ client, ...options });
   screens.push(screen);
-  await screen.waitFor((f) => /Namespaces {2}\d+ namespace/.test(f));
+  await screen.waitFor((f) => /namespaces \(\d+\)/.test(f));
   return { client, screen };
 }
 
@@ -57,7 +57,7 @@ describe('kb tui: forms that create and edit, against a real server', () => {
 
     frame = await screen.waitFor('Created namespace docs.');
     expect(frame.split('\n').find((line) => line.startsWith('> '))).toMatch(/^> docs +Product docs$/);
-    expect(frame).toContain('2 namespaces');
+    expect(frame).toContain('namespaces (2)');
     expect(await client.nsList()).toEqual([
       { key: 'docs', description: 'Product docs' },
       { key: 'zulu', description: null },

@@ -5,6 +5,7 @@ import { render } from 'ink-testing-library';
 import { KbClient } from '../../src/client/client.js';
 import { hashToken } from '../../src/server/tokens.js';
 import { App } from '../../src/tui/app.js';
+import type { Terminal } from '../../src/tui/terminal.js';
 import type { TuiClient, TuiDeployment } from '../../src/tui/types.js';
 import type { TestServer } from '../helpers/server.js';
 
@@ -18,12 +19,14 @@ export const KEY = {
   down: '\u001B[B',
   home: '\u001B[H',
   end: '\u001B[F',
+  pageUp: '\u001B[5~',
   pageDown: '\u001B[6~',
   backspace: '\u007F',
   ctrlU: '\u0015',
 } as const;
 
 export interface Screen {
+  terminal: RecordingTerminal;
   /** The last frame, without escape codes. */
   frame(): string;
   lines(): string[];
@@ -47,6 +50,27 @@ export interface AppOptions {
   color?: boolean;
   columns?: number;
   rows?: number;
+  /** Seconds between refreshes of an idle list: 0 (off) unless told, so a test sees only the loads it makes. */
+  refreshSeconds?: number;
+  /** The editor of `E` (run through the shell, as kb tui runs it). */
+  editor?: string;
+}
+
+/**
+ * The terminal of the app under test: the clipboard records what was copied, and the editor runs for real (the
+ * harness's fake screen has nothing to leave or restore, so suspending only counts).
+ */
+export class RecordingTerminal implements Terminal {
+  readonly copied: string[] = [];
+  suspended = 0;
+  constructor(readonly editor: string) {}
+  copy(text: string): void {
+    this.copied.push(text);
+  }
+  suspend<T>(run: () => T): T {
+    this.suspended++;
+    return run();
+  }
 }
 
 export const WAIT_MS = 10_000;
@@ -58,13 +82,24 @@ export const WAIT_MS = 10_000;
 export function renderApp(options: AppOptions): Screen {
   const size = { columns: options.columns ?? 100, rows: options.rows ?? 24 };
   const deployment = options.deployment ?? { profile: 'test', url: 'http://127.0.0.1:9' };
-  const app = render(<App client={options.client} deployment={deployment} organization={options.organization} color={options.color ?? false} />);
+  const terminal = new RecordingTerminal(options.editor ?? 'false');
+  const app = render(
+    <App
+      client={options.client}
+      deployment={deployment}
+      terminal={terminal}
+      refreshSeconds={options.refreshSeconds ?? 0}
+      organization={options.organization}
+      color={options.color ?? false}
+    />,
+  );
   Object.defineProperty(app.stdout, 'columns', { configurable: true, get: () => size.columns });
   Object.defineProperty(app.stdout, 'rows', { configurable: true, get: () => size.rows });
   app.stdout.emit('resize');
 
   const frame = () => stripVTControlCharacters(app.lastFrame() ?? '');
   const screen: Screen = {
+    terminal,
     frame,
     lines: () => frame().split('\n'),
     async press(...keys) {

@@ -1,10 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KbClient } from '../../src/client/client.js';
 import { runTui } from '../../src/tui/index.js';
 import { isolatedEnv, ROOT, runKb } from '../helpers/cli.js';
+import { runRecordingSources } from '../helpers/imports.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 import { FakeTerminal, orgClient } from './harness.js';
 
@@ -39,7 +40,7 @@ describe('runTui, the plain function behind kb tui', () => {
   it('draws on the alternate screen, resolves when q is pressed, and gives the screen back', async () => {
     const terminal = new FakeTerminal();
     let finished = false;
-    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, io: { color: false }, ...terminal.streams() }).then(() => {
+    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() }).then(() => {
       finished = true;
     });
     await until(() => terminal.stdin.raw, 'the app to listen for keys');
@@ -55,17 +56,81 @@ describe('runTui, the plain function behind kb tui', () => {
 
   it('resolves on ctrl-c too', async () => {
     const terminal = new FakeTerminal();
-    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, io: { color: false }, ...terminal.streams() });
+    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });
     await until(() => terminal.stdin.raw, 'the app to listen for keys');
     terminal.press('\u0003');
     await done;
     expect(terminal.stdout.written.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
   });
 
+  it('draws the list in its first frame when it came in while Ink loaded (no loading frame in between)', async () => {
+    const terminal = new FakeTerminal();
+    const namespaces = client.nsList();
+    const organization = client.auth();
+    await Promise.all([namespaces, organization]);
+    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, organization, namespaces, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });
+    await until(() => terminal.stdin.raw, 'the app to listen for keys');
+    expect(terminal.stdout.written).toContain('docs');
+    expect(terminal.stdout.written).toContain('run › namespaces (1)');
+    expect(terminal.stdout.written).not.toContain('Loading namespaces');
+    terminal.press('q');
+    await done;
+  });
+
+  it(':q quits too', async () => {
+    const terminal = new FakeTerminal();
+    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });
+    await until(() => terminal.stdin.raw && terminal.stdout.written.includes('docs'), 'the list');
+    for (const key of [':', 'q', '\r']) terminal.press(key);
+    await done;
+    expect(terminal.stdout.written.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
+  });
+
+  it('c writes the key to the clipboard of the terminal as OSC 52', async () => {
+    const terminal = new FakeTerminal();
+    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });
+    await until(() => terminal.stdin.raw && terminal.stdout.written.includes('docs'), 'the list');
+    terminal.press('c');
+    await until(() => terminal.stdout.written.includes('Copied docs'), 'the status');
+    expect(terminal.stdout.written).toContain(`\u001B]52;c;${Buffer.from('docs').toString('base64')}\u0007`);
+    terminal.press('q');
+    await done;
+  });
+
+  it('E gives the editor the terminal as a shell leaves it (main screen, not raw), then takes it back and redraws', async () => {
+    const terminal = new FakeTerminal();
+    const dir = tempDir('kb-editor-');
+    const script = join(dir, 'editor');
+    writeFileSync(script, `#!/bin/sh\nprintf 'From the editor\\n' > "$1"\n`);
+    chmodSync(script, 0o755);
+    const states: string[] = [];
+    terminal.stdin.setRawMode = function (this: { raw: boolean }, raw: boolean) {
+      this.raw = raw;
+      states.push(raw ? 'raw' : 'cooked');
+    };
+    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: script, ...terminal.streams() });
+    await until(() => terminal.stdin.raw && terminal.stdout.written.includes('docs'), 'the list');
+    const before = terminal.stdout.written.length;
+    terminal.press('E');
+    await until(() => terminal.stdout.written.includes('Saved the description of namespace docs.'), 'the save');
+    const during = terminal.stdout.written.slice(before);
+    const left = during.indexOf(LEAVE_ALTERNATE_SCREEN);
+    const entered = during.indexOf(ENTER_ALTERNATE_SCREEN);
+    expect(left).toBeGreaterThanOrEqual(0);
+    expect(entered).toBeGreaterThan(left);
+    // Raw mode off for the editor, on again after it; and the whole list drawn again after the screen came back.
+    expect(states.slice(-2)).toEqual(['cooked', 'raw']);
+    expect(during.slice(entered)).toContain('docs');
+    expect((await client.nsList()).find((ns) => ns.key === 'docs')?.description).toBe('From the editor');
+    terminal.press('q');
+    await done;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   it('without a terminal it rejects with a usage error (exit 2) and draws nothing', async () => {
     const terminal = new FakeTerminal();
     terminal.stdin.isTTY = false;
-    await expect(runTui({ client, deployment: { profile: 'p', url: server.url }, io: { color: false }, ...terminal.streams() })).rejects.toMatchObject({
+    await expect(runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() })).rejects.toMatchObject({
       exitCode: 2,
       message: 'kb tui needs a terminal: stdin and stdout must both be a TTY',
     });
@@ -84,15 +149,29 @@ describe('kb tui, the built command, where it cannot run', () => {
     );
   });
 
-  it('refuses before it loads Ink or React', async () => {
-    const log = join(tempDir('kb-imports-'), 'imports.log');
-    const result = await runKb(['tui'], {
-      env: env({ KB_IMPORT_LOG: log, NODE_OPTIONS: `--import ${join(ROOT, 'test/fixtures/record-imports.mjs')}` }),
-    });
+  it('refuses before it loads Ink or React: no source of theirs, nor of src/tui, in what the bundle loaded', async () => {
+    const { result, sources } = await runRecordingSources(['tui'], env());
     expect(result.code, result.stderr).toBe(2);
-    const loaded = readFileSync(log, 'utf8').split('\n').filter(Boolean);
-    expect(loaded.some((url) => url.endsWith('/dist/commands/tui.js'))).toBe(true);
-    expect(loaded.filter((url) => /\/node_modules\/(ink|react|react-reconciler)\/|\/dist\/tui\//.test(url))).toEqual([]);
+    // The command ran (its own source is in what was loaded), and refused before the lazy import of the UI.
+    expect(sources).toContain('src/commands/tui.ts');
+    expect(sources.filter((source) => /(^|\/)node_modules\/(ink|react|react-reconciler|yoga-layout)\/|^src\/tui\//.test(source))).toEqual([]);
+  });
+
+  it('the check above can match: the tui chunk, where the bundle puts the lazy import, holds Ink, React and src/tui', () => {
+    const bundles = JSON.parse(readFileSync(join(ROOT, 'dist/bundle-inputs.json'), 'utf8')) as Record<string, string[]>;
+    const chunks = Object.entries(bundles).filter(([file]) => /^chunks\/tui-[A-Z0-9]+\.js$/.test(file));
+    expect(chunks).toHaveLength(1);
+    expect(chunks[0]?.[1]).toEqual(expect.arrayContaining(['node_modules/ink/build/ink.js', 'node_modules/react/index.js', 'src/tui/app.tsx']));
+    expect(bundles['commands/tui.js']?.some((source) => /node_modules\/(ink|react)\/|^src\/tui\//.test(source))).toBe(false);
+  });
+
+  it('refuses a --refresh that is not a whole number of seconds, 0 or more, with exit 2', async () => {
+    const cases: [string, string][] = [['-1', 'Expected an integer greater than or equal to 0 but received: -1'], ['1.5', 'Expected an integer but received: 1.5']];
+    for (const [value, says] of cases) {
+      const result = await runKb(['tui', '--refresh', value], { env: env() });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(says);
+    }
   });
 
   it('exits 2 under CI, where Ink would draw nothing', async () => {

@@ -7,7 +7,10 @@ import { editText, textAt } from '../../src/tui/hooks/textEdit.js';
 import { splitKeys } from '../../src/tui/hooks/useKeys.js';
 import { filterRows, windowTop } from '../../src/tui/hooks/useList.js';
 import { HINTS } from '../../src/tui/keymap.js';
-import { count, printable, upsertRow } from '../../src/tui/text.js';
+import stringWidth from '../../node_modules/ink/node_modules/string-width/index.js';
+import { columns } from '../../src/tui/components/Table.js';
+import { osc52 } from '../../src/tui/terminal.js';
+import { ago, cell, count, cut, displayWidth, printable, sortRows, upsertRow } from '../../src/tui/text.js';
 import type { Row } from '../../src/tui/types.js';
 
 const NONE: Key = {
@@ -129,5 +132,54 @@ describe('text helpers', () => {
 
   it('count spells plurals', () => {
     expect([count(1, 'base'), count(10_000, 'namespace'), count(2, 'match')]).toEqual(['1 base', '10,000 namespaces', '2 matches']);
+  });
+});
+
+describe('display width: what Ink measures, the lists measure alike', () => {
+  const samples = [
+    'plain ascii', '日本語のテキスト', '한국어', 'ｶﾞｷﾞ', 'e\u0301cole', 'nai\u0308ve', '👩‍👩‍👧 family', '🇫🇷🇩🇪', '1️⃣ keycap',
+    '✔︎ text-style', 'zero\u200Bwidth', 'Ωmega', 'mixed 日本 and 🎉 and e\u0301',
+  ];
+  it('agrees with the string-width Ink uses, on wide characters, emoji sequences and combining marks', () => {
+    for (const text of samples) expect(displayWidth(text), text).toBe(stringWidth(text));
+  });
+
+  it('cut keeps whole graphemes within the width and ends with "…"; cell pads to exactly the width', () => {
+    expect(cut('abcdef', 6)).toBe('abcdef');
+    expect(cut('abcdefg', 6)).toBe('abcde…');
+    // A wide character that would straddle the edge goes: the cell is a column short rather than half a character.
+    expect(cut('日本語のテキスト', 6)).toBe('日本…');
+    expect(cut('日本語のテキスト', 7)).toBe('日本語…');
+    expect(cut('e\u0301e\u0301e\u0301e\u0301', 3)).toBe('e\u0301e\u0301…');
+    expect(cut('👩‍👩‍👧👩‍👩‍👧', 3)).toBe('👩‍👩‍👧…');
+    for (const text of samples) for (const width of [1, 2, 5, 9]) expect(stringWidth(cell(text, width)), `${text} in ${width}`).toBe(width);
+  });
+});
+
+describe('sortRows', () => {
+  const rows = [{ key: 'a', description: 'pear' }, { key: 'B', description: null }, { key: 'c', description: 'Apple' }, { key: 'd', description: 'apple' }];
+  it('keeps key order as it comes, reverses it, and sorts by description with the rows without one last', () => {
+    expect(sortRows(rows, { by: 'key', descending: false })).toBe(rows);
+    expect(sortRows(rows, { by: 'key', descending: true }).map((row) => row.key)).toEqual(['d', 'c', 'B', 'a']);
+    expect(sortRows(rows, { by: 'description', descending: false }).map((row) => row.key)).toEqual(['c', 'd', 'a', 'B']);
+    expect(sortRows(rows, { by: 'description', descending: true }).map((row) => row.key)).toEqual(['a', 'c', 'd', 'B']);
+  });
+});
+
+describe('the table columns', () => {
+  it('make the key column as wide as the longest key, within 45% of the width, and give the rest to the description', () => {
+    expect(columns([{ key: 'abc', description: null }, { key: 'a-longer-key', description: null }], 100)).toEqual({ key: 12, description: 100 - 2 - 12 - 2 });
+    expect(columns([{ key: 'k'.repeat(63), description: null }], 60)).toEqual({ key: 26, description: 30 });
+  });
+});
+
+describe('small words', () => {
+  it('ago says how long since, in the largest whole unit', () => {
+    expect([ago(0, 999), ago(0, 3_000), ago(0, 125_000), ago(0, 7_300_000)]).toEqual(['0s ago', '3s ago', '2m ago', '2h ago']);
+  });
+
+  it('osc52 is the "set clipboard" sequence with the text in base64', () => {
+    expect(osc52('docs')).toBe('\u001B]52;c;ZG9jcw==\u0007');
+    expect(osc52('日本')).toBe(`\u001B]52;c;${Buffer.from('日本').toString('base64')}\u0007`);
   });
 });

@@ -35,14 +35,14 @@ function selected(frame: string): string | undefined {
   return rows(frame).find(([, isSelected]) => isSelected)?.[0];
 }
 
-// 24 rows: the header, a title, the list, two status lines, the key help, one row spare (see appHeight).
-const LIST_ROWS = 24 - 1 - 1 - 1 - 2 - 1;
+// 24 rows: the header, a title, the column header, the list, two status lines, the key help, one row spare (see appHeight).
+const LIST_ROWS = 24 - 1 - 1 - 1 - 1 - 2 - 1;
 
 describe('kb tui: a list of 10,000 namespaces renders only the rows that fit', () => {
   it('draws exactly the rows that fit, and keeps the selection in view from the first row to the last', async () => {
     const screen = renderApp({ client, rows: 24 });
     screens.push(screen);
-    let frame = await screen.waitFor('10,000 namespaces');
+    let frame = await screen.waitFor('namespaces (10,000)');
     expect(frame.split('\n')).toHaveLength(23);
     expect(rows(frame).map(([k]) => k)).toEqual(Array.from({ length: LIST_ROWS }, (_, i) => key(i)));
     expect(selected(frame)).toBe(key(0));
@@ -75,28 +75,31 @@ describe('kb tui: a list of 10,000 namespaces renders only the rows that fit', (
     await screen.press(KEY.pageDown);
     expect(selected(screen.frame())).toBe(key(30 + LIST_ROWS));
     expect(rows(screen.frame())).toHaveLength(LIST_ROWS);
+    await screen.press(KEY.pageUp);
+    expect(selected(screen.frame())).toBe(key(30));
+    expect(rows(screen.frame())[0]?.[0]).toBe(key(30));
   });
 
   it('keeps the selection in view when the terminal shrinks, and shows more rows when it grows', async () => {
     const screen = renderApp({ client, rows: 24 });
     screens.push(screen);
-    await screen.waitFor('10,000 namespaces');
+    await screen.waitFor('namespaces (10,000)');
     await screen.press('G');
     screen.resize(100, 10);
     let frame = await screen.waitFor((f) => f.split('\n').length === 9);
-    expect(rows(frame)).toHaveLength(10 - 1 - 1 - 1 - 2 - 1);
+    expect(rows(frame)).toHaveLength(10 - 1 - 1 - 1 - 1 - 2 - 1);
     expect(selected(frame)).toBe(key(COUNT - 1));
 
     screen.resize(100, 50);
     frame = await screen.waitFor((f) => f.split('\n').length === 49);
-    expect(rows(frame)).toHaveLength(50 - 6);
+    expect(rows(frame)).toHaveLength(50 - 7);
     expect(selected(frame)).toBe(key(COUNT - 1));
   });
 
   it('filters 10,000 rows live and draws only the matches that fit', async () => {
     const screen = renderApp({ client, rows: 24 });
     screens.push(screen);
-    await screen.waitFor('10,000 namespaces');
+    await screen.waitFor('namespaces (10,000)');
     await screen.press('/');
     await screen.type('number 99');
     // "number 99" matches 99 and 990-999 and 9900-9999: 1 + 10 + 100.

@@ -44,7 +44,7 @@ export async function tuiSection(ctx) {
         value: m('kb tui (first screen)'),
         baseline: m('kb ns list --json'),
         unit: 'ms',
-        budget: { on: 'ratio', op: '<=', limit: 2.5 },
+        budget: { on: 'ratio', op: '<=', limit: 2 },
       }),
     ],
     details: [

@@ -13,13 +13,15 @@ export function bodyHeight(height: number, noticeLines = 0): number {
 }
 
 /**
- * The frame of every screen: a title, an optional notice, the body (exactly `bodyHeight` rows, clipped), the status
- * lines and the key help, so the key help stays on the bottom line whatever the body holds.
+ * The frame of every screen: a title (with `aside` at its right end), an optional notice, the body (exactly
+ * `bodyHeight` rows, clipped), the status lines and the key help, so the key help stays on the bottom line whatever
+ * the body holds.
  */
 export function Screen(props: {
   height: number;
   width: number;
   title: ReactNode;
+  aside?: string | undefined;
   notice?: readonly string[] | undefined;
   status: ReactNode;
   hints: readonly Hint[];
@@ -29,9 +31,18 @@ export function Screen(props: {
   const notice = props.notice ?? [];
   return (
     <Box flexDirection="column" height={props.height}>
-      <Text wrap="truncate-end" bold>
-        {props.title}
-      </Text>
+      <Box width={props.width}>
+        <Box flexGrow={1} flexShrink={1}>
+          <Text wrap="truncate-end" bold>
+            {props.title}
+          </Text>
+        </Box>
+        {props.aside === undefined ? null : (
+          <Box flexShrink={0} marginLeft={2}>
+            <Text dimColor={theme.muted}>{props.aside}</Text>
+          </Box>
+        )}
+      </Box>
       {notice.map((line) => (
         <Text key={line} wrap="truncate-end" color={theme.warning}>
           {line}

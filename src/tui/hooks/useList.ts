@@ -1,4 +1,5 @@
 import { useCallback, useMemo, useRef, useState } from 'react';
+import { KEY_ORDER, sortRows, type SortOrder } from '../text.js';
 import type { Row } from '../types.js';
 
 /** The rows whose key or description contains `filter`, ignoring case; all rows when it is empty. */
@@ -21,8 +22,13 @@ export function windowTop(top: number, selected: number, height: number, count: 
 }
 
 export interface ListState<T extends Row> {
-  /** The rows that pass the filter. */
+  /** The rows that pass the filter, in the order chosen. */
   rows: readonly T[];
+  order: SortOrder;
+  /** `s`: key order, or its reverse when the list is in key order already. */
+  sortByKey(): void;
+  /** `S`: description order, or its reverse when the list is in description order already. */
+  sortByDescription(): void;
   /** Index of the selection in `rows`; -1 when there are none. */
   index: number;
   selected: T | undefined;
@@ -51,13 +57,17 @@ interface Cursor {
 export function useList<T extends Row>(all: readonly T[], height: number): ListState<T> {
   const [filter, setFilterText] = useState('');
   const [cursor, setCursor] = useState<Cursor>({ key: undefined, index: 0 });
-  const rows = useMemo(() => filterRows(all, filter), [all, filter]);
+  const [order, setOrder] = useState<SortOrder>(KEY_ORDER);
+  const rows = useMemo(() => sortRows(filterRows(all, filter), order), [all, filter, order]);
 
   const index = useMemo(() => {
     if (rows.length === 0) return -1;
     const found = cursor.key === undefined ? -1 : rows.findIndex((row) => row.key === cursor.key);
     return found >= 0 ? found : Math.min(Math.max(0, cursor.index), rows.length - 1);
   }, [rows, cursor]);
+  // The selection holds on to its key from the first frame on, so a refresh that adds rows above it does not move it.
+  const anchor = index >= 0 ? rows[index]?.key : undefined;
+  if (cursor.key === undefined && anchor !== undefined) setCursor({ key: anchor, index });
 
   // The window moves only when the selection leaves it; a ref, since it depends on where it was last render.
   const topRef = useRef(0);
@@ -84,5 +94,11 @@ export function useList<T extends Row>(all: readonly T[], height: number): ListS
     setCursor({ key: selectedKey, index: 0 });
   }, [selectedKey]);
 
-  return { rows, index, selected: index >= 0 ? rows[index] : undefined, top, filter, move, moveTo, select, setFilter, clearFilter };
+  const sortByKey = useCallback(() => setOrder((now) => ({ by: 'key', descending: now.by === 'key' && !now.descending })), []);
+  const sortByDescription = useCallback(() => setOrder((now) => ({ by: 'description', descending: now.by === 'description' && !now.descending })), []);
+
+  return {
+    rows, order, sortByKey, sortByDescription, index, selected: index >= 0 ? rows[index] : undefined, top, filter,
+    move, moveTo, select, setFilter, clearFilter,
+  };
 }

@@ -6,6 +6,8 @@ export interface Remote<T> {
   /** The error of the last load, if it failed. */
   error: unknown;
   loading: boolean;
+  /** When the data was last loaded (ms since the epoch); undefined before the first success. */
+  updatedAt: number | undefined;
   /** Loads again, keeping the current data on screen meanwhile. */
   reload(): void;
   /** Changes the data in place, e.g. right after a create, before the reload that confirms it returns. */
@@ -16,23 +18,37 @@ interface State<T> {
   data: T | undefined;
   error: unknown;
   loading: boolean;
+  updatedAt: number | undefined;
 }
 
-/** Data from the server: loaded when `deps` change or on reload(); an answer to an older request is dropped. */
-export function useRemote<T>(load: () => Promise<T>, deps: DependencyList): Remote<T> {
-  const [state, setState] = useState<State<T>>({ data: undefined, error: undefined, loading: true });
+/**
+ * Data from the server: loaded when `deps` change or on reload(); an answer to an older request is dropped. `known`
+ * is data in hand already (the first list, come in while the UI loaded): it is drawn in the first frame, and the
+ * first load is skipped.
+ */
+export function useRemote<T>(load: () => Promise<T>, deps: DependencyList, known?: T): Remote<T> {
+  const [state, setState] = useState<State<T>>(() =>
+    known === undefined
+      ? { data: undefined, error: undefined, loading: true, updatedAt: undefined }
+      : { data: known, error: undefined, loading: false, updatedAt: Date.now() },
+  );
   const [generation, setGeneration] = useState(0);
   const latest = useRef(0);
+  const skipFirst = useRef(known !== undefined);
 
   useEffect(() => {
+    if (skipFirst.current) {
+      skipFirst.current = false;
+      return;
+    }
     const request = ++latest.current;
     setState((previous) => (previous.loading ? previous : { ...previous, loading: true }));
     load().then(
       (data) => {
-        if (latest.current === request) setState({ data, error: undefined, loading: false });
+        if (latest.current === request) setState({ data, error: undefined, loading: false, updatedAt: Date.now() });
       },
       (error: unknown) => {
-        if (latest.current === request) setState((previous) => ({ data: previous.data, error, loading: false }));
+        if (latest.current === request) setState((previous) => ({ ...previous, error, loading: false }));
       },
     );
     return () => {

@@ -4,8 +4,9 @@ import { useTui } from '../context.js';
 import { useRemote } from '../hooks/useRemote.js';
 import { removeRow, upsertRow } from '../text.js';
 import type { Row, Status } from '../types.js';
+import type { RowOps } from '../hooks/useRowFlow.js';
 import { BaseView } from './BaseView.js';
-import { CollectionView } from './CollectionView.js';
+import { type ListOps, ListView } from './ListView.js';
 
 /** What the app remembers across namespaces: whether the deployment lists bases, and the bases opened by key without it. */
 export interface BaseListMemory {
@@ -22,6 +23,8 @@ interface Bases {
 }
 
 export interface BasesViewProps {
+  /** The organization, the first crumb. */
+  organization: string;
   namespace: string;
   memory: BaseListMemory;
   active: boolean;
@@ -109,67 +112,54 @@ export function BasesView(props: BasesViewProps) {
   if (found !== undefined) lastOpen.current = found;
   const detail = openKey === undefined ? undefined : (found ?? (lastOpen.current?.key === openKey ? lastOpen.current : { key: openKey, description: undefined }));
   const fallback = bases.data !== undefined && !bases.data.supported;
+  const crumbs = [props.organization, namespace];
+  const rowOps: RowOps = {
+    noun: 'base',
+    update,
+    remove: { run: remove, question: (row) => `Delete base ${row.key} in namespace ${namespace}, with all its data?` },
+  };
+  const listOps: ListOps = { ...rowOps, create, generatedPrefix: 'kb_', createTitle: `New base in namespace ${namespace}` };
+  const openByKey = (key: string) => {
+    change((current) => (current.some((row) => row.key === key) ? current : upsertRow(current, { key, description: undefined })));
+    setStatus(undefined);
+    setOpenKey(key);
+  };
 
   return (
     <>
-      <CollectionView
+      <ListView
         active={props.active && detail === undefined}
         visible={props.visible && detail === undefined}
         width={props.width}
         height={props.height}
-        title={fallback ? `Namespace ${namespace} > bases opened this session` : `Namespace ${namespace} > bases`}
-        noun="base"
-        rows={rows}
-        loading={bases.loading}
-        error={bases.error}
+        crumbs={crumbs}
+        source={{ rows, loading: bases.loading, error: bases.error, updatedAt: bases.updatedAt, reload: refresh }}
+        ops={listOps}
+        autoRefresh={!fallback}
+        empty={fallback ? 'No base opened yet: o opens one by key, n creates one.' : 'No bases in this namespace yet: n creates one.'}
         notice={fallback ? NO_BASE_LIST_NOTICE : undefined}
-        emptyText={fallback ? 'No base opened yet: o opens one by key, n creates one.' : 'No bases in this namespace yet: n creates one.'}
         status={status}
         setStatus={setStatus}
-        createTitle={`New base in namespace ${namespace}`}
-        generatedPrefix="kb_"
-        onRefresh={refresh}
-        onCreate={create}
-        onUpdate={update}
-        onDelete={remove}
-        deleteQuestion={(row) => `Delete base ${row.key} in namespace ${namespace}, with all its data?`}
         onOpen={(row) => {
           setStatus(undefined);
           setOpenKey(row.key);
         }}
         onBack={props.onBack}
-        onOpenByKey={
-          fallback
-            ? (key) => {
-                change((current) => (current.some((row) => row.key === key) ? current : upsertRow(current, { key, description: undefined })));
-                setStatus(undefined);
-                setOpenKey(key);
-              }
-            : undefined
-        }
-        promptOpenByKey={fallback && rows?.length === 0}
+        openByKey={fallback ? { open: openByKey, promptNow: rows?.length === 0 } : undefined}
       />
       {detail !== undefined && props.visible ? (
         <BaseView
           active={props.active}
           width={props.width}
           height={props.height}
-          namespace={namespace}
+          crumbs={crumbs}
           row={detail}
           listed={found !== undefined || bases.loading}
+          ops={rowOps}
           status={status}
           setStatus={setStatus}
-          onUpdate={update}
-          onDelete={remove}
-          onDeleted={(deleted) => {
-            setOpenKey(undefined);
-            setStatus({ tone: 'success', text: `Deleted base ${deleted.key}.` });
-          }}
           onRefresh={fallback ? undefined : refresh}
-          onBack={() => {
-            setStatus(undefined);
-            setOpenKey(undefined);
-          }}
+          onBack={() => setOpenKey(undefined)}
         />
       ) : null}
     </>

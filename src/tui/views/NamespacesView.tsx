@@ -1,18 +1,20 @@
-import { useRef, useState } from 'react';
+import { useMemo, useRef, useState } from 'react';
 import type { Namespace } from '../../api/schemas.js';
 import { useTui } from '../context.js';
 import { useRemote } from '../hooks/useRemote.js';
 import { upsertRow } from '../text.js';
-import type { Status } from '../types.js';
-import { CollectionView } from './CollectionView.js';
+import type { Row, Status } from '../types.js';
+import { type ListOps, ListView } from './ListView.js';
 
 export interface NamespacesViewProps {
   active: boolean;
   visible: boolean;
   width: number;
   height: number;
-  /** The first list, asked for already; refreshes ask again. */
-  initial?: Promise<readonly Namespace[]> | undefined;
+  /** The organization, the first crumb. */
+  organization: string;
+  /** The first list, in hand or asked for already; refreshes ask again. */
+  initial?: readonly Namespace[] | Promise<readonly Namespace[]> | undefined;
   onOpen(namespace: string): void;
 }
 
@@ -20,43 +22,47 @@ export interface NamespacesViewProps {
 export function NamespacesView(props: NamespacesViewProps) {
   const { client } = useTui();
   const initial = useRef(props.initial);
-  const namespaces = useRemote<readonly Namespace[]>(() => {
-    const first = initial.current;
-    initial.current = undefined;
-    return first ?? client.nsList();
-  }, [client]);
+  const namespaces = useRemote<readonly Namespace[]>(
+    () => {
+      const first = initial.current;
+      initial.current = undefined;
+      return first instanceof Promise ? first : client.nsList();
+    },
+    [client],
+    props.initial instanceof Promise ? undefined : props.initial,
+  );
   const [status, setStatus] = useState<Status | undefined>(undefined);
+  const { mutate, reload } = namespaces;
+
+  const ops = useMemo((): ListOps => {
+    const apply = (row: Namespace): Row => {
+      mutate((rows) => upsertRow(rows, row));
+      reload();
+      return row;
+    };
+    return {
+      noun: 'namespace',
+      generatedPrefix: 'ns_',
+      createTitle: 'New namespace',
+      create: async ({ key, description }) => apply(await client.nsCreate({ ...(key === undefined ? {} : { key }), ...(description === undefined ? {} : { description }) })),
+      update: async (row, description) => apply(await client.nsUpdate({ namespace: row.key, data: { description } })),
+      cannotDelete: 'Namespaces cannot be deleted: the kb API has no namespace delete. Open one (enter) to delete its bases.',
+    };
+  }, [client, mutate, reload]);
 
   return (
-    <CollectionView
+    <ListView
       active={props.active}
       visible={props.visible}
       width={props.width}
       height={props.height}
-      title="Namespaces"
-      noun="namespace"
-      rows={namespaces.data}
-      loading={namespaces.loading}
-      error={namespaces.error}
-      emptyText="No namespaces yet: n creates one."
+      crumbs={[props.organization]}
+      source={{ rows: namespaces.data, loading: namespaces.loading, error: namespaces.error, updatedAt: namespaces.updatedAt, reload }}
+      ops={ops}
+      autoRefresh
+      empty="No namespaces yet: n creates one."
       status={status}
       setStatus={setStatus}
-      createTitle="New namespace"
-      generatedPrefix="ns_"
-      onRefresh={namespaces.reload}
-      onCreate={async ({ key, description }) => {
-        const created = await client.nsCreate({ ...(key === undefined ? {} : { key }), ...(description === undefined ? {} : { description }) });
-        namespaces.mutate((rows) => upsertRow(rows, created));
-        namespaces.reload();
-        return created;
-      }}
-      onUpdate={async (row, description) => {
-        const updated = await client.nsUpdate({ namespace: row.key, data: { description } });
-        namespaces.mutate((rows) => upsertRow(rows, updated));
-        namespaces.reload();
-        return updated;
-      }}
-      cannotDelete="Namespaces cannot be deleted: the kb API has no namespace delete. Open one (enter) to delete its bases."
       onOpen={(row) => props.onOpen(row.key)}
     />
   );

@@ -1,0 +1,164 @@
+import { type ReactNode, useState } from 'react';
+import { Description } from '../../api/schemas.js';
+import { Confirm } from '../components/Confirm.js';
+import { Form, type FormValues } from '../components/Form.js';
+import { Spinner } from '../components/Spinner.js';
+import { StatusLines } from '../components/StatusLines.js';
+import { useTui } from '../context.js';
+import { describeError } from '../errors.js';
+import { descriptionField } from '../fields.js';
+import { type Command, CONFIRM_HINTS, EDIT_HINTS, type Hint } from '../keymap.js';
+import { editInEditor } from '../terminal.js';
+import type { Row, Status } from '../types.js';
+
+/** What a screen can do to a row on the server; each call updates the screen's data and resolves to the row. */
+export interface RowOps {
+  noun: 'namespace' | 'base';
+  /** Sets (a string) or clears (null) the description. */
+  update(row: Row, description: string | null): Promise<Row>;
+  /** Deletes after `question` (naming what goes) is answered y; absent where the API cannot delete (namespaces). */
+  remove?: { run(row: Row): Promise<Row>; question(row: Row): string } | undefined;
+  /** Why `d` does nothing, where there is no remove. */
+  cannotDelete?: string | undefined;
+}
+
+type Step = { kind: 'edit'; row: Row } | { kind: 'confirm'; row: Row } | { kind: 'busy'; label: string };
+
+export interface RowFlow {
+  /** A step is under way (a form, a question, a request): it has the keys, not the screen. */
+  open: boolean;
+  /** Starts the step of `e`, `E` or `d` on `row`; false for any other command, which the screen handles. */
+  start(command: Command | undefined, row: Row | undefined): boolean;
+  /** The inline edit form, which takes the place of the screen's body. */
+  body: ReactNode | undefined;
+  /** The question or the spinner, which take the place of the status lines. */
+  status: ReactNode | undefined;
+  hints: readonly Hint[] | undefined;
+}
+
+/**
+ * The one edit and delete flow of the lists and of a base's screen: `e` edits the description inline, `E` in the
+ * user's editor, `d` asks before it deletes. Outcomes go to `setStatus`; `onDeleted` follows a delete (a base's
+ * screen then goes back to its list).
+ */
+export function useRowFlow(
+  ops: RowOps,
+  screen: { active: boolean; width: number; setStatus(status: Status | undefined): void; onDeleted?: ((row: Row) => void) | undefined },
+): RowFlow {
+  const { deployment, terminal, redraw } = useTui();
+  const [step, setStep] = useState<Step | undefined>(undefined);
+  const { noun } = ops;
+  const { setStatus } = screen;
+  const done = () => setStep(undefined);
+
+  const saved = (row: Row, description: string | null): Status => ({
+    tone: 'success',
+    text: description === null ? `Cleared the description of ${noun} ${row.key}.` : `Saved the description of ${noun} ${row.key}.`,
+  });
+
+  const editExternally = (row: Row) => {
+    const outcome = editInEditor(terminal, row.description ?? '', `${noun}-${row.key}`);
+    redraw();
+    if (outcome.kind === 'unchanged') return setStatus({ tone: 'info', text: `Unchanged: nothing was sent for ${noun} ${row.key}.` });
+    if (outcome.kind === 'emptied') {
+      return setStatus({ tone: 'info', text: `The file was emptied: nothing was sent for ${noun} ${row.key}.`, help: 'To clear a description: e, then empty + enter.' });
+    }
+    if (outcome.kind === 'failed') return setStatus({ tone: 'error', text: `${outcome.message}: nothing was sent.`, help: 'Set $VISUAL or $EDITOR to an editor that waits until the file is closed.' });
+    const checked = Description.safeParse(outcome.text);
+    if (!checked.success) {
+      return setStatus({ tone: 'error', text: `Not saved: ${checked.error.issues[0]?.message ?? 'invalid description'}; nothing was sent.`, help: 'E opens the editor again.' });
+    }
+    setStep({ kind: 'busy', label: `Saving the description of ${noun} ${row.key}` });
+    ops.update(row, outcome.text).then(
+      (updated) => {
+        done();
+        setStatus(saved(updated, outcome.text));
+      },
+      (error: unknown) => {
+        done();
+        setStatus(describeError(error, deployment.profile));
+      },
+    );
+  };
+
+  const start = (command: Command | undefined, row: Row | undefined): boolean => {
+    if (command !== 'edit' && command !== 'editInEditor' && command !== 'delete') return false;
+    if (command === 'delete' && ops.remove === undefined) {
+      setStatus({ tone: 'warning', text: ops.cannotDelete ?? `A ${noun} cannot be deleted here.` });
+      return true;
+    }
+    if (row === undefined) {
+      setStatus({ tone: 'warning', text: `No ${noun} selected to ${command === 'delete' ? 'delete' : 'edit'}.` });
+      return true;
+    }
+    setStatus(undefined);
+    if (command === 'edit') setStep({ kind: 'edit', row });
+    else if (command === 'delete') setStep({ kind: 'confirm', row });
+    else editExternally(row);
+    return true;
+  };
+
+  const remove = (row: Row, remover: NonNullable<RowOps['remove']>) => {
+    setStep({ kind: 'busy', label: `Deleting ${noun} ${row.key}` });
+    remover.run(row).then(
+      (deleted) => {
+        done();
+        setStatus({ tone: 'success', text: `Deleted ${noun} ${deleted.key}.` });
+        screen.onDeleted?.(deleted);
+      },
+      (error: unknown) => {
+        done();
+        setStatus(describeError(error, deployment.profile));
+      },
+    );
+  };
+
+  let body: ReactNode | undefined;
+  let status: ReactNode | undefined;
+  let hints: readonly Hint[] | undefined;
+  if (step?.kind === 'edit') {
+    const { row } = step;
+    hints = EDIT_HINTS;
+    body = (
+      <Form
+        title={`Description of ${noun} ${row.key} (empty + enter clears it)`}
+        fields={[descriptionField({ initial: row.description, clears: true })]}
+        busyLabel="Saving"
+        active={screen.active}
+        width={screen.width}
+        profile={deployment.profile}
+        onCancel={done}
+        onSubmit={async (values: FormValues) => {
+          const description = values.description ? values.description : null;
+          const updated = await ops.update(row, description);
+          done();
+          setStatus(saved(updated, description));
+        }}
+      />
+    );
+  } else if (step?.kind === 'confirm') {
+    const { row } = step;
+    const remover = ops.remove;
+    hints = CONFIRM_HINTS;
+    status = (
+      <StatusLines>
+        <Confirm
+          question={remover?.question(row) ?? ''}
+          active={screen.active}
+          onAnswer={(yes) => {
+            if (yes && remover !== undefined) return remove(row, remover);
+            done();
+            setStatus({ tone: 'info', text: `Cancelled: ${noun} ${row.key} was not deleted.` });
+          }}
+        />
+      </StatusLines>
+    );
+  } else if (step?.kind === 'busy') {
+    status = (
+      <StatusLines>
+        <Spinner label={`${step.label}...`} />
+      </StatusLines>
+    );
+  }
+  return { open: step !== undefined, start, body, status, hints };
+}

@@ -1,0 +1,277 @@
+import { type Key, Text } from 'ink';
+import { useState } from 'react';
+import { Form, type FormValues } from '../components/Form.js';
+import { bodyHeight, Screen } from '../components/Screen.js';
+import { COMMAND_LINE_HINT, PromptLines, promptKey } from '../components/Prompt.js';
+import { Spinner } from '../components/Spinner.js';
+import { StatusLines } from '../components/StatusLines.js';
+import { Table } from '../components/Table.js';
+import { useTui } from '../context.js';
+import { describeError } from '../errors.js';
+import { descriptionField, keyField } from '../fields.js';
+import { textAt, type TextState } from '../hooks/textEdit.js';
+import { useAutoRefresh } from '../hooks/useAutoRefresh.js';
+import { useKeys } from '../hooks/useKeys.js';
+import { filterRows, useList } from '../hooks/useList.js';
+import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
+import { commandFor, FORM_HINTS, type Hint, HINTS, PROMPT_HINTS } from '../keymap.js';
+import { count, printable } from '../text.js';
+import { useTheme } from '../theme.js';
+import type { Row, Status } from '../types.js';
+
+type Mode = { kind: 'list' } | { kind: 'filter'; text: TextState } | { kind: 'command'; text: TextState } | { kind: 'create' } | { kind: 'openByKey' };
+
+/** The rows of a list as the screen's parent loads them (a Remote, or the rows of this session). */
+export interface ListSource {
+  rows: readonly Row[] | undefined;
+  loading: boolean;
+  error: unknown;
+  updatedAt: number | undefined;
+  reload(): void;
+}
+
+/** What a list can do beyond editing and deleting a row: create one. */
+export interface ListOps extends RowOps {
+  create(values: { key: string | undefined; description: string | undefined }): Promise<Row>;
+  /** What the server generates for an empty key, e.g. "ns_". */
+  generatedPrefix: string;
+  /** The title of the form of `n`, e.g. "New base in namespace docs". */
+  createTitle: string;
+}
+
+export interface ListViewProps {
+  /** Whether this view gets the keys; only one view at a time does. */
+  active: boolean;
+  /** A hidden view renders nothing but keeps its selection, filter and order for when it comes back. */
+  visible: boolean;
+  width: number;
+  height: number;
+  /** Where the list is, e.g. ["local", "docs"]: the title reads "local › docs › bases (3)". */
+  crumbs: readonly string[];
+  source: ListSource;
+  ops: ListOps;
+  /** False where there is nothing to refresh by itself (a list of the bases opened this session). */
+  autoRefresh: boolean;
+  /** What an empty list says, and the lines under the title (e.g. that the deployment cannot list bases). */
+  empty: string;
+  notice?: readonly string[] | undefined;
+  status: Status | undefined;
+  setStatus(status: Status | undefined): void;
+  onOpen(row: Row): void;
+  onBack?: (() => void) | undefined;
+  /** Opens a row by key without listing (`o`), for deployments without base_list; `promptNow` opens the prompt once. */
+  openByKey?: { open(key: string): void; promptNow: boolean } | undefined;
+}
+
+/**
+ * A list screen: a table with its header, selection, sort, filter, the `:` command line, copy, create, and the
+ * shared edit/delete flow; refreshed every few seconds while idle. The parent owns the data and the requests; this
+ * view owns what the user is doing with the list.
+ */
+export function ListView(props: ListViewProps) {
+  const { showHelp, quit, deployment, terminal, refreshSeconds, run } = useTui();
+  const theme = useTheme();
+  const [mode, setMode] = useState<Mode>({ kind: 'list' });
+  const { ops, source, setStatus } = props;
+  const notice = props.notice ?? [];
+  // The column header takes a line of the body.
+  const listHeight = Math.max(1, bodyHeight(props.height, notice.length) - 1);
+  const all = source.rows ?? [];
+  const list = useList(all, listHeight);
+  const flow = useRowFlow(ops, { active: props.active, width: props.width, setStatus });
+
+  // Set while rendering (React's pattern for state that follows a prop), so the frame that shows the notice has the prompt.
+  const [prompted, setPrompted] = useState(false);
+  if (props.openByKey?.promptNow && !prompted) {
+    setPrompted(true);
+    setMode({ kind: 'openByKey' });
+  }
+
+  const idle = props.active && props.visible && mode.kind === 'list' && !flow.open;
+  useAutoRefresh(source.reload, { seconds: props.autoRefresh ? refreshSeconds : 0, idle, loading: source.loading });
+
+  const onListKey = (input: string, key: Key) => {
+    const command = commandFor(input, key);
+    const selected = list.selected;
+    if (flow.start(command, selected)) return;
+    switch (command) {
+      case 'up': return list.move(-1);
+      case 'down': return list.move(1);
+      case 'pageUp': return list.move(-listHeight);
+      case 'pageDown': return list.move(listHeight);
+      case 'first': return list.moveTo(0);
+      case 'last': return list.moveTo(list.rows.length - 1);
+      case 'open': return selected && props.onOpen(selected);
+      case 'new':
+        setStatus(undefined);
+        return setMode({ kind: 'create' });
+      case 'refresh':
+        setStatus(undefined);
+        return source.reload();
+      case 'filter':
+        return setMode({ kind: 'filter', text: textAt(list.filter) });
+      case 'commandLine':
+        return setMode({ kind: 'command', text: textAt('') });
+      case 'sortByKey': return list.sortByKey();
+      case 'sortByDescription': return list.sortByDescription();
+      case 'copy':
+        if (!selected) return setStatus({ tone: 'warning', text: `No ${ops.noun} selected to copy.` });
+        terminal.copy(selected.key);
+        return setStatus({ tone: 'success', text: `Copied ${selected.key} to the clipboard.` });
+      case 'openByKey':
+        if (props.openByKey === undefined) return;
+        setStatus(undefined);
+        return setMode({ kind: 'openByKey' });
+      case 'help': return showHelp(ops.noun === 'namespace' ? 'namespaces' : 'bases');
+      case 'quit': return quit();
+      case 'back':
+        if (list.filter !== '') return list.clearFilter();
+        return props.onBack?.();
+      default:
+        return;
+    }
+  };
+
+  const onFilterKey = (input: string, key: Key, text: TextState) => {
+    if (key.upArrow) return list.move(-1);
+    if (key.downArrow) return list.move(1);
+    const typed = promptKey(text, input, key);
+    if (typed?.kind === 'edit') {
+      setMode({ kind: 'filter', text: typed.text });
+      if (typed.text.value !== list.filter) list.setFilter(typed.text.value);
+      return;
+    }
+    if (typed !== undefined) setMode({ kind: 'list' });
+    if (typed?.kind === 'cancel') list.clearFilter();
+    if (typed?.kind === 'submit') list.moveTo(0);
+  };
+
+  const onCommandKey = (input: string, key: Key, text: TextState) => {
+    const typed = promptKey(text, input, key);
+    if (typed?.kind === 'edit') return setMode({ kind: 'command', text: typed.text });
+    if (typed !== undefined) setMode({ kind: 'list' });
+    if (typed?.kind === 'submit') setStatus(run(text.value));
+  };
+
+  useKeys(
+    (input, key) => {
+      if (mode.kind === 'list') onListKey(input, key);
+      else if (mode.kind === 'filter') onFilterKey(input, key, mode.text);
+      else if (mode.kind === 'command') onCommandKey(input, key, mode.text);
+    },
+    props.active && props.visible && !flow.open && (mode.kind === 'list' || mode.kind === 'filter' || mode.kind === 'command'),
+  );
+
+  if (!props.visible) return null;
+
+  const toList = () => setMode({ kind: 'list' });
+  let body;
+  if (flow.body !== undefined) {
+    body = flow.body;
+  } else if (mode.kind === 'create') {
+    body = (
+      <Form
+        title={ops.createTitle}
+        fields={[keyField({ generatedPrefix: ops.generatedPrefix }), descriptionField({ clears: false })]}
+        busyLabel={`Creating ${ops.noun}`}
+        active={props.active}
+        width={props.width}
+        profile={deployment.profile}
+        onCancel={toList}
+        onSubmit={async (values: FormValues) => {
+          const row = await ops.create({ key: values.key || undefined, description: values.description || undefined });
+          if (filterRows([row], list.filter).length === 0) list.clearFilter();
+          list.select(row.key);
+          toList();
+          setStatus({ tone: 'success', text: `Created ${ops.noun} ${row.key}.` });
+        }}
+      />
+    );
+  } else if (mode.kind === 'openByKey') {
+    body = (
+      <Form
+        title={`Open a ${ops.noun} by key`}
+        fields={[keyField({})]}
+        busyLabel="Opening"
+        active={props.active}
+        width={props.width}
+        profile={deployment.profile}
+        onCancel={toList}
+        onSubmit={async (values: FormValues) => {
+          const key = values.key ?? '';
+          toList();
+          list.select(key);
+          props.openByKey?.open(key);
+        }}
+      />
+    );
+  } else if (source.rows === undefined) {
+    body = source.loading ? <Spinner label={`Loading ${ops.noun}s...`} /> : <ErrorBlock status={describeError(source.error, deployment.profile)} />;
+  } else if (list.rows.length === 0) {
+    body = <Text wrap="wrap">{all.length === 0 ? props.empty : `No ${ops.noun} matches "${printable(list.filter)}": esc clears the filter.`}</Text>;
+  } else {
+    body = <Table all={all} rows={list.rows} order={list.order} top={list.top} index={list.index} height={listHeight} width={props.width} />;
+  }
+
+  let status;
+  if (flow.status !== undefined) {
+    status = flow.status;
+  } else if (mode.kind === 'filter') {
+    status = <PromptLines sign="/" text={mode.text} width={props.width} hint={`${count(list.rows.length, 'match')}: enter keeps the filter, esc clears it`} />;
+  } else if (mode.kind === 'command') {
+    status = <PromptLines sign=":" text={mode.text} width={props.width} hint={COMMAND_LINE_HINT} />;
+  } else {
+    const failedRefresh = source.rows !== undefined && source.error !== undefined ? describeError(source.error, deployment.profile) : undefined;
+    status = <StatusLines status={props.status ?? failedRefresh} freshness={props.autoRefresh ? source : undefined} />;
+  }
+
+  const hints: readonly Hint[] =
+    flow.hints ??
+    (mode.kind === 'filter'
+      ? [['type', 'filter', 6], ['enter', 'keep', 8], ['esc', 'clear', 9], ['up/down', 'move', 1]]
+      : mode.kind === 'command'
+        ? PROMPT_HINTS
+        : mode.kind === 'create' || mode.kind === 'openByKey'
+          ? FORM_HINTS
+          : [
+              HINTS.move,
+              HINTS.open,
+              HINTS.new,
+              HINTS.edit,
+              HINTS.delete,
+              HINTS.filter,
+              HINTS.refresh,
+              ...(props.openByKey ? [HINTS.openByKey] : []),
+              ...(props.onBack || list.filter !== '' ? [HINTS.back] : []),
+              HINTS.help,
+              HINTS.quit,
+            ]);
+
+  const counted = source.rows === undefined ? '' : list.filter === '' ? ` (${all.length.toLocaleString('en-US')})` : ` (${list.rows.length.toLocaleString('en-US')}/${all.length.toLocaleString('en-US')})`;
+  const title = (
+    <>
+      {props.crumbs.map((crumb) => `${printable(crumb)} › `).join('')}
+      <Text color={theme.accent}>{`${ops.noun}s${counted}`}</Text>
+      {list.filter === '' ? '' : `  filter "${printable(list.filter)}"`}
+    </>
+  );
+  const aside = list.rows.length > 0 ? `${(list.index + 1).toLocaleString('en-US')}/${list.rows.length.toLocaleString('en-US')}` : undefined;
+
+  return (
+    <Screen height={props.height} width={props.width} title={title} aside={aside} notice={notice} status={status} hints={hints}>
+      {body}
+    </Screen>
+  );
+}
+
+function ErrorBlock({ status }: { status: Status }) {
+  const theme = useTheme();
+  return (
+    <>
+      <Text wrap="wrap" bold color={theme.error}>
+        {`Error: ${printable(status.text)}`}
+      </Text>
+      {status.help === undefined ? null : <Text wrap="wrap">{printable(status.help)}</Text>}
+    </>
+  );
+}
