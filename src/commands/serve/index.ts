@@ -117,9 +117,10 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     } catch (error) {
       throw serveFailure(error, flags.host, flags.port);
     }
-    this.io.stderr(`kb serve: listening on ${server.url} (${server.location})\n`);
+    // The first token is out (and saved) before the server says it listens, so whoever waits for that line has it.
     if (server.firstToken) await this.deliverFirstToken(server, server.firstToken.token, flags.profile);
-    else await this.sayWhoHoldsAToken(server, flags['data-dir']);
+    this.io.stderr(`kb serve: listening on ${server.url} (${server.location})\n`);
+    if (!server.firstToken) await this.sayWhoHoldsAToken(server, flags['data-dir']);
     ownSignals();
 
     const signal = await stopped;
