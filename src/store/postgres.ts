@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { KbApiError } from '../api/errors.js';
-import type { Base, Namespace } from '../api/schemas.js';
+import { type Base, LIMITS, type Namespace } from '../api/schemas.js';
 import { DEFAULT_POOL_SIZE, maskDatabaseUrl, redactPassword } from './database-url.js';
 import { failures } from './failures.js';
 import {
@@ -39,7 +39,7 @@ export interface PostgresStoreOptions {
   waitMs?: number;
   /** Told once, with a sentence naming the masked URL and the reason, when open() starts to wait for the database. */
   onWaiting?: (message: string) => void;
-  /** Failed authentications per address within the window before 429 (CONTRACT: 20 within 60 s). */
+  /** Failed authentications per address within the window before 429 (default: LIMITS of src/api). */
   authFailureLimit?: number;
   authFailureWindowMs?: number;
 }
@@ -444,7 +444,7 @@ export class PostgresStore implements Store {
     // Requests beyond the pool wait for a connection, up to this many; past them a request is refused at once (503):
     // a flood of slow lists must not queue everyone else for the connection timeout.
     const queueLimit = options.queueLimit ?? poolSize * 8;
-    return new PostgresStore(pool, changes, broken, queueLimit, options.authFailureLimit ?? 20, options.authFailureWindowMs ?? 60_000);
+    return new PostgresStore(pool, changes, broken, queueLimit, options.authFailureLimit ?? LIMITS.authFailures, options.authFailureWindowMs ?? LIMITS.authFailureWindowMs);
   }
 
   /** Runs an operation unless the store is closing, and keeps it in view so that close() waits for it. */
