@@ -14,6 +14,7 @@ export const ENVIRONMENT = `ENVIRONMENT
   KB_URL         deployment URL, overrides the profile's
   KB_TOKEN       token, overrides the profile's (prefer it to flags: argv is visible to other users)
   KB_TIMEOUT     request timeout, e.g. 10s or 500ms (--timeout wins; default 30s)
+  KB_MAX_RESPONSE  largest reply read, e.g. 256MiB (default 64MiB); a larger one fails with exit 1
   KB_CONFIG_DIR  where profiles are kept (default: ~/.config/kb)
   KB_DATA_DIR    where kb serve keeps its database (default: ~/.local/share/kb)
   KB_DATABASE_URL  PostgreSQL URL for kb serve and kb serve token, shared by replicas (default: SQLite in KB_DATA_DIR)

@@ -12,9 +12,10 @@ import {
   ClientOptionsError,
   NetworkError,
   ResponseFormatError,
+  ResponseTooLargeError,
   type NetworkErrorKind,
 } from './errors.js';
-import { EnvHttpProxyAgent, request } from './undici.js';
+import { defaultDispatcher, request } from './undici.js';
 
 export interface KbClientOptions {
   /** The deployment's base URL without /v1, e.g. http://127.0.0.1:8080; the client adds /v1. */
@@ -27,11 +28,14 @@ export interface KbClientOptions {
   retries?: number | undefined;
   /** Called with one line per attempt: `METHOD URL STATUS Nms`. Never sees the token. */
   trace?: ((line: string) => void) | undefined;
-  /** Defaults to an EnvHttpProxyAgent, which honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY. */
+  /** A reply longer than this many bytes is refused (ResponseTooLargeError) as soon as that is known. */
+  maxResponseBytes?: number | undefined;
+  /** Defaults to undici's Agent, or its EnvHttpProxyAgent when a proxy variable is set (see undici.ts). */
   dispatcher?: Dispatcher | undefined;
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 2 ** 20;
 export const DEFAULT_RETRIES = 2;
 const BACKOFF_BASE_MS = 100;
 /** A Retry-After longer than this ends the retries: waiting would outlast what a CLI user expects. */
@@ -144,7 +148,11 @@ function isRemote404(error: unknown): error is ApiError | ResponseFormatError {
   return error instanceof ResponseFormatError && error.status === 404;
 }
 
-function parseBaseUrl(url: string): string {
+/**
+ * The deployment's base URL as the client uses it: http or https, no credentials, query or fragment, no trailing
+ * slash. A URL that ends in the API's own prefix (/v1) is taken without it, and `withoutApiPrefix` says so.
+ */
+export function normalizeBaseUrl(url: string): { url: string; withoutApiPrefix: boolean } {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -160,7 +168,9 @@ function parseBaseUrl(url: string): string {
   if (parsed.search !== '' || parsed.hash !== '') {
     throw new ClientOptionsError('the URL must not carry a query string or fragment');
   }
-  return parsed.href.replace(/\/+$/, '');
+  const href = parsed.href.replace(/\/+$/, '');
+  const prefix = new RegExp(`${API_PREFIX}$`);
+  return prefix.test(href) ? { url: href.replace(prefix, ''), withoutApiPrefix: true } : { url: href, withoutApiPrefix: false };
 }
 
 /**
@@ -171,24 +181,33 @@ export class KbClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
   readonly retries: number;
+  readonly maxResponseBytes: number;
+  /** True when the URL given ended in /v1, which the client dropped (the CLI says so). */
+  readonly urlHadApiPrefix: boolean;
   readonly #token: string | undefined;
   readonly #trace: ((line: string) => void) | undefined;
-  readonly #dispatcher: Dispatcher;
+  #dispatcher: Dispatcher | Promise<Dispatcher> | undefined;
   readonly #ownsDispatcher: boolean;
 
   constructor(options: KbClientOptions) {
-    this.baseUrl = parseBaseUrl(options.url);
+    const base = normalizeBaseUrl(options.url);
+    this.baseUrl = base.url;
+    this.urlHadApiPrefix = base.withoutApiPrefix;
     if (options.token !== undefined && !TOKEN_PATTERN.test(options.token)) {
       throw new ClientOptionsError('the token must be printable ASCII without spaces');
     }
     this.#token = options.token;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.retries = options.retries ?? DEFAULT_RETRIES;
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     if (!(this.timeoutMs > 0)) throw new ClientOptionsError(`the timeout must be a positive number of milliseconds, not ${this.timeoutMs}`);
     if (!Number.isInteger(this.retries) || this.retries < 0) throw new ClientOptionsError(`retries must be a whole number >= 0, not ${this.retries}`);
+    if (!Number.isSafeInteger(this.maxResponseBytes) || this.maxResponseBytes <= 0) {
+      throw new ClientOptionsError(`the response size limit must be a whole number of bytes > 0, not ${this.maxResponseBytes}`);
+    }
     this.#trace = options.trace;
     this.#ownsDispatcher = options.dispatcher === undefined;
-    this.#dispatcher = options.dispatcher ?? new EnvHttpProxyAgent({ connect: { timeout: this.timeoutMs } });
+    this.#dispatcher = options.dispatcher;
   }
 
   health(): Promise<RouteOutput<'health'>> {
@@ -261,7 +280,13 @@ export class KbClient {
 
   /** Closes the connections of the default dispatcher; a dispatcher passed in belongs to the caller. */
   async close(): Promise<void> {
-    if (this.#ownsDispatcher) await this.#dispatcher.close();
+    if (this.#ownsDispatcher && this.#dispatcher !== undefined) await (await this.#dispatcher).close();
+  }
+
+  /** The default dispatcher is made on the first request: which one depends on the proxy variables (undici.ts). */
+  #getDispatcher(): Dispatcher | Promise<Dispatcher> {
+    this.#dispatcher ??= defaultDispatcher(this.timeoutMs).then((dispatcher) => (this.#dispatcher = dispatcher));
+    return this.#dispatcher;
   }
 
   async #call<N extends RouteName>(name: N, input: RouteInput<N>): Promise<RouteOutput<N>> {
@@ -348,15 +373,16 @@ export class KbClient {
     const deadline = new Error(`no complete reply within ${this.timeoutMs} ms`);
     const timer = setTimeout(() => controller.abort(deadline), this.timeoutMs);
     try {
-      const response = await request(this.#dispatcher, url, {
+      const response = await request(await this.#getDispatcher(), url, {
         method: method as Dispatcher.HttpMethod,
         headers,
         body: payload ?? null,
         signal: controller.signal,
       });
-      const text = await response.body.text();
+      const text = await this.#readBody(response, url, method);
       return { reply: { status: response.statusCode, headers: response.headers, text } };
     } catch (error) {
+      if (error instanceof ResponseTooLargeError) throw error;
       // The request may already be with the server, so a spent deadline is not retried, unlike a connect timeout.
       const failure: Failure = error === deadline || controller.signal.aborted
         ? { kind: 'timeout', reason: `timed out (no complete reply within ${this.timeoutMs} ms)`, retryable: false }
@@ -365,6 +391,30 @@ export class KbClient {
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /**
+   * The body as text, read up to the limit: a Content-Length above it fails before any of the body is read, and a
+   * body that grows past it fails as soon as it does (leaving the loop destroys the stream and its connection).
+   * undici's own maxResponseSize would do this on some paths only: its proxy agent drops the option for requests
+   * it sends in absolute form.
+   */
+  async #readBody(response: Dispatcher.ResponseData, url: string, method: string): Promise<string> {
+    const limit = this.maxResponseBytes;
+    const tooLarge = () => new ResponseTooLargeError(url, method, limit);
+    const announced = Number(header(response.headers, 'content-length'));
+    if (announced > limit) {
+      response.body.destroy();
+      throw tooLarge();
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) throw tooLarge();
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks, size).toString('utf8');
   }
 
   /** The envelope's data on 200, the ApiError of a failure envelope, a ResponseFormatError for anything else. */

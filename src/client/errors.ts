@@ -70,6 +70,40 @@ export class NetworkError extends KbClientError {
   ) {
     super(`cannot reach ${url}: ${reason}`, options);
   }
+
+  /** What to try next, where the kind of failure suggests something. */
+  get help(): string | undefined {
+    if (this.kind !== 'refused') return undefined;
+    return 'Is the server running (start a local one with `kb serve`)? `kb auth status` shows the URL and profile in use.';
+  }
+}
+
+/** The reply was larger than the client reads: it stopped reading at the limit, so memory stays bounded. */
+export class ResponseTooLargeError extends KbClientError {
+  override readonly name = 'ResponseTooLargeError';
+  readonly code = 'response_too_large';
+  readonly exitCode = 1;
+
+  constructor(
+    readonly url: string,
+    readonly method: string,
+    /** The limit in bytes. */
+    readonly limit: number,
+  ) {
+    super(`the reply from ${url} is larger than the ${formatBytes(limit)} limit`);
+  }
+
+  get help(): string {
+    return 'If a reply this large is expected, raise the limit with KB_MAX_RESPONSE (e.g. KB_MAX_RESPONSE=256MiB).';
+  }
+}
+
+/** 67108864 as "64 MiB", 1500 as "1500 bytes": the limit as a user would set it. */
+export function formatBytes(bytes: number): string {
+  for (const [unit, size] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
 }
 
 /** An HTTP answer that is not a kb API reply: HTML, an empty body, or JSON of the wrong shape. */

@@ -138,7 +138,12 @@ describe.concurrent('kb api failures before or below HTTP', { timeout: TEST_TIME
   it('exits 6 naming the URL when the deployment cannot be reached', async () => {
     const url = await closedPortUrl();
     const result = await kb(['api', 'ns_list'], { env: isolatedEnv({ KB_URL: url, KB_TOKEN: 'kbt_x' }) });
-    expectFailure(result, 6, `cannot reach ${url}/v1/ns_list: connection refused`);
+    expectFailure(
+      result,
+      6,
+      `cannot reach ${url}/v1/ns_list: connection refused`,
+      'Is the server running (start a local one with `kb serve`)? `kb auth status` shows the URL and profile in use.',
+    );
   });
 
   it('exits 1 on a 5xx, prints what came, and never sends a POST twice', async () => {
