@@ -3,6 +3,7 @@ import { FailureEnvelope } from '../api/schemas.js';
 import type { RawReply } from '../client/client.js';
 import { exitCodeForStatus } from '../client/errors.js';
 import { CliError, UsageError } from './errors.js';
+import { escapeControls } from './text.js';
 
 /** What `kb api` was asked for, as parsed flags. */
 export interface ApiRequestOptions {
@@ -168,7 +169,8 @@ export function replyFailure(reply: RawReply, hasToken: boolean): CliError | und
   }
   const envelope = FailureEnvelope.safeParse(parsed);
   const message = envelope.success ? `${envelope.data.message} (HTTP ${reply.status})` : `${reply.url} answered HTTP ${reply.status}`;
-  let help = envelope.success ? (envelope.data.help ?? undefined) : undefined;
+  // A server's help is one line, as its message: a newline in it is shown, not followed.
+  let help = envelope.success && envelope.data.help ? escapeControls(envelope.data.help) : undefined;
   if (reply.status === 401 && !hasToken) help = 'No token is configured for this deployment: run `kb auth login`, or set KB_TOKEN.';
   return new CliError(message, reply.status >= 400 ? exitCodeForStatus(reply.status) : 1, help);
 }

@@ -1,8 +1,9 @@
 import { Command, Errors } from '@oclif/core';
 import { KbApiError } from '../api/errors.js';
-import { exitCodeFor } from '../client/errors.js';
+import { ApiError, exitCodeFor } from '../client/errors.js';
 import { processIO, paint, type IO } from './io.js';
 import { renderJson } from './output.js';
+import { escapeControls } from './text.js';
 
 /** oclif marks its own parse failures (unknown flag, missing argument) with exit 2 in `oclif.exit`. */
 function oclifExit(error: unknown): number | undefined {
@@ -28,9 +29,14 @@ export abstract class KbCommand extends Command {
   override async catch(error: Error & { help?: string | null }): Promise<void> {
     if (error instanceof Errors.ExitError) throw error;
     const code = oclifExit(error) ?? exitCodeFor(error);
-    const message = error.message || String(error);
+    // Messages and help may be a server's words: control characters are shown, never sent to the terminal. Help
+    // of our own may span lines; a server's is one line like its message.
+    const message = escapeControls(error.message || String(error));
     this.io.stderr(`${paint(this.io, 'red', 'Error:')} ${message}\n`);
-    if (typeof error.help === 'string' && error.help !== '') this.io.stderr(`${error.help}\n`);
+    if (typeof error.help === 'string' && error.help !== '') {
+      const fromServer = error instanceof ApiError && !error.local;
+      this.io.stderr(`${escapeControls(error.help, { keepNewlines: !fromServer })}\n`);
+    }
     // A stack helps only with the unexpected: errors that carry their own exit code are explained already.
     const explained =
       error instanceof KbApiError || typeof (error as { exitCode?: unknown }).exitCode === 'number' || oclifExit(error) !== undefined;
