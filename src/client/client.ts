@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import * as z from '../api/zod.js';
-import { KbApiError } from '../api/errors.js';
 import { API_PREFIX, ROUTES, type RouteInput, type RouteName, type RouteOutput, type RouteSpec } from '../api/routes.js';
 import { FailureEnvelope, successEnvelope } from '../api/schemas.js';
-import { describeIssues, parseInput } from '../api/validation.js';
+import { describeIssues, valueAt } from '../api/validation.js';
 import {
   ApiError,
   BaseListUnsupportedError,
@@ -146,6 +145,27 @@ function backoffMs(retry: number): number {
 function isRemote404(error: unknown): error is ApiError | ResponseFormatError {
   if (error instanceof ApiError) return !error.local && error.status === 404;
   return error instanceof ResponseFormatError && error.status === 404;
+}
+
+/** A value as a local error quotes it: short strings in full, long ones by their length. */
+function quoted(value: unknown): string {
+  if (typeof value === 'string' && [...value].length > 60) return `(${[...value].length} characters)`;
+  return JSON.stringify(value) ?? String(value);
+}
+
+/**
+ * Input the client refused, in words that say so: `invalid key "a b": a key is 3 to 63 characters, ...`, one
+ * clause a problem. The field is named by the last step of its path (`description` for data.description).
+ */
+function describeLocalIssues(error: z.core.$ZodError, input: unknown): string {
+  return error.issues
+    .map((issue) => {
+      if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
+      const name = String([...issue.path].reverse().find((step) => typeof step === 'string') ?? 'input');
+      const value = valueAt(input, issue.path);
+      return value === undefined ? `${name} is required` : `invalid ${name} ${quoted(value)}: ${issue.message}`;
+    })
+    .join('; ');
 }
 
 /**
@@ -289,19 +309,24 @@ export class KbClient {
     return this.#dispatcher;
   }
 
+  /**
+   * Checks input as the server would, without sending anything: resolves to the input as it would be sent, or
+   * throws a local ApiError (status 400, `local: true`) whose message ends ": nothing was sent".
+   */
+  check<N extends RouteName>(name: N, input: RouteInput<N>): Record<string, unknown> {
+    const route: RouteSpec = ROUTES[name];
+    const parsed = route.input.schema.safeParse(input);
+    if (parsed.success) return parsed.data as Record<string, unknown>;
+    throw new ApiError({
+      status: 400, message: `${describeLocalIssues(parsed.error, input)}: nothing was sent`,
+      url: this.#url(route.path), method: route.method, local: true,
+    });
+  }
+
   async #call<N extends RouteName>(name: N, input: RouteInput<N>): Promise<RouteOutput<N>> {
     const route: RouteSpec = ROUTES[name];
     const fromBody = route.input.from === 'body';
-    let checked: Record<string, unknown>;
-    try {
-      checked = parseInput(route.input.schema, input, fromBody ? 'request body' : 'query') as Record<string, unknown>;
-    } catch (error) {
-      if (!(error instanceof KbApiError)) throw error;
-      throw new ApiError({
-        status: error.status, message: error.message, help: error.help,
-        url: this.#url(route.path), method: route.method, local: true,
-      });
-    }
+    const checked = this.check(name, input);
     let path = route.path;
     if (!fromBody) {
       const query = new URLSearchParams(Object.entries(checked).map(([key, value]): [string, string] => [key, String(value)])).toString();

@@ -1,7 +1,5 @@
 import { Args, Flags } from '@oclif/core';
-import { ROUTES } from '../../api/routes.js';
 import type { Base } from '../../api/schemas.js';
-import { parseInput } from '../../api/validation.js';
 import { ApiCommand } from '../../cli/api-command.js';
 import { CliError } from '../../cli/errors.js';
 import { confirm } from '../../cli/prompt.js';
@@ -33,7 +31,7 @@ export default class BaseDelete extends ApiCommand {
     const { args, flags } = await this.parse(BaseDelete);
     const { client } = this.connect(flags);
     // A malformed key fails before anyone is asked to confirm.
-    parseInput(ROUTES.base_delete.input.schema, { namespace: args.namespace, base: args.base }, 'arguments');
+    client.check('base_delete', { namespace: args.namespace, base: args.base });
     if (!flags.yes) {
       const sure = await confirm(
         this.io,
