@@ -199,5 +199,5 @@ export function replyFailure(reply: RawReply, hasToken: boolean): CliError | und
   // A server's help is one line, as its message: a newline in it is shown, not followed.
   let help = envelope.success && envelope.data.help ? escapeControls(envelope.data.help) : undefined;
   if (reply.status === 401 && !hasToken) help = 'No token is configured for this deployment: run `kb auth login`, or set KB_TOKEN.';
-  return new CliError(message, reply.status >= 400 ? exitCodeForStatus(reply.status) : 1, help);
+  return new CliError(message, reply.status >= 400 ? exitCodeForStatus(reply.status) : 1, help, reply.requestId);
 }

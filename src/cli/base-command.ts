@@ -37,6 +37,9 @@ export abstract class KbCommand extends Command {
       const fromServer = error instanceof ApiError && !error.local;
       this.io.stderr(`${escapeControls(error.help, { keepNewlines: !fromServer })}\n`);
     }
+    // The id under which the server logged the request, so that a report can be matched to its line.
+    const requestId: unknown = (error as { requestId?: unknown }).requestId;
+    if (this.verbose() && typeof requestId === 'string' && requestId !== '') this.io.stderr(`Request ID: ${escapeControls(requestId)}\n`);
     // A stack helps only with the unexpected: errors that carry their own exit code are explained already.
     const explained =
       error instanceof KbApiError || typeof (error as { exitCode?: unknown }).exitCode === 'number' || oclifExit(error) !== undefined;

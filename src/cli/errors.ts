@@ -5,6 +5,8 @@ export class CliError extends Error {
     message: string,
     readonly exitCode: number,
     readonly help?: string,
+    /** The X-Request-Id of the reply the error is about, when it is about one. */
+    readonly requestId?: string,
   ) {
     super(message);
   }

@@ -66,6 +66,8 @@ export interface RawReply {
   /** The URL the request went to. */
   url: string;
   contentType: string | undefined;
+  /** The reply's X-Request-Id, if it had one. */
+  requestId?: string | undefined;
   text: string;
 }
 
@@ -295,7 +297,9 @@ export class KbClient {
   async raw(method: string, path: string, body?: string): Promise<RawReply> {
     const url = this.#url(path.startsWith('/') ? path : `/${path}`);
     const reply = await this.#transmit(method.toUpperCase(), url, true, body);
-    return { status: reply.status, url, contentType: header(reply.headers, 'content-type'), text: reply.text };
+    return {
+      status: reply.status, url, contentType: header(reply.headers, 'content-type'), requestId: header(reply.headers, 'x-request-id'), text: reply.text,
+    };
   }
 
   /** Closes the connections of the default dispatcher; a dispatcher passed in belongs to the caller. */
@@ -426,7 +430,7 @@ export class KbClient {
    */
   async #readBody(response: Dispatcher.ResponseData, url: string, method: string): Promise<string> {
     const limit = this.maxResponseBytes;
-    const tooLarge = () => new ResponseTooLargeError(url, method, limit);
+    const tooLarge = () => new ResponseTooLargeError(url, method, limit, header(response.headers, 'x-request-id'));
     const announced = Number(header(response.headers, 'content-length'));
     if (announced > limit) {
       response.body.destroy();
@@ -445,7 +449,8 @@ export class KbClient {
   /** The envelope's data on 200, the ApiError of a failure envelope, a ResponseFormatError for anything else. */
   #interpret(exchange: Exchange, url: string, reply: Reply): unknown {
     const { method } = exchange;
-    const malformed = (detail: string) => new ResponseFormatError(url, method, reply.status, detail);
+    const requestId = header(reply.headers, 'x-request-id');
+    const malformed = (detail: string) => new ResponseFormatError(url, method, reply.status, detail, requestId);
     if (reply.text.trim() === '') throw malformed('the body is empty');
     let json: unknown;
     try {
@@ -468,7 +473,7 @@ export class KbClient {
       const failure = FailureEnvelope.safeParse(json);
       if (failure.success) {
         throw new ApiError({
-          status: reply.status, message: failure.data.message, help: failure.data.help ?? undefined, url, method,
+          status: reply.status, message: failure.data.message, help: failure.data.help ?? undefined, url, method, requestId,
         });
       }
       throw malformed('the JSON is not a failure envelope {"success":false,"message":...}');

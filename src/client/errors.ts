@@ -27,6 +27,8 @@ export interface ApiErrorDetails {
   method: string;
   /** True when the client refused the input before sending it, with the message the server would give. */
   local?: boolean;
+  /** The reply's X-Request-Id, which names the request in the server's log. */
+  requestId?: string | undefined;
 }
 
 /** The service answered with the failure envelope (or the client rejected the input the same way). */
@@ -39,6 +41,7 @@ export class ApiError extends KbClientError {
   readonly url: string;
   readonly method: string;
   readonly local: boolean;
+  readonly requestId: string | undefined;
 
   constructor(details: ApiErrorDetails) {
     super(details.message);
@@ -49,6 +52,7 @@ export class ApiError extends KbClientError {
     this.url = details.url;
     this.method = details.method;
     this.local = details.local ?? false;
+    this.requestId = details.requestId;
   }
 }
 
@@ -89,6 +93,8 @@ export class ResponseTooLargeError extends KbClientError {
     readonly method: string,
     /** The limit in bytes. */
     readonly limit: number,
+    /** The reply's X-Request-Id, if it had one. */
+    readonly requestId?: string,
   ) {
     super(`the reply from ${url} is larger than the ${formatBytes(limit)} limit`);
   }
@@ -118,6 +124,8 @@ export class ResponseFormatError extends KbClientError {
     readonly status: number,
     /** What was wrong with the reply, e.g. "the body is not JSON (content-type text/html)". */
     readonly detail: string,
+    /** The reply's X-Request-Id, if it had one. */
+    readonly requestId?: string,
   ) {
     super(`${url} answered ${status} with something that is not a kb API reply: ${detail}`);
     // A 401 or 404 from a proxy or a web server in front of the service still means what its status says.

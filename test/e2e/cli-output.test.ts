@@ -3,6 +3,8 @@
  * escaped in tables, blocks, errors and `auth status` while --json stays exact; local refusals that say nothing was
  * sent; a stray argument named as such.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv } from '../helpers/cli.js';
 import { apiData, describeRun, expectFailure, jsonOut, kb, lines, orgEnv, startFixedServer, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
@@ -92,6 +94,38 @@ describe.concurrent('mistakes of the user, in words of their own', { timeout: TE
       expect(trap.count()).toBe(0);
     } finally {
       await trap.close();
+    }
+  });
+});
+
+describe.concurrent('the X-Request-Id of a failed request', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('is printed with the error under --verbose (or KB_DEBUG=1), for typed commands and kb api alike', async () => {
+    const fake = createServer((request, response) => {
+      request.resume();
+      response.writeHead(404, { 'content-type': 'application/json', 'x-request-id': 'req-7f3a' });
+      response.end(JSON.stringify({ success: false, message: 'Namespace not found' }));
+    });
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+    try {
+      const env = isolatedEnv({ KB_URL: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`, KB_TOKEN: 'kbt_x' });
+      const [verbose, debug, api, quiet] = await Promise.all([
+        kb(['ns', 'update', 'docs', '-d', 'x', '--verbose'], { env }),
+        kb(['ns', 'update', 'docs', '-d', 'x'], { env: { ...env, KB_DEBUG: '1' } }),
+        kb(['api', 'ns_update', '-f', 'namespace=docs', '--verbose'], { env }),
+        kb(['ns', 'update', 'docs', '-d', 'x'], { env }),
+      ]);
+      for (const result of [verbose, debug, api]) {
+        expect(result.code, describeRun(result)).toBe(3);
+        expect(lines(result.stderr), describeRun(result)).toEqual([
+          expect.stringMatching(/^\* POST \S+\/v1\/ns_update 404 \d+ms$/),
+          expect.stringMatching(/^Error: Namespace not found/),
+          'Request ID: req-7f3a',
+        ]);
+      }
+      expectFailure(quiet, 3, 'Namespace not found');
+    } finally {
+      fake.closeAllConnections();
+      await new Promise<void>((resolve) => fake.close(() => resolve()));
     }
   });
 });
