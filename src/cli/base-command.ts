@@ -3,6 +3,7 @@ import { KbApiError } from '../api/errors.js';
 import { ApiError, exitCodeFor } from '../client/errors.js';
 import { processIO, paint, type IO } from './io.js';
 import { renderJson } from './output.js';
+import { handleInterrupts, InterruptedError } from './interrupt.js';
 import { escapeControls } from './text.js';
 
 /** oclif marks its own parse failures (unknown flag, missing argument) with exit 2 in `oclif.exit`. */
@@ -18,6 +19,11 @@ function oclifExit(error: unknown): number | undefined {
 export abstract class KbCommand extends Command {
   protected io: IO = processIO();
 
+  override async init(): Promise<void> {
+    handleInterrupts();
+    await super.init();
+  }
+
   override logJson(json: unknown): void {
     this.io.stdout(renderJson(json));
   }
@@ -28,6 +34,12 @@ export abstract class KbCommand extends Command {
 
   override async catch(error: Error & { help?: string | null }): Promise<void> {
     if (error instanceof Errors.ExitError) throw error;
+    if (error instanceof InterruptedError) {
+      // Ctrl-C at a prompt in raw mode: the user knows why it stopped.
+      this.io.stderr('\n');
+      process.exitCode = error.exitCode;
+      return;
+    }
     const code = oclifExit(error) ?? exitCodeFor(error);
     // Messages and help may be a server's words: control characters are shown, never sent to the terminal. Help
     // of our own may span lines; a server's is one line like its message.

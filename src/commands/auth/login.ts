@@ -5,6 +5,7 @@ import { UsageError } from '../../cli/errors.js';
 import { ask, askSecret, readStdin } from '../../cli/prompt.js';
 import { ClientOptionsError } from '../../client/errors.js';
 import { normalizeBaseUrl } from '../../client/client.js';
+import { uninterrupted } from '../../cli/interrupt.js';
 import { ProfileStore } from '../../config/profiles.js';
 
 interface LoginResult {
@@ -61,7 +62,8 @@ never put a token in argv, where other users can read it. Nothing is saved unles
     }
 
     const organization = await this.request('Checking the token', this.newClient(url, token, flags).auth());
-    const saved = await store.saveProfile(name, { url, token });
+    // Ctrl-C from here on waits for the save, so the config and its lock are never left half-done.
+    const saved = await uninterrupted(() => store.saveProfile(name, { url, token }));
     if (!this.jsonEnabled()) {
       this.io.stderr(
         `✓ Logged in to ${url} as organization ${organization}; saved as profile "${name}"${saved.isDefault ? ' (the default)' : ''}.\n`,
