@@ -195,7 +195,7 @@ export function replyFailure(reply: RawReply, hasToken: boolean): CliError | und
     parsed = undefined;
   }
   const envelope = FailureEnvelope.safeParse(parsed);
-  const message = envelope.success ? `${envelope.data.message} (HTTP ${reply.status})` : `${reply.url} answered HTTP ${reply.status}`;
+  const message = envelope.success ? `${escapeControls(envelope.data.message)} (HTTP ${reply.status})` : `${reply.url} answered HTTP ${reply.status}`;
   // A server's help is one line, as its message: a newline in it is shown, not followed.
   let help = envelope.success && envelope.data.help ? escapeControls(envelope.data.help) : undefined;
   if (reply.status === 401 && !hasToken) help = 'No token is configured for this deployment: run `kb auth login`, or set KB_TOKEN.';

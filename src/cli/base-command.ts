@@ -1,6 +1,6 @@
 import { Command, Errors } from '@oclif/core';
 import { KbApiError } from '../api/errors.js';
-import { ApiError, exitCodeFor } from '../client/errors.js';
+import { ApiError, exitCodeFor, ResponseFormatError } from '../client/errors.js';
 import { processIO, paint, type IO } from './io.js';
 import { renderJson } from './output.js';
 import { handleInterrupts, InterruptedError } from './interrupt.js';
@@ -41,14 +41,12 @@ export abstract class KbCommand extends Command {
       return;
     }
     const code = oclifExit(error) ?? exitCodeFor(error);
-    // Messages and help may be a server's words: control characters are shown, never sent to the terminal. Help
-    // of our own may span lines; a server's is one line like its message.
-    const message = escapeControls(error.message || String(error));
+    // Messages and help may be a server's words: control characters are shown, never sent to the terminal. Ours
+    // (and oclif's) may span lines; a server's are one line each.
+    const fromServer = (error instanceof ApiError && !error.local) || error instanceof ResponseFormatError;
+    const message = escapeControls(error.message || String(error), { keepNewlines: !fromServer });
     this.io.stderr(`${paint(this.io, 'red', 'Error:')} ${message}\n`);
-    if (typeof error.help === 'string' && error.help !== '') {
-      const fromServer = error instanceof ApiError && !error.local;
-      this.io.stderr(`${escapeControls(error.help, { keepNewlines: !fromServer })}\n`);
-    }
+    if (typeof error.help === 'string' && error.help !== '') this.io.stderr(`${escapeControls(error.help, { keepNewlines: !fromServer })}\n`);
     // The id under which the server logged the request, so that a report can be matched to its line.
     const requestId: unknown = (error as { requestId?: unknown }).requestId;
     if (this.verbose() && typeof requestId === 'string' && requestId !== '') this.io.stderr(`Request ID: ${escapeControls(requestId)}\n`);

@@ -77,6 +77,11 @@ describe.concurrent('mistakes of the user, in words of their own', { timeout: TE
     expectFailure(health, 2, 'unexpected argument: now', 'See `kb health --help` for what it takes.');
   });
 
+  it('a message of our own (or oclif\'s) keeps its line breaks: escaping is for a server\'s text', async () => {
+    const result = await kb(['ns', 'list', '--bogus'], { env: isolatedEnv() });
+    expectFailure(result, 2, 'Nonexistent flag: --bogus', 'See more help with --help');
+  });
+
   it('input refused locally names the field and value, and says that nothing was sent', async () => {
     // Every request that reached this server would be answered 500: a leak would show as exit 1 and in the count.
     const trap = await startFixedServer(500, { success: false, message: 'this request should never have been sent' });
