@@ -3,7 +3,7 @@ import YAML, { isMap, isScalar, LineCounter, type Node as YamlNode } from 'yaml'
 import * as z from '../api/zod.js';
 import { Description, Key } from '../api/schemas.js';
 import { valueAt } from '../api/validation.js';
-import { CliError, UsageError } from './errors.js';
+import { CliError, UsageError } from '../cli/errors.js';
 
 /**
  * The file of `kb export`, `kb apply` and `kb import`: an organization's namespaces and their bases, keys and

@@ -1,10 +1,10 @@
 import type { Namespace } from '../api/schemas.js';
 import type { KbClient } from '../client/client.js';
 import { BaseListUnsupportedError, exitCodeFor } from '../client/errors.js';
-import { CliError } from './errors.js';
-import { paint, type IO } from './io.js';
-import { fit } from './output.js';
-import { confirm } from './prompt.js';
+import { CliError } from '../cli/errors.js';
+import { paint, type IO } from '../cli/io.js';
+import { fit } from '../cli/output.js';
+import { confirm } from '../cli/prompt.js';
 import { byKey, type BaseEntry, type Resources } from './resources-file.js';
 
 /** What export, apply and import need of a client; tests pass an in-memory one. */
