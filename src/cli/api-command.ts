@@ -6,6 +6,7 @@ import { CliError } from './errors.js';
 import { parseByteSize } from './byte-size.js';
 import { parseTimeout } from './duration.js';
 import { withSpinner } from './spinner.js';
+import { EXIT } from '../client/exit-codes.js';
 
 export const globalFlags = {
   profile: Flags.string({ summary: 'Profile to use (default: $KB_PROFILE, else the default profile).', helpGroup: 'GLOBAL' }),
@@ -37,7 +38,7 @@ export abstract class ApiCommand extends KbCommand {
       const which = deployment.profile === undefined ? 'this deployment' : `profile "${deployment.profile}"`;
       throw new CliError(
         `No token for ${which} (${deployment.url})`,
-        4,
+        EXIT.auth,
         `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`, or set KB_TOKEN.`,
       );
     }

@@ -4,6 +4,7 @@ import type { RawReply } from '../client/client.js';
 import { exitCodeForStatus } from '../client/errors.js';
 import { CliError, UsageError } from './errors.js';
 import { escapeControls } from './text.js';
+import { EXIT } from '../client/exit-codes.js';
 
 /** What `kb api` was asked for, as parsed flags. */
 export interface ApiRequestOptions {
@@ -199,5 +200,5 @@ export function replyFailure(reply: RawReply, hasToken: boolean): CliError | und
   // A server's help is one line, as its message: a newline in it is shown, not followed.
   let help = envelope.success && envelope.data.help ? escapeControls(envelope.data.help) : undefined;
   if (reply.status === 401 && !hasToken) help = 'No token is configured for this deployment: run `kb auth login`, or set KB_TOKEN.';
-  return new CliError(message, reply.status >= 400 ? exitCodeForStatus(reply.status) : 1, help, reply.requestId);
+  return new CliError(message, reply.status >= 400 ? exitCodeForStatus(reply.status) : EXIT.failure, help, reply.requestId);
 }

@@ -1,13 +1,8 @@
 import { Help } from '@oclif/core';
+import { EXIT_MEANINGS } from '../client/exit-codes.js';
 
-export const EXIT_CODES = `EXIT CODES
-  0  success
-  1  other failure (server 5xx, 429 after retries, unexpected)
-  2  usage: bad arguments or flags, invalid input caught locally, a prompt needed but impossible
-  3  not found (404)
-  4  authentication: no token configured, 401/403
-  5  conflict (409)
-  6  network: unreachable, DNS, timeout, TLS`;
+const CODE_WIDTH = Math.max(...EXIT_MEANINGS.map(([code]) => String(code).length));
+export const EXIT_CODES = ['EXIT CODES', ...EXIT_MEANINGS.map(([code, meaning]) => `  ${String(code).padEnd(CODE_WIDTH)}  ${meaning}`)].join('\n');
 
 export const ENVIRONMENT = `ENVIRONMENT
   KB_PROFILE     profile to use (--profile wins)

@@ -1,7 +1,8 @@
 import { CliError } from './errors.js';
+import { EXIT } from '../client/exit-codes.js';
 
 /** Exit status of a command stopped by Ctrl-C, as shells report a process that SIGINT ended (128 + 2). */
-export const INTERRUPTED_EXIT_CODE = 130;
+export const INTERRUPTED_EXIT_CODE = EXIT.interrupted;
 
 /** Ctrl-C while kb was waiting: on the network, at a prompt, behind a spinner, on stdin. Exits 130, saying nothing more. */
 export class InterruptedError extends CliError {

@@ -1,4 +1,7 @@
 import { codeForStatus, KbApiError, type ErrorCode } from '../api/errors.js';
+import { EXIT, exitCodeForStatus } from './exit-codes.js';
+
+export { exitCodeForStatus };
 
 /**
  * The client's error catalog. Every class sets `name`, a stable `code` and the `exitCode` of CONTRACT
@@ -9,15 +12,6 @@ export abstract class KbClientError extends Error {
   abstract readonly exitCode: number;
 }
 
-/** CONTRACT section 3: 404 is 3, 401/403 are 4, 409 is 5, any other 4xx is 2, 429 and 5xx (and the rest) are 1. */
-export function exitCodeForStatus(status: number): number {
-  if (status === 404) return 3;
-  if (status === 401 || status === 403) return 4;
-  if (status === 409) return 5;
-  if (status === 429) return 1;
-  if (status >= 400 && status < 500) return 2;
-  return 1;
-}
 
 export interface ApiErrorDetails {
   status: number;
@@ -62,7 +56,7 @@ export type NetworkErrorKind = 'refused' | 'dns' | 'timeout' | 'tls' | 'reset' |
 export class NetworkError extends KbClientError {
   override readonly name = 'NetworkError';
   readonly code = 'network_error';
-  readonly exitCode = 6;
+  readonly exitCode = EXIT.network;
 
   constructor(
     readonly kind: NetworkErrorKind,
@@ -86,7 +80,7 @@ export class NetworkError extends KbClientError {
 export class ResponseTooLargeError extends KbClientError {
   override readonly name = 'ResponseTooLargeError';
   readonly code = 'response_too_large';
-  readonly exitCode = 1;
+  readonly exitCode = EXIT.failure;
 
   constructor(
     readonly url: string,
@@ -129,7 +123,7 @@ export class ResponseFormatError extends KbClientError {
   ) {
     super(`${url} answered ${status} with something that is not a kb API reply: ${detail}`);
     // A 401 or 404 from a proxy or a web server in front of the service still means what its status says.
-    this.exitCode = status >= 400 ? exitCodeForStatus(status) : 1;
+    this.exitCode = status >= 400 ? exitCodeForStatus(status) : EXIT.failure;
   }
 }
 
@@ -137,7 +131,7 @@ export class ResponseFormatError extends KbClientError {
 export class BaseListUnsupportedError extends KbClientError {
   override readonly name = 'BaseListUnsupportedError';
   readonly code = 'base_list_unsupported';
-  readonly exitCode = 1;
+  readonly exitCode = EXIT.failure;
 
   constructor(
     readonly url: string,
@@ -151,7 +145,7 @@ export class BaseListUnsupportedError extends KbClientError {
 export class ClientOptionsError extends KbClientError {
   override readonly name = 'ClientOptionsError';
   readonly code = 'invalid_client_options';
-  readonly exitCode = 2;
+  readonly exitCode = EXIT.usage;
 }
 
 function carriedExitCode(error: object): number | undefined {
@@ -165,10 +159,10 @@ function carriedExitCode(error: object): number | undefined {
  * locally through src/api, and 1 for anything else.
  */
 export function exitCodeFor(error: unknown): number {
-  if (error === undefined || error === null) return 0;
-  if (typeof error !== 'object') return 1;
+  if (error === undefined || error === null) return EXIT.success;
+  if (typeof error !== 'object') return EXIT.failure;
   const carried = carriedExitCode(error);
   if (carried !== undefined) return carried;
   if (error instanceof KbApiError) return exitCodeForStatus(error.status);
-  return 1;
+  return EXIT.failure;
 }

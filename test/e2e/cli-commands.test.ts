@@ -500,6 +500,7 @@ describe.concurrent('help and version', { timeout: TEST_TIMEOUT_MS }, () => {
       [4, /auth/i],
       [5, /conflict/i],
       [6, /network/i],
+      [130, /interrupted/i],
     ];
     for (const [code, meaning] of meanings) {
       const line = help.stdout.split('\n').find((text) => new RegExp(`^\\s*${code}\\s+\\S`).test(text));

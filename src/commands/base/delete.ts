@@ -4,6 +4,7 @@ import { ApiCommand } from '../../cli/api-command.js';
 import { CliError } from '../../cli/errors.js';
 import { confirm } from '../../cli/prompt.js';
 import { baseBlock } from '../../cli/render.js';
+import { EXIT } from '../../client/exit-codes.js';
 
 export default class BaseDelete extends ApiCommand {
   static override summary = 'Delete a base and all its data';
@@ -38,7 +39,7 @@ export default class BaseDelete extends ApiCommand {
         `Delete base ${args.base} in namespace ${args.namespace}, with all its data?`,
         'Pass --yes to delete without confirmation.',
       );
-      if (!sure) throw new CliError('Cancelled: nothing was deleted.', 1);
+      if (!sure) throw new CliError('Cancelled: nothing was deleted.', EXIT.failure);
     }
     const base = await this.request('Deleting base', client.baseDelete({ namespace: args.namespace, base: args.base }));
     if (!this.jsonEnabled()) this.io.stdout(baseBlock(base));
