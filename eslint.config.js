@@ -47,6 +47,11 @@ export default tseslint.config(
   boundary(['src/config/**'], ['../server/*', '../store/*', '../cli/*', '../commands/*', '../tui/*', 'fastify', 'better-sqlite3', 'pg'], 'src/config depends only on src/api and src/client.'),
   boundary(['src/tui/**'], ['../server/*', '../store/*', '../commands/*', '../cli/*', 'undici', 'fastify', 'better-sqlite3', 'pg'], 'src/tui reaches the network only through src/client, and receives what it needs: it never imports src/cli.'),
   boundary(
+    ['src/sync/**'],
+    ['../server/*', '../store/*', '../commands/*', '../tui/*', '../config/*', 'undici', 'fastify', 'better-sqlite3', 'pg', 'ink', 'react'],
+    'src/sync plans and applies through src/client, and takes its IO from src/cli.',
+  ),
+  boundary(
     ['src/cli/**', 'src/commands/**'],
     ['undici', 'fastify', 'better-sqlite3', 'pg', 'ink', 'react'],
     'Commands reach the network through src/client; the server, the store and the TUI load lazily (await import).',

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { existsSync, readFileSync } from 'node:fs';
+import module from 'node:module';
 import { arch, platform, release } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 
 /** True under Windows Subsystem for Linux, as oclif decides it (through is-wsl), outside a container. */
@@ -23,6 +25,15 @@ if (process.argv[2] === '--version' || process.argv[2] === '-v') {
   // threads, and a process that has made a request then waits ~100 ms at exit for that work to finish: far more
   // than a command ever spends parsing HTTP. The baseline compiler alone is plenty.
   setFlagsFromString('--liftoff-only');
+  // oclif checks the Node version against its own package.json when it loads, loading semver to do so; bundled,
+  // it cannot find that file and the check is skipped anyway, after semver has been loaded for nothing.
+  // package.json's engines says which Node kb needs.
+  process.env.OCLIF_DISABLE_ENGINE_WARNING ??= 'true';
+  // From Node 22.1, V8's compiled code is kept on disk between runs: most of what a start costs is compiling the
+  // bundle. Node 20 has no such cache, and this is a no-op there.
+  module.enableCompileCache?.();
   const { execute } = await import('../dist/cli/run.js');
-  await execute({ dir: import.meta.url });
+  // oclif would also load "user" and "link" plugins named in $KB_DATA_DIR/package.json (it takes KB_DATA_DIR for its
+  // own data dir, which is kb serve's): whoever could write that file would run code in every kb command. kb has none.
+  await execute({ loadOptions: { root: fileURLToPath(new URL('..', import.meta.url)), userPlugins: false } });
 }

@@ -3,7 +3,7 @@
 // in chunks of their own, loaded by `await import` when such a command runs. Fewer, smaller files to resolve
 // and compile is most of what `kb`'s start-up costs (README, "Performance").
 import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -24,6 +24,48 @@ const entryPoints = [
   join(root, 'src/cli/help.ts'),
   join(root, 'src/cli/hooks/not-found.ts'),
 ];
+
+/**
+ * Modules that packages require when they load but use only on paths `kb` rarely takes: undici's HTTP/2 client
+ * (which loads node:http2; kb speaks HTTP/1.1), oclif's plugin globbing (used only without a manifest), its spinner
+ * frames, its text wrapping (help and oclif's own error output), and the Node built-ins oclif needs only for a WSL
+ * shell check, flags read from stdin and performance tracing (off unless asked for). Each is replaced by a stand-in that
+ * requires the real module on first use, so a plain `kb ns list` never loads them. The stand-in answers
+ * `__esModule` itself (these modules do not set it), so TypeScript's import helpers do not load the module early.
+ */
+const LAZY_MODULES = [
+  { importer: /undici\/lib\/dispatcher\/client\.js$/, specifier: './client-h2.js' },
+  { importer: /@oclif\/core\/lib\/config\/plugin\.js$/, specifier: 'tinyglobby' },
+  { importer: /@oclif\/core\/lib\/ux\/action\/spinner\.js$/, specifier: 'cli-spinners' },
+  { importer: /@oclif\/core\/lib\/(errors\/errors\/(pretty-print|cli)|help\/formatter)\.js$/, specifier: 'wrap-ansi' },
+  { importer: /@oclif\/core\/lib\/util\/os\.js$/, specifier: 'node:child_process' },
+  { importer: /@oclif\/core\/lib\/parser\/parse\.js$/, specifier: 'node:readline' },
+  { importer: /@oclif\/core\/lib\/performance\.js$/, specifier: 'node:perf_hooks' },
+];
+
+const lazyModules = {
+  name: 'lazy-modules',
+  setup(pluginBuild) {
+    const specifiers = new RegExp(`^(${LAZY_MODULES.map(({ specifier }) => specifier.replace(/[.]/g, '\\.')).join('|')})$`);
+    pluginBuild.onResolve({ filter: specifiers }, async (args) => {
+      if (args.pluginData?.lazy || !LAZY_MODULES.some(({ importer, specifier }) => specifier === args.path && importer.test(args.importer))) return undefined;
+      const real = await pluginBuild.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: { lazy: true } });
+      if (real.errors.length > 0) return { errors: real.errors };
+      return { path: real.path, namespace: 'lazy', pluginData: { real: real.path } };
+    });
+    pluginBuild.onLoad({ filter: /.*/, namespace: 'lazy' }, (args) => ({
+      resolveDir: dirname(args.pluginData.real),
+      loader: 'js',
+      contents: `let real;
+const load = () => (real ??= require(${JSON.stringify(args.pluginData.real)}));
+module.exports = new Proxy(function lazy() {}, {
+  get: (_, key) => (key === '__esModule' ? undefined : load()[key]),
+  has: (_, key) => key in load(),
+  apply: (_, self, args) => load().apply(self, args),
+});`,
+    }));
+  },
+};
 
 rmSync(dist, { recursive: true, force: true });
 const result = await build({
@@ -60,6 +102,7 @@ const result = await build({
   // Bundled CommonJS packages (oclif, undici) call require(); ESM output has none of its own.
   banner: { js: "import { createRequire as __kbRequire } from 'node:module'; const require = __kbRequire(import.meta.url);" },
   logLevel: 'warning',
+  plugins: [lazyModules],
 });
 
 // Which sources each output file holds: the start-up test reads it to tell what a command loaded.

@@ -3,8 +3,10 @@ import { KbClient } from '../client/client.js';
 import { type Deployment, resolveDeployment } from '../config/profiles.js';
 import { KbCommand } from './base-command.js';
 import { CliError } from './errors.js';
+import { parseByteSize } from './byte-size.js';
 import { parseTimeout } from './duration.js';
 import { withSpinner } from './spinner.js';
+import { EXIT } from '../client/exit-codes.js';
 
 export const globalFlags = {
   profile: Flags.string({ summary: 'Profile to use (default: $KB_PROFILE, else the default profile).', helpGroup: 'GLOBAL' }),
@@ -36,7 +38,7 @@ export abstract class ApiCommand extends KbCommand {
       const which = deployment.profile === undefined ? 'this deployment' : `profile "${deployment.profile}"`;
       throw new CliError(
         `No token for ${which} (${deployment.url})`,
-        4,
+        EXIT.auth,
         `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`, or set KB_TOKEN.`,
       );
     }
@@ -47,10 +49,18 @@ export abstract class ApiCommand extends KbCommand {
   protected newClient(url: string, token: string | undefined, flags: Partial<GlobalFlags>): KbClient {
     const timeoutText = flags.timeout ?? (process.env.KB_TIMEOUT || undefined);
     const timeoutMs = timeoutText === undefined ? undefined : parseTimeout(timeoutText, flags.timeout ? '--timeout' : 'KB_TIMEOUT');
+    const maxText = process.env.KB_MAX_RESPONSE || undefined;
+    const maxResponseBytes = maxText === undefined ? undefined : parseByteSize(maxText, 'KB_MAX_RESPONSE');
     const trace = flags.verbose || process.env.KB_DEBUG === '1' ? (line: string) => this.io.stderr(`* ${line}\n`) : undefined;
-    const client = new KbClient({ url, token, timeoutMs, trace });
+    const client = new KbClient({ url, token, timeoutMs, maxResponseBytes, trace });
+    if (client.urlHadApiPrefix) this.noteApiPrefix(url, client.baseUrl);
     this.clients.push(client);
     return client;
+  }
+
+  /** A URL given with the API's /v1 works, but the user should know what is used. */
+  protected noteApiPrefix(given: string, used: string): void {
+    this.io.stderr(`Note: ${given} ends in /v1, which kb adds itself; using ${used}\n`);
   }
 
   /** Runs a request with a spinner on a terminal, when it takes longer than a moment. */

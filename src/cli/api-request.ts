@@ -3,14 +3,18 @@ import { FailureEnvelope } from '../api/schemas.js';
 import type { RawReply } from '../client/client.js';
 import { exitCodeForStatus } from '../client/errors.js';
 import { CliError, UsageError } from './errors.js';
+import { escapeControls } from './text.js';
+import { EXIT } from '../client/exit-codes.js';
 
 /** What `kb api` was asked for, as parsed flags. */
 export interface ApiRequestOptions {
   /** Relative to {url}/v1, with or without a leading slash; may carry a query string. */
   path: string;
   method?: string | undefined;
-  /** `key=value`, the value typed (numbers, true/false, null); `key[sub]=value` nests, `key[]=value` appends. */
-  fields: readonly string[];
+  /** -f: `key=value`, the value a string. `key[sub]=value` nests, `key[]=value` appends (for both kinds). */
+  rawFields?: readonly string[];
+  /** -F: `key=value`, the value typed (numbers, true/false, null), `@file` a file's text, `@-` stdin's. */
+  typedFields?: readonly string[];
   /** A file to send as the body, or `-` for stdin. */
   input?: string | undefined;
 }
@@ -26,7 +30,7 @@ const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
 const FIELD_KEY = /^([^[\]=]+)((?:\[[^[\]]*\])*)$/;
 const METHOD = /^[A-Za-z]+$/;
 
-/** A field's value as JSON would have it: true, false, null and numbers are typed, anything else is a string. */
+/** A -F field's value as JSON would have it: true, false, null and numbers are typed, anything else is a string. */
 export function typedValue(text: string): unknown {
   if (text === 'true') return true;
   if (text === 'false') return false;
@@ -39,10 +43,35 @@ export function typedValue(text: string): unknown {
   return text;
 }
 
+/** A field of `kb api`: its key (maybe nested, `data[description]`) and its value, typed or not. */
+export interface Field {
+  key: string;
+  value: unknown;
+}
+
 function splitField(field: string): { key: string; value: string } {
   const at = field.indexOf('=');
-  if (at <= 0) throw new UsageError(`Invalid field ${JSON.stringify(field)}: expected key=value`, 'For example: -f key=docs -f description="Product docs".');
+  if (at <= 0) throw new UsageError(`Invalid field ${JSON.stringify(field)}: expected key=value`, 'For example: -f key=docs -F count=3.');
   return { key: field.slice(0, at), value: field.slice(at + 1) };
+}
+
+/** -f key=value: the value is a string, whatever it looks like. */
+export function rawField(field: string): Field {
+  return splitField(field);
+}
+
+/** -F key=value: true, false, null and numbers are JSON values; `@file` is the file's text and `@-` stdin's. */
+export async function typedField(field: string): Promise<Field> {
+  const { key, value } = splitField(field);
+  if (value.startsWith('@')) return { key, value: await readTextSource(value.slice(1), `-F ${key}`) };
+  return { key, value: typedValue(value) };
+}
+
+/** The fields in the order `gh api` takes them: -f, then -F. */
+export async function parseFields(rawFields: readonly string[], typedFields: readonly string[]): Promise<Field[]> {
+  const typed: Field[] = [];
+  for (const field of typedFields) typed.push(await typedField(field));
+  return [...rawFields.map(rawField), ...typed];
 }
 
 type Container = Record<string, unknown> | unknown[];
@@ -57,10 +86,9 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /** The JSON body the fields describe, as `gh api` builds it: `a[b]=1` is {"a":{"b":1}}, `a[]=1 -f a[]=2` is {"a":[1,2]}. */
-export function fieldsToBody(fields: readonly string[]): Record<string, unknown> {
+export function fieldsToBody(fields: readonly Field[]): Record<string, unknown> {
   const body: Record<string, unknown> = {};
-  for (const field of fields) {
-    const { key, value } = splitField(field);
+  for (const { key, value } of fields) {
     const match = FIELD_KEY.exec(key);
     if (!match) throw new UsageError(`Invalid field key ${JSON.stringify(key)}: expected name, name[sub] or name[]`);
     const steps = [match[1] as string, ...[...(match[2] ?? '').matchAll(/\[([^[\]]*)\]/g)].map((step) => step[1] as string)];
@@ -72,13 +100,13 @@ export function fieldsToBody(fields: readonly string[]): Record<string, unknown>
       if (step === '') {
         if (!Array.isArray(target)) throw new UsageError(`Invalid field key ${JSON.stringify(key)}: [] must follow a name`);
         if (!last) throw new UsageError(`Invalid field key ${JSON.stringify(key)}: [] must come last`);
-        target.push(typedValue(value));
+        target.push(value);
         break;
       }
       if (Array.isArray(target)) throw new UsageError(`Invalid field key ${JSON.stringify(key)}: [] must come last`);
       if (last) {
         if (Object.hasOwn(target, step)) throw new UsageError(`Field ${JSON.stringify(key)} is given twice`);
-        setOwn(target, step, typedValue(value));
+        setOwn(target, step, value);
         break;
       }
       const existing = Object.hasOwn(target, step) ? target[step] : undefined;
@@ -96,12 +124,9 @@ export function fieldsToBody(fields: readonly string[]): Record<string, unknown>
   return body;
 }
 
-function withQuery(path: string, fields: readonly string[]): string {
+function withQuery(path: string, fields: readonly Field[]): string {
   if (fields.length === 0) return path;
-  const query = new URLSearchParams(fields.map((field): [string, string] => {
-    const { key, value } = splitField(field);
-    return [key, value];
-  })).toString();
+  const query = new URLSearchParams(fields.map(({ key, value }): [string, string] => [key, String(value)])).toString();
   return `${path}${path.includes('?') ? '&' : '?'}${query}`;
 }
 
@@ -135,14 +160,18 @@ export async function prepareApiRequest(options: ApiRequestOptions): Promise<Pre
   }
   const path = options.path.startsWith('/') ? options.path : `/${options.path}`;
   if (options.method !== undefined && !METHOD.test(options.method)) throw new UsageError(`Invalid method ${JSON.stringify(options.method)}`);
-  const hasPayload = options.fields.length > 0 || options.input !== undefined;
+  if (options.input === '-' && (options.typedFields ?? []).some((field) => field.includes('=@-'))) {
+    throw new UsageError('--input - and -F key=@- both read stdin', 'Read one of them from a file.');
+  }
+  const fields = await parseFields(options.rawFields ?? [], options.typedFields ?? []);
+  const hasPayload = fields.length > 0 || options.input !== undefined;
   const method = options.method?.toUpperCase() ?? (hasPayload ? 'POST' : 'GET');
   if (options.input !== undefined) {
-    return { method, path: withQuery(path, options.fields), body: await readTextSource(options.input, '--input') };
+    return { method, path: withQuery(path, fields), body: await readTextSource(options.input, '--input') };
   }
-  if (options.fields.length === 0) return { method, path };
-  if (method === 'GET' || method === 'HEAD') return { method, path: withQuery(path, options.fields) };
-  return { method, path, body: JSON.stringify(fieldsToBody(options.fields)) };
+  if (fields.length === 0) return { method, path };
+  if (method === 'GET' || method === 'HEAD') return { method, path: withQuery(path, fields) };
+  return { method, path, body: JSON.stringify(fieldsToBody(fields)) };
 }
 
 /** The reply as `kb api` prints it: JSON indented on a terminal, one line when piped; anything else as it came. */
@@ -167,8 +196,9 @@ export function replyFailure(reply: RawReply, hasToken: boolean): CliError | und
     parsed = undefined;
   }
   const envelope = FailureEnvelope.safeParse(parsed);
-  const message = envelope.success ? `${envelope.data.message} (HTTP ${reply.status})` : `${reply.url} answered HTTP ${reply.status}`;
-  let help = envelope.success ? (envelope.data.help ?? undefined) : undefined;
+  const message = envelope.success ? `${escapeControls(envelope.data.message)} (HTTP ${reply.status})` : `${reply.url} answered HTTP ${reply.status}`;
+  // A server's help is one line, as its message: a newline in it is shown, not followed.
+  let help = envelope.success && envelope.data.help ? escapeControls(envelope.data.help) : undefined;
   if (reply.status === 401 && !hasToken) help = 'No token is configured for this deployment: run `kb auth login`, or set KB_TOKEN.';
-  return new CliError(message, reply.status >= 400 ? exitCodeForStatus(reply.status) : 1, help);
+  return new CliError(message, reply.status >= 400 ? exitCodeForStatus(reply.status) : EXIT.failure, help, reply.requestId);
 }

@@ -1,8 +1,10 @@
 import { Command, Errors } from '@oclif/core';
 import { KbApiError } from '../api/errors.js';
-import { exitCodeFor } from '../client/errors.js';
+import { ApiError, exitCodeFor, ResponseFormatError } from '../client/errors.js';
 import { processIO, paint, type IO } from './io.js';
 import { renderJson } from './output.js';
+import { handleInterrupts, InterruptedError } from './interrupt.js';
+import { escapeControls } from './text.js';
 
 /** oclif marks its own parse failures (unknown flag, missing argument) with exit 2 in `oclif.exit`. */
 function oclifExit(error: unknown): number | undefined {
@@ -17,6 +19,11 @@ function oclifExit(error: unknown): number | undefined {
 export abstract class KbCommand extends Command {
   protected io: IO = processIO();
 
+  override async init(): Promise<void> {
+    handleInterrupts();
+    await super.init();
+  }
+
   override logJson(json: unknown): void {
     this.io.stdout(renderJson(json));
   }
@@ -27,10 +34,22 @@ export abstract class KbCommand extends Command {
 
   override async catch(error: Error & { help?: string | null }): Promise<void> {
     if (error instanceof Errors.ExitError) throw error;
+    if (error instanceof InterruptedError) {
+      // Ctrl-C at a prompt in raw mode: the user knows why it stopped.
+      this.io.stderr('\n');
+      process.exitCode = error.exitCode;
+      return;
+    }
     const code = oclifExit(error) ?? exitCodeFor(error);
-    const message = error.message || String(error);
+    // Messages and help may be a server's words: control characters are shown, never sent to the terminal. Ours
+    // (and oclif's) may span lines; a server's are one line each.
+    const fromServer = (error instanceof ApiError && !error.local) || error instanceof ResponseFormatError;
+    const message = escapeControls(error.message || String(error), { keepNewlines: !fromServer });
     this.io.stderr(`${paint(this.io, 'red', 'Error:')} ${message}\n`);
-    if (typeof error.help === 'string' && error.help !== '') this.io.stderr(`${error.help}\n`);
+    if (typeof error.help === 'string' && error.help !== '') this.io.stderr(`${escapeControls(error.help, { keepNewlines: !fromServer })}\n`);
+    // The id under which the server logged the request, so that a report can be matched to its line.
+    const requestId: unknown = (error as { requestId?: unknown }).requestId;
+    if (this.verbose() && typeof requestId === 'string' && requestId !== '') this.io.stderr(`Request ID: ${escapeControls(requestId)}\n`);
     // A stack helps only with the unexpected: errors that carry their own exit code are explained already.
     const explained =
       error instanceof KbApiError || typeof (error as { exitCode?: unknown }).exitCode === 'number' || oclifExit(error) !== undefined;

@@ -1,3 +1,5 @@
+import { EXIT } from '../client/exit-codes.js';
+
 /** An error the CLI reports itself: a message, an optional hint, and the exit code of CONTRACT section 3. */
 export class CliError extends Error {
   override readonly name: string = 'CliError';
@@ -5,6 +7,8 @@ export class CliError extends Error {
     message: string,
     readonly exitCode: number,
     readonly help?: string,
+    /** The X-Request-Id of the reply the error is about, when it is about one. */
+    readonly requestId?: string,
   ) {
     super(message);
   }
@@ -14,6 +18,6 @@ export class CliError extends Error {
 export class UsageError extends CliError {
   override readonly name = 'UsageError';
   constructor(message: string, help?: string) {
-    super(message, 2, help);
+    super(message, EXIT.usage, help);
   }
 }

@@ -1,19 +1,15 @@
 import { Help } from '@oclif/core';
+import { EXIT_MEANINGS } from '../client/exit-codes.js';
 
-export const EXIT_CODES = `EXIT CODES
-  0  success
-  1  other failure (server 5xx, 429 after retries, unexpected)
-  2  usage: bad arguments or flags, invalid input caught locally, a prompt needed but impossible
-  3  not found (404)
-  4  authentication: no token configured, 401/403
-  5  conflict (409)
-  6  network: unreachable, DNS, timeout, TLS`;
+const CODE_WIDTH = Math.max(...EXIT_MEANINGS.map(([code]) => String(code).length));
+export const EXIT_CODES = ['EXIT CODES', ...EXIT_MEANINGS.map(([code, meaning]) => `  ${String(code).padEnd(CODE_WIDTH)}  ${meaning}`)].join('\n');
 
 export const ENVIRONMENT = `ENVIRONMENT
   KB_PROFILE     profile to use (--profile wins)
   KB_URL         deployment URL, overrides the profile's
   KB_TOKEN       token, overrides the profile's (prefer it to flags: argv is visible to other users)
   KB_TIMEOUT     request timeout, e.g. 10s or 500ms (--timeout wins; default 30s)
+  KB_MAX_RESPONSE  largest reply read, e.g. 256MiB (default 64MiB); a larger one fails with exit 1
   KB_CONFIG_DIR  where profiles are kept (default: ~/.config/kb)
   KB_DATA_DIR    where kb serve keeps its database (default: ~/.local/share/kb)
   KB_DATABASE_URL  PostgreSQL URL for kb serve and kb serve token, shared by replicas (default: SQLite in KB_DATA_DIR)

@@ -1,20 +1,9 @@
 import type { IO } from './io.js';
+import { displayWidth, escapeControls, padEnd, truncate } from './text.js';
 
-// Control characters in a key or description would break a row apart or move the cursor.
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001F\u007F]/g;
-
-/** Cuts text to a width in code points, marking the cut; control characters become spaces so a row stays one line. */
+/** Text for one line of a table or block: control characters escaped, cut to `width` columns with `…`. */
 export function fit(text: string, width: number): string {
-  const clean = text.replace(CONTROL, ' ');
-  const chars = [...clean];
-  if (chars.length <= width) return clean;
-  if (width <= 1) return chars.slice(0, width).join('');
-  return `${chars.slice(0, width - 1).join('')}…`;
-}
-
-function pad(text: string, width: number): string {
-  return text + ' '.repeat(Math.max(0, width - [...text].length));
+  return truncate(escapeControls(text), width);
 }
 
 export interface Column<T> {
@@ -22,28 +11,54 @@ export interface Column<T> {
   get(row: T): string;
 }
 
+/** No column is cut narrower than this, however narrow the terminal. */
+const MIN_COLUMN = 8;
+const GAP = 2;
+
 /**
- * A plain table: a header and one line a row, columns separated by two spaces. On a terminal the last
- * column is cut to fit its width, never wrapped; piped, rows are written whole.
+ * Column widths that fit `columns` terminal columns: the widest column gives way first, never below MIN_COLUMN
+ * (nor below its own width), until the table fits or nothing more can give.
  */
-export function renderTable<T>(io: IO, rows: readonly T[], columns: readonly Column<T>[]): string {
-  const cells = rows.map((row) => columns.map((column) => column.get(row).replace(CONTROL, ' ')));
-  const widths = columns.map((column, i) => Math.max([...column.header].length, ...cells.map((row) => [...(row[i] ?? '')].length)));
-  if (io.columns !== undefined && widths.length > 0) {
-    const fixed = widths.slice(0, -1).reduce((sum, width) => sum + width + 2, 0);
-    const last = widths.length - 1;
-    widths[last] = Math.max(8, Math.min(widths[last] ?? 0, io.columns - fixed));
+function fitWidths(natural: readonly number[], columns: number): number[] {
+  const widths = [...natural];
+  const total = () => widths.reduce((sum, width) => sum + width, 0) + GAP * (widths.length - 1);
+  while (total() > columns) {
+    let widest = -1;
+    widths.forEach((width, i) => {
+      if (width > MIN_COLUMN && (widest < 0 || width >= (widths[widest] as number))) widest = i;
+    });
+    if (widest < 0) break;
+    const others = total() - (widths[widest] as number);
+    widths[widest] = Math.max(MIN_COLUMN, columns - others);
   }
-  const line = (values: readonly string[]) =>
-    values.map((value, i) => (i === values.length - 1 ? fit(value, widths[i] ?? 0) : pad(fit(value, widths[i] ?? 0), widths[i] ?? 0))).join('  ').trimEnd();
-  return [line(columns.map((column) => column.header)), ...cells.map(line)].join('\n') + '\n';
+  return widths;
 }
 
-/** A short key/value block for one object. */
+/**
+ * A plain table: a header and one line a row, columns separated by two spaces, lined up by display width (wide
+ * characters, emoji, combining marks). Text from the server has its control characters escaped. On a terminal the
+ * table fits its width, cells cut with `…`; piped, rows are written whole.
+ */
+export function renderTable<T>(io: Pick<IO, 'columns'>, rows: readonly T[], columns: readonly Column<T>[]): string {
+  const cells = [columns.map((column) => column.header), ...rows.map((row) => columns.map((column) => escapeControls(column.get(row))))];
+  const natural = columns.map((_, i) => Math.max(...cells.map((row) => displayWidth(row[i] ?? ''))));
+  const widths = io.columns === undefined ? natural : fitWidths(natural, io.columns);
+  const line = (values: readonly string[]) =>
+    values
+      .map((value, i) => {
+        const cut = truncate(value, widths[i] ?? 0);
+        return i === values.length - 1 ? cut : padEnd(cut, widths[i] ?? 0);
+      })
+      .join(' '.repeat(GAP))
+      .trimEnd();
+  return `${cells.map(line).join('\n')}\n`;
+}
+
+/** A short key/value block for one object; values have their control characters escaped. */
 export function renderObject(record: Record<string, string | null | undefined>): string {
   const entries = Object.entries(record);
-  const width = Math.max(...entries.map(([key]) => key.length));
-  return entries.map(([key, value]) => `${pad(`${key}:`, width + 1)} ${value ?? '-'}`).join('\n') + '\n';
+  const width = Math.max(...entries.map(([key]) => displayWidth(key)));
+  return entries.map(([key, value]) => `${padEnd(`${key}:`, width + 1)} ${value === null || value === undefined ? '-' : escapeControls(value)}`).join('\n') + '\n';
 }
 
 export function renderJson(value: unknown): string {

@@ -1,3 +1,4 @@
+import { onInterrupt } from './interrupt.js';
 import type { IO } from './io.js';
 
 const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -10,6 +11,12 @@ export async function withSpinner<T>(io: IO, label: string, work: Promise<T>): P
   let frame = 0;
   let shown = false;
   let interval: NodeJS.Timeout | undefined;
+  const erase = () => {
+    if (shown) io.stderr('\r\u001B[2K');
+    shown = false;
+  };
+  // Ctrl-C while it spins leaves a clean line behind.
+  const forget = onInterrupt(erase);
   const timer = setTimeout(() => {
     shown = true;
     interval = setInterval(() => io.stderr(`\r${FRAMES[frame++ % FRAMES.length]} ${label}`), 80);
@@ -19,6 +26,7 @@ export async function withSpinner<T>(io: IO, label: string, work: Promise<T>): P
   } finally {
     clearTimeout(timer);
     if (interval) clearInterval(interval);
-    if (shown) io.stderr('\r\u001B[2K');
+    erase();
+    forget();
   }
 }

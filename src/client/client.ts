@@ -2,19 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import * as z from '../api/zod.js';
-import { KbApiError } from '../api/errors.js';
 import { API_PREFIX, ROUTES, type RouteInput, type RouteName, type RouteOutput, type RouteSpec } from '../api/routes.js';
 import { FailureEnvelope, successEnvelope } from '../api/schemas.js';
-import { describeIssues, parseInput } from '../api/validation.js';
+import { describeIssues, valueAt } from '../api/validation.js';
 import {
   ApiError,
   BaseListUnsupportedError,
   ClientOptionsError,
   NetworkError,
   ResponseFormatError,
+  ResponseTooLargeError,
   type NetworkErrorKind,
 } from './errors.js';
-import { EnvHttpProxyAgent, request } from './undici.js';
+import { defaultDispatcher, request } from './undici.js';
 
 export interface KbClientOptions {
   /** The deployment's base URL without /v1, e.g. http://127.0.0.1:8080; the client adds /v1. */
@@ -27,11 +27,14 @@ export interface KbClientOptions {
   retries?: number | undefined;
   /** Called with one line per attempt: `METHOD URL STATUS Nms`. Never sees the token. */
   trace?: ((line: string) => void) | undefined;
-  /** Defaults to an EnvHttpProxyAgent, which honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY. */
+  /** A reply longer than this many bytes is refused (ResponseTooLargeError) as soon as that is known. */
+  maxResponseBytes?: number | undefined;
+  /** Defaults to undici's Agent, or its EnvHttpProxyAgent when a proxy variable is set (see undici.ts). */
   dispatcher?: Dispatcher | undefined;
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 2 ** 20;
 export const DEFAULT_RETRIES = 2;
 const BACKOFF_BASE_MS = 100;
 /** A Retry-After longer than this ends the retries: waiting would outlast what a CLI user expects. */
@@ -63,6 +66,8 @@ export interface RawReply {
   /** The URL the request went to. */
   url: string;
   contentType: string | undefined;
+  /** The reply's X-Request-Id, if it had one. */
+  requestId?: string | undefined;
   text: string;
 }
 
@@ -144,7 +149,32 @@ function isRemote404(error: unknown): error is ApiError | ResponseFormatError {
   return error instanceof ResponseFormatError && error.status === 404;
 }
 
-function parseBaseUrl(url: string): string {
+/** A value as a local error quotes it: short strings in full, long ones by their length. */
+function quoted(value: unknown): string {
+  if (typeof value === 'string' && [...value].length > 60) return `(${[...value].length} characters)`;
+  return JSON.stringify(value) ?? String(value);
+}
+
+/**
+ * Input the client refused, in words that say so: `invalid key "a b": a key is 3 to 63 characters, ...`, one
+ * clause a problem. The field is named by the last step of its path (`description` for data.description).
+ */
+function describeLocalIssues(error: z.core.$ZodError, input: unknown): string {
+  return error.issues
+    .map((issue) => {
+      if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
+      const name = String([...issue.path].reverse().find((step) => typeof step === 'string') ?? 'input');
+      const value = valueAt(input, issue.path);
+      return value === undefined ? `${name} is required` : `invalid ${name} ${quoted(value)}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+/**
+ * The deployment's base URL as the client uses it: http or https, no credentials, query or fragment, no trailing
+ * slash. A URL that ends in the API's own prefix (/v1) is taken without it, and `withoutApiPrefix` says so.
+ */
+export function normalizeBaseUrl(url: string): { url: string; withoutApiPrefix: boolean } {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -160,7 +190,9 @@ function parseBaseUrl(url: string): string {
   if (parsed.search !== '' || parsed.hash !== '') {
     throw new ClientOptionsError('the URL must not carry a query string or fragment');
   }
-  return parsed.href.replace(/\/+$/, '');
+  const href = parsed.href.replace(/\/+$/, '');
+  const prefix = new RegExp(`${API_PREFIX}$`);
+  return prefix.test(href) ? { url: href.replace(prefix, ''), withoutApiPrefix: true } : { url: href, withoutApiPrefix: false };
 }
 
 /**
@@ -171,24 +203,33 @@ export class KbClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
   readonly retries: number;
+  readonly maxResponseBytes: number;
+  /** True when the URL given ended in /v1, which the client dropped (the CLI says so). */
+  readonly urlHadApiPrefix: boolean;
   readonly #token: string | undefined;
   readonly #trace: ((line: string) => void) | undefined;
-  readonly #dispatcher: Dispatcher;
+  #dispatcher: Dispatcher | Promise<Dispatcher> | undefined;
   readonly #ownsDispatcher: boolean;
 
   constructor(options: KbClientOptions) {
-    this.baseUrl = parseBaseUrl(options.url);
+    const base = normalizeBaseUrl(options.url);
+    this.baseUrl = base.url;
+    this.urlHadApiPrefix = base.withoutApiPrefix;
     if (options.token !== undefined && !TOKEN_PATTERN.test(options.token)) {
       throw new ClientOptionsError('the token must be printable ASCII without spaces');
     }
     this.#token = options.token;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.retries = options.retries ?? DEFAULT_RETRIES;
+    this.maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     if (!(this.timeoutMs > 0)) throw new ClientOptionsError(`the timeout must be a positive number of milliseconds, not ${this.timeoutMs}`);
     if (!Number.isInteger(this.retries) || this.retries < 0) throw new ClientOptionsError(`retries must be a whole number >= 0, not ${this.retries}`);
+    if (!Number.isSafeInteger(this.maxResponseBytes) || this.maxResponseBytes <= 0) {
+      throw new ClientOptionsError(`the response size limit must be a whole number of bytes > 0, not ${this.maxResponseBytes}`);
+    }
     this.#trace = options.trace;
     this.#ownsDispatcher = options.dispatcher === undefined;
-    this.#dispatcher = options.dispatcher ?? new EnvHttpProxyAgent({ connect: { timeout: this.timeoutMs } });
+    this.#dispatcher = options.dispatcher;
   }
 
   health(): Promise<RouteOutput<'health'>> {
@@ -256,27 +297,40 @@ export class KbClient {
   async raw(method: string, path: string, body?: string): Promise<RawReply> {
     const url = this.#url(path.startsWith('/') ? path : `/${path}`);
     const reply = await this.#transmit(method.toUpperCase(), url, true, body);
-    return { status: reply.status, url, contentType: header(reply.headers, 'content-type'), text: reply.text };
+    return {
+      status: reply.status, url, contentType: header(reply.headers, 'content-type'), requestId: header(reply.headers, 'x-request-id'), text: reply.text,
+    };
   }
 
   /** Closes the connections of the default dispatcher; a dispatcher passed in belongs to the caller. */
   async close(): Promise<void> {
-    if (this.#ownsDispatcher) await this.#dispatcher.close();
+    if (this.#ownsDispatcher && this.#dispatcher !== undefined) await (await this.#dispatcher).close();
+  }
+
+  /** The default dispatcher is made on the first request: which one depends on the proxy variables (undici.ts). */
+  #getDispatcher(): Dispatcher | Promise<Dispatcher> {
+    this.#dispatcher ??= defaultDispatcher(this.timeoutMs).then((dispatcher) => (this.#dispatcher = dispatcher));
+    return this.#dispatcher;
+  }
+
+  /**
+   * Checks input as the server would, without sending anything: resolves to the input as it would be sent, or
+   * throws a local ApiError (status 400, `local: true`) whose message ends ": nothing was sent".
+   */
+  check<N extends RouteName>(name: N, input: RouteInput<N>): Record<string, unknown> {
+    const route: RouteSpec = ROUTES[name];
+    const parsed = route.input.schema.safeParse(input);
+    if (parsed.success) return parsed.data as Record<string, unknown>;
+    throw new ApiError({
+      status: 400, message: `${describeLocalIssues(parsed.error, input)}: nothing was sent`,
+      url: this.#url(route.path), method: route.method, local: true,
+    });
   }
 
   async #call<N extends RouteName>(name: N, input: RouteInput<N>): Promise<RouteOutput<N>> {
     const route: RouteSpec = ROUTES[name];
     const fromBody = route.input.from === 'body';
-    let checked: Record<string, unknown>;
-    try {
-      checked = parseInput(route.input.schema, input, fromBody ? 'request body' : 'query') as Record<string, unknown>;
-    } catch (error) {
-      if (!(error instanceof KbApiError)) throw error;
-      throw new ApiError({
-        status: error.status, message: error.message, help: error.help,
-        url: this.#url(route.path), method: route.method, local: true,
-      });
-    }
+    const checked = this.check(name, input);
     let path = route.path;
     if (!fromBody) {
       const query = new URLSearchParams(Object.entries(checked).map(([key, value]): [string, string] => [key, String(value)])).toString();
@@ -348,15 +402,16 @@ export class KbClient {
     const deadline = new Error(`no complete reply within ${this.timeoutMs} ms`);
     const timer = setTimeout(() => controller.abort(deadline), this.timeoutMs);
     try {
-      const response = await request(this.#dispatcher, url, {
+      const response = await request(await this.#getDispatcher(), url, {
         method: method as Dispatcher.HttpMethod,
         headers,
         body: payload ?? null,
         signal: controller.signal,
       });
-      const text = await response.body.text();
+      const text = await this.#readBody(response, url, method);
       return { reply: { status: response.statusCode, headers: response.headers, text } };
     } catch (error) {
+      if (error instanceof ResponseTooLargeError) throw error;
       // The request may already be with the server, so a spent deadline is not retried, unlike a connect timeout.
       const failure: Failure = error === deadline || controller.signal.aborted
         ? { kind: 'timeout', reason: `timed out (no complete reply within ${this.timeoutMs} ms)`, retryable: false }
@@ -367,10 +422,35 @@ export class KbClient {
     }
   }
 
+  /**
+   * The body as text, read up to the limit: a Content-Length above it fails before any of the body is read, and a
+   * body that grows past it fails as soon as it does (leaving the loop destroys the stream and its connection).
+   * undici's own maxResponseSize would do this on some paths only: its proxy agent drops the option for requests
+   * it sends in absolute form.
+   */
+  async #readBody(response: Dispatcher.ResponseData, url: string, method: string): Promise<string> {
+    const limit = this.maxResponseBytes;
+    const tooLarge = () => new ResponseTooLargeError(url, method, limit, header(response.headers, 'x-request-id'));
+    const announced = Number(header(response.headers, 'content-length'));
+    if (announced > limit) {
+      response.body.destroy();
+      throw tooLarge();
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) throw tooLarge();
+      chunks.push(chunk);
+    }
+    return Buffer.concat(chunks, size).toString('utf8');
+  }
+
   /** The envelope's data on 200, the ApiError of a failure envelope, a ResponseFormatError for anything else. */
   #interpret(exchange: Exchange, url: string, reply: Reply): unknown {
     const { method } = exchange;
-    const malformed = (detail: string) => new ResponseFormatError(url, method, reply.status, detail);
+    const requestId = header(reply.headers, 'x-request-id');
+    const malformed = (detail: string) => new ResponseFormatError(url, method, reply.status, detail, requestId);
     if (reply.text.trim() === '') throw malformed('the body is empty');
     let json: unknown;
     try {
@@ -393,7 +473,7 @@ export class KbClient {
       const failure = FailureEnvelope.safeParse(json);
       if (failure.success) {
         throw new ApiError({
-          status: reply.status, message: failure.data.message, help: failure.data.help ?? undefined, url, method,
+          status: reply.status, message: failure.data.message, help: failure.data.help ?? undefined, url, method, requestId,
         });
       }
       throw malformed('the JSON is not a failure envelope {"success":false,"message":...}');

@@ -1,4 +1,7 @@
 import { codeForStatus, KbApiError, type ErrorCode } from '../api/errors.js';
+import { EXIT, exitCodeForStatus } from './exit-codes.js';
+
+export { exitCodeForStatus };
 
 /**
  * The client's error catalog. Every class sets `name`, a stable `code` and the `exitCode` of CONTRACT
@@ -9,15 +12,6 @@ export abstract class KbClientError extends Error {
   abstract readonly exitCode: number;
 }
 
-/** CONTRACT section 3: 404 is 3, 401/403 are 4, 409 is 5, any other 4xx is 2, 429 and 5xx (and the rest) are 1. */
-export function exitCodeForStatus(status: number): number {
-  if (status === 404) return 3;
-  if (status === 401 || status === 403) return 4;
-  if (status === 409) return 5;
-  if (status === 429) return 1;
-  if (status >= 400 && status < 500) return 2;
-  return 1;
-}
 
 export interface ApiErrorDetails {
   status: number;
@@ -27,6 +21,8 @@ export interface ApiErrorDetails {
   method: string;
   /** True when the client refused the input before sending it, with the message the server would give. */
   local?: boolean;
+  /** The reply's X-Request-Id, which names the request in the server's log. */
+  requestId?: string | undefined;
 }
 
 /** The service answered with the failure envelope (or the client rejected the input the same way). */
@@ -39,6 +35,7 @@ export class ApiError extends KbClientError {
   readonly url: string;
   readonly method: string;
   readonly local: boolean;
+  readonly requestId: string | undefined;
 
   constructor(details: ApiErrorDetails) {
     super(details.message);
@@ -49,6 +46,7 @@ export class ApiError extends KbClientError {
     this.url = details.url;
     this.method = details.method;
     this.local = details.local ?? false;
+    this.requestId = details.requestId;
   }
 }
 
@@ -58,7 +56,7 @@ export type NetworkErrorKind = 'refused' | 'dns' | 'timeout' | 'tls' | 'reset' |
 export class NetworkError extends KbClientError {
   override readonly name = 'NetworkError';
   readonly code = 'network_error';
-  readonly exitCode = 6;
+  readonly exitCode = EXIT.network;
 
   constructor(
     readonly kind: NetworkErrorKind,
@@ -70,6 +68,42 @@ export class NetworkError extends KbClientError {
   ) {
     super(`cannot reach ${url}: ${reason}`, options);
   }
+
+  /** What to try next, where the kind of failure suggests something. */
+  get help(): string | undefined {
+    if (this.kind !== 'refused') return undefined;
+    return 'Is the server running (start a local one with `kb serve`)? `kb auth status` shows the URL and profile in use.';
+  }
+}
+
+/** The reply was larger than the client reads: it stopped reading at the limit, so memory stays bounded. */
+export class ResponseTooLargeError extends KbClientError {
+  override readonly name = 'ResponseTooLargeError';
+  readonly code = 'response_too_large';
+  readonly exitCode = EXIT.failure;
+
+  constructor(
+    readonly url: string,
+    readonly method: string,
+    /** The limit in bytes. */
+    readonly limit: number,
+    /** The reply's X-Request-Id, if it had one. */
+    readonly requestId?: string,
+  ) {
+    super(`the reply from ${url} is larger than the ${formatBytes(limit)} limit`);
+  }
+
+  get help(): string {
+    return 'If a reply this large is expected, raise the limit with KB_MAX_RESPONSE (e.g. KB_MAX_RESPONSE=256MiB).';
+  }
+}
+
+/** 67108864 as "64 MiB", 1500 as "1500 bytes": the limit as a user would set it. */
+export function formatBytes(bytes: number): string {
+  for (const [unit, size] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) {
+    if (bytes >= size && bytes % size === 0) return `${bytes / size} ${unit}`;
+  }
+  return `${bytes} bytes`;
 }
 
 /** An HTTP answer that is not a kb API reply: HTML, an empty body, or JSON of the wrong shape. */
@@ -84,10 +118,12 @@ export class ResponseFormatError extends KbClientError {
     readonly status: number,
     /** What was wrong with the reply, e.g. "the body is not JSON (content-type text/html)". */
     readonly detail: string,
+    /** The reply's X-Request-Id, if it had one. */
+    readonly requestId?: string,
   ) {
     super(`${url} answered ${status} with something that is not a kb API reply: ${detail}`);
     // A 401 or 404 from a proxy or a web server in front of the service still means what its status says.
-    this.exitCode = status >= 400 ? exitCodeForStatus(status) : 1;
+    this.exitCode = status >= 400 ? exitCodeForStatus(status) : EXIT.failure;
   }
 }
 
@@ -95,7 +131,7 @@ export class ResponseFormatError extends KbClientError {
 export class BaseListUnsupportedError extends KbClientError {
   override readonly name = 'BaseListUnsupportedError';
   readonly code = 'base_list_unsupported';
-  readonly exitCode = 1;
+  readonly exitCode = EXIT.failure;
 
   constructor(
     readonly url: string,
@@ -109,7 +145,7 @@ export class BaseListUnsupportedError extends KbClientError {
 export class ClientOptionsError extends KbClientError {
   override readonly name = 'ClientOptionsError';
   readonly code = 'invalid_client_options';
-  readonly exitCode = 2;
+  readonly exitCode = EXIT.usage;
 }
 
 function carriedExitCode(error: object): number | undefined {
@@ -123,10 +159,10 @@ function carriedExitCode(error: object): number | undefined {
  * locally through src/api, and 1 for anything else.
  */
 export function exitCodeFor(error: unknown): number {
-  if (error === undefined || error === null) return 0;
-  if (typeof error !== 'object') return 1;
+  if (error === undefined || error === null) return EXIT.success;
+  if (typeof error !== 'object') return EXIT.failure;
   const carried = carriedExitCode(error);
   if (carried !== undefined) return carried;
   if (error instanceof KbApiError) return exitCodeForStatus(error.status);
-  return 1;
+  return EXIT.failure;
 }

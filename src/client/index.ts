@@ -1,4 +1,11 @@
-export { DEFAULT_RETRIES, DEFAULT_TIMEOUT_MS, KbClient, type KbClientOptions } from './client.js';
+export {
+  DEFAULT_MAX_RESPONSE_BYTES,
+  DEFAULT_RETRIES,
+  DEFAULT_TIMEOUT_MS,
+  KbClient,
+  normalizeBaseUrl,
+  type KbClientOptions,
+} from './client.js';
 export {
   ApiError,
   BaseListUnsupportedError,
@@ -8,6 +15,8 @@ export {
   KbClientError,
   NetworkError,
   ResponseFormatError,
+  ResponseTooLargeError,
+  formatBytes,
   type ApiErrorDetails,
   type NetworkErrorKind,
 } from './errors.js';

@@ -7,14 +7,15 @@ export default class Api extends ApiCommand {
 
   static override description = `As \`gh api\`: PATH is relative to the deployment's /v1 (e.g. ns_list, or base_list?namespace=docs), and may reach operations no other command wraps. The profile's token goes with the request. The whole reply is printed to stdout as it came (the envelope, or openapi.json as it is): indented on a terminal, one line when piped.
 
-The method is GET, or POST when fields or --input are given; -X picks another. Each -f key=value adds a field to a JSON body, typed: numbers, true, false and null are JSON values, anything else a string; key[sub]=value nests an object, key[]=value appends to an array. With -X GET (or beside --input) fields go to the query string instead. --input sends a file, or stdin with -, as the body.
+The method is GET, or POST when fields or --input are given; -X picks another. As in \`gh api\`, each -f key=value adds a string field to a JSON body, and each -F key=value a typed one: integers and decimals, true, false and null are JSON values, @FILE is the text of a file and @- the text of stdin, anything else a string. key[sub]=value nests an object, key[]=value appends to an array. With -X GET (or beside --input) fields go to the query string instead. --input sends a file, or stdin with -, as the body.
 
 A reply other than 2xx is still printed to stdout, its message goes to stderr, and kb exits by its status: 3 for 404, 4 for 401/403, 5 for 409, 2 for other 4xx, 1 for 5xx; 6 when the deployment cannot be reached.`;
 
   static override examples = [
     '<%= config.bin %> api ns_list',
     { description: 'Create a namespace', command: '<%= config.bin %> api ns_create -f key=docs -f description="Product docs"' },
-    { description: 'Nested fields', command: '<%= config.bin %> api ns_update -f namespace=docs -f data[description]=null' },
+    { description: 'Typed and nested fields: clear a description', command: '<%= config.bin %> api ns_update -f namespace=docs -F data[description]=null' },
+    { description: 'A description from a file', command: '<%= config.bin %> api ns_update -f namespace=docs -F data[description]=@description.txt' },
     { description: 'A body from a file, with another method', command: '<%= config.bin %> api base_delete -X DELETE --input body.json' },
     { description: 'Fields as a query string', command: '<%= config.bin %> api base_list -X GET -f namespace=docs' },
     { description: 'The OpenAPI document of the deployment', command: '<%= config.bin %> api openapi.json > openapi.json' },
@@ -26,9 +27,15 @@ A reply other than 2xx is still printed to stdout, its message goes to stderr, a
 
   static override flags = {
     method: Flags.string({ char: 'X', summary: 'HTTP method (default: GET, or POST with fields or --input).' }),
-    field: Flags.string({
+    'raw-field': Flags.string({
       char: 'f',
-      summary: 'A body field, key=value, typed (numbers, true, false, null). Repeatable.',
+      summary: 'A string field, key=value. Repeatable.',
+      multiple: true,
+      multipleNonGreedy: true,
+    }),
+    field: Flags.string({
+      char: 'F',
+      summary: 'A typed field, key=value: numbers, true, false, null, @FILE, @- (stdin). Repeatable.',
       multiple: true,
       multipleNonGreedy: true,
     }),
@@ -37,7 +44,9 @@ A reply other than 2xx is still printed to stdout, its message goes to stderr, a
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(Api);
-    const request = await prepareApiRequest({ path: args.path, method: flags.method, fields: flags.field ?? [], input: flags.input });
+    const request = await prepareApiRequest({
+      path: args.path, method: flags.method, rawFields: flags['raw-field'] ?? [], typedFields: flags.field ?? [], input: flags.input,
+    });
     const { client, deployment } = this.connect(flags, { requireToken: false });
     const reply = await this.request(`${request.method} ${request.path}`, client.raw(request.method, request.path, request.body));
     this.io.stdout(renderReply(reply, this.io.isStdoutTTY));

@@ -1,8 +1,8 @@
 import { Flags } from '@oclif/core';
 import { ApiCommand } from '../cli/api-command.js';
 import { readTextSource } from '../cli/api-request.js';
-import { type SyncResult, syncResources } from '../cli/plan.js';
-import { FILE_FORMAT_HELP, parseResources } from '../cli/resources-file.js';
+import { type SyncResult, syncResources } from '../sync/plan.js';
+import { FILE_FORMAT_HELP, parseResources } from '../sync/resources-file.js';
 
 export default class Apply extends ApiCommand {
   static override summary = 'Make the deployment match a file of namespaces and bases';

@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { ApiCommand } from '../cli/api-command.js';
-import { readResources } from '../cli/plan.js';
-import { countBases, RESOURCES_FORMATS, type ResourcesFormat, serializeResources, writeFileAtomic } from '../cli/resources-file.js';
+import { readResources } from '../sync/plan.js';
+import { countBases, RESOURCES_FORMATS, type ResourcesFormat, serializeResources, writeFileAtomic } from '../sync/resources-file.js';
 
 export default class Export extends ApiCommand {
   static override summary = 'Write the namespaces of your organization and their bases to a file (YAML or JSON)';

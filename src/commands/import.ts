@@ -1,8 +1,8 @@
 import { Args, Flags } from '@oclif/core';
 import { ApiCommand } from '../cli/api-command.js';
 import { readTextSource } from '../cli/api-request.js';
-import { type SyncResult, syncResources } from '../cli/plan.js';
-import { FILE_FORMAT_HELP, parseResources } from '../cli/resources-file.js';
+import { type SyncResult, syncResources } from '../sync/plan.js';
+import { FILE_FORMAT_HELP, parseResources } from '../sync/resources-file.js';
 
 export default class Import extends ApiCommand {
   static override summary = 'Bring the namespaces and bases of a file into the deployment (apply, never deleting)';

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fieldsToBody, prepareApiRequest, renderReply, replyFailure, typedValue } from '../../src/cli/api-request.js';
+import { type Field, fieldsToBody, prepareApiRequest, rawField, renderReply, replyFailure, typedValue } from '../../src/cli/api-request.js';
 import { UsageError } from '../../src/cli/errors.js';
 import { tempDir } from '../helpers/server.js';
 
@@ -13,6 +13,14 @@ function usageError(work: () => unknown): UsageError {
     return error as UsageError;
   }
   throw new Error('expected a UsageError');
+}
+
+/** Fields as -F gives them, for values without @. */
+function typed(fields: string[]): Field[] {
+  return fields.map((field) => {
+    const { key, value } = rawField(field);
+    return { key, value: typedValue(value as string) };
+  });
 }
 
 describe('typedValue', () => {
@@ -36,69 +44,80 @@ describe('typedValue', () => {
 
 describe('fieldsToBody', () => {
   it('builds an object of typed fields, splitting at the first =', () => {
-    expect(fieldsToBody(['key=docs', 'description=a=b', 'n=3', 'flag=false', 'gone=null', 'empty='])).toEqual({
+    expect(fieldsToBody(typed(['key=docs', 'description=a=b', 'n=3', 'flag=false', 'gone=null', 'empty=']))).toEqual({
       key: 'docs', description: 'a=b', n: 3, flag: false, gone: null, empty: '',
     });
   });
 
   it('nests with key[sub] and appends with key[]', () => {
-    expect(fieldsToBody(['namespace=docs', 'data[description]=New', 'data[meta][level]=2', 'tags[]=a', 'tags[]=1'])).toEqual({
+    expect(fieldsToBody(typed(['namespace=docs', 'data[description]=New', 'data[meta][level]=2', 'tags[]=a', 'tags[]=1']))).toEqual({
       namespace: 'docs', data: { description: 'New', meta: { level: 2 } }, tags: ['a', 1],
     });
   });
 
   it('sets __proto__ as an ordinary field, never the prototype', () => {
-    const body = fieldsToBody(['__proto__=x', 'constructor[prototype]=y']);
+    const body = fieldsToBody(typed(['__proto__=x', 'constructor[prototype]=y']));
     expect(JSON.stringify(body)).toBe('{"__proto__":"x","constructor":{"prototype":"y"}}');
     expect(Object.getPrototypeOf(body)).toBe(Object.prototype);
     expect(({} as Record<string, unknown>).prototype).toBeUndefined();
   });
 
   it('rejects a field without =, an empty name, a field given twice and fields that conflict', () => {
-    expect(usageError(() => fieldsToBody(['docs'])).message).toBe('Invalid field "docs": expected key=value');
-    expect(usageError(() => fieldsToBody(['=docs'])).message).toBe('Invalid field "=docs": expected key=value');
-    expect(usageError(() => fieldsToBody(['key=a', 'key=b'])).message).toBe('Field "key" is given twice');
-    expect(usageError(() => fieldsToBody(['data=1', 'data[description]=x'])).message).toMatch(/conflicts/);
-    expect(usageError(() => fieldsToBody(['a[]=1', 'a[x]=2'])).message).toMatch(/conflicts/);
-    expect(usageError(() => fieldsToBody(['a[]x=1'])).message).toMatch(/Invalid field key/);
-    expect(usageError(() => fieldsToBody(['a[][]=1'])).message).toMatch(/\[\] must come last/);
+    expect(usageError(() => fieldsToBody(typed(['docs']))).message).toBe('Invalid field "docs": expected key=value');
+    expect(usageError(() => fieldsToBody(typed(['=docs']))).message).toBe('Invalid field "=docs": expected key=value');
+    expect(usageError(() => fieldsToBody(typed(['key=a', 'key=b']))).message).toBe('Field "key" is given twice');
+    expect(usageError(() => fieldsToBody(typed(['data=1', 'data[description]=x']))).message).toMatch(/conflicts/);
+    expect(usageError(() => fieldsToBody(typed(['a[]=1', 'a[x]=2']))).message).toMatch(/conflicts/);
+    expect(usageError(() => fieldsToBody(typed(['a[]x=1']))).message).toMatch(/Invalid field key/);
+    expect(usageError(() => fieldsToBody(typed(['a[][]=1']))).message).toMatch(/\[\] must come last/);
   });
 });
 
 describe('prepareApiRequest', () => {
   it('is a GET without fields or input, and a POST with them', async () => {
-    expect(await prepareApiRequest({ path: 'ns_list', fields: [] })).toEqual({ method: 'GET', path: '/ns_list' });
-    expect(await prepareApiRequest({ path: '/ns_create', fields: ['key=docs'] })).toEqual({ method: 'POST', path: '/ns_create', body: '{"key":"docs"}' });
+    expect(await prepareApiRequest({ path: 'ns_list', typedFields: [] })).toEqual({ method: 'GET', path: '/ns_list' });
+    expect(await prepareApiRequest({ path: '/ns_create', typedFields: ['key=docs'] })).toEqual({ method: 'POST', path: '/ns_create', body: '{"key":"docs"}' });
   });
 
   it('takes another method with -X, in any case, and sends the fields as a body for DELETE', async () => {
-    expect(await prepareApiRequest({ path: 'base_delete', method: 'delete', fields: ['namespace=docs', 'base=faq'] })).toEqual({
+    expect(await prepareApiRequest({ path: 'base_delete', method: 'delete', typedFields: ['namespace=docs', 'base=faq'] })).toEqual({
       method: 'DELETE', path: '/base_delete', body: '{"namespace":"docs","base":"faq"}',
     });
   });
 
   it('puts the fields of a GET in the query string, as text', async () => {
-    expect(await prepareApiRequest({ path: 'base_list', method: 'GET', fields: ['namespace=docs', 'n=1'] })).toEqual({
+    expect(await prepareApiRequest({ path: 'base_list', method: 'GET', typedFields: ['namespace=docs', 'n=1'] })).toEqual({
       method: 'GET', path: '/base_list?namespace=docs&n=1',
     });
-    expect(await prepareApiRequest({ path: 'base_list?a=1', method: 'GET', fields: ['namespace=a b&c'] })).toEqual({
+    expect(await prepareApiRequest({ path: 'base_list?a=1', method: 'GET', typedFields: ['namespace=a b&c'] })).toEqual({
       method: 'GET', path: '/base_list?a=1&namespace=a+b%26c',
+    });
+  });
+
+  it('-f sends strings whatever they look like, -F typed values and files; -f fields come first', async () => {
+    const file = join(tempDir('kb-api-'), 'description.txt');
+    writeFileSync(file, 'From a file\n');
+    expect(await prepareApiRequest({ path: 'x', rawFields: ['n=3', 'gone=null', 'flag=true', 'at=@file'], typedFields: ['m=3', 'text=@' + file] })).toEqual({
+      method: 'POST', path: '/x', body: '{"n":"3","gone":"null","flag":"true","at":"@file","m":3,"text":"From a file\\n"}',
+    });
+    await expect(prepareApiRequest({ path: 'x', typedFields: ['d=@/nonexistent/d.txt'] })).rejects.toMatchObject({
+      exitCode: 2, message: 'Cannot read -F d /nonexistent/d.txt: no such file',
     });
   });
 
   it('sends --input as it is, the fields then going to the query string', async () => {
     const file = join(tempDir('kb-api-'), 'body.json');
     writeFileSync(file, '{"key": "docs"}\n');
-    expect(await prepareApiRequest({ path: 'ns_create', fields: [], input: file })).toEqual({ method: 'POST', path: '/ns_create', body: '{"key": "docs"}\n' });
-    expect(await prepareApiRequest({ path: 'x', fields: ['a=1'], input: file, method: 'PUT' })).toEqual({ method: 'PUT', path: '/x?a=1', body: '{"key": "docs"}\n' });
+    expect(await prepareApiRequest({ path: 'ns_create', typedFields: [], input: file })).toEqual({ method: 'POST', path: '/ns_create', body: '{"key": "docs"}\n' });
+    expect(await prepareApiRequest({ path: 'x', typedFields: ['a=1'], input: file, method: 'PUT' })).toEqual({ method: 'PUT', path: '/x?a=1', body: '{"key": "docs"}\n' });
   });
 
   it('rejects a missing input file, a full URL and a method that is not a word, with exit 2', async () => {
-    await expect(prepareApiRequest({ path: 'ns_create', fields: [], input: '/nonexistent/body.json' })).rejects.toMatchObject({
+    await expect(prepareApiRequest({ path: 'ns_create', typedFields: [], input: '/nonexistent/body.json' })).rejects.toMatchObject({
       exitCode: 2, message: 'Cannot read --input /nonexistent/body.json: no such file',
     });
-    await expect(prepareApiRequest({ path: 'https://evil.example/v1/ns_list', fields: [] })).rejects.toMatchObject({ exitCode: 2 });
-    await expect(prepareApiRequest({ path: 'ns_list', method: 'GET /x', fields: [] })).rejects.toMatchObject({ exitCode: 2 });
+    await expect(prepareApiRequest({ path: 'https://evil.example/v1/ns_list', typedFields: [] })).rejects.toMatchObject({ exitCode: 2 });
+    await expect(prepareApiRequest({ path: 'ns_list', method: 'GET /x', typedFields: [] })).rejects.toMatchObject({ exitCode: 2 });
   });
 });
 

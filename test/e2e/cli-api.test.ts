@@ -63,18 +63,33 @@ describe.concurrent('kb api against a real server', { timeout: TEST_TIMEOUT_MS }
     expect(replyOut(auth)).toEqual({ success: true, data: 'api-get' });
   });
 
-  it('POST with typed -f fields, nested fields, and a GET with fields in the query string', async () => {
+  it('POST with -f string fields, -F typed and nested fields, and a GET with fields in the query string', async () => {
     const { env, token } = await orgEnv(server, 'api-post');
-    const created = await kb(['api', 'ns_create', '-f', 'key=docs', '-f', 'description=Product docs'], { env });
-    expect(replyOut(created)).toEqual({ success: true, data: { key: 'docs', description: 'Product docs' } });
-    // null is typed: a generated key.
-    const generated = replyOut(await kb(['api', 'base_create', '-f', 'namespace=docs', '-f', 'key=null'], { env })) as { data: { key: string } };
+    // -f sends strings as they are: "2024" and "null" stay text, as in gh api.
+    const created = await kb(['api', 'ns_create', '-f', 'key=docs', '-f', 'description=2024'], { env });
+    expect(replyOut(created)).toEqual({ success: true, data: { key: 'docs', description: '2024' } });
+    const literal = await kb(['api', 'ns_create', '-f', 'key=null', '-f', 'description=null'], { env });
+    expect(replyOut(literal)).toEqual({ success: true, data: { key: 'null', description: 'null' } });
+    // -F null is typed: a generated key.
+    const generated = replyOut(await kb(['api', 'base_create', '-f', 'namespace=docs', '-F', 'key=null'], { env })) as { data: { key: string } };
     expect(generated.data.key).toMatch(/^kb_/);
-    const updated = await kb(['api', 'ns_update', '-f', 'namespace=docs', '-f', 'data[description]=null'], { env });
+    const updated = await kb(['api', 'ns_update', '-f', 'namespace=docs', '-F', 'data[description]=null'], { env });
     expect(replyOut(updated)).toEqual({ success: true, data: { key: 'docs', description: null } });
     const listed = await kb(['api', 'base_list', '-X', 'GET', '-f', 'namespace=docs'], { env });
     expect(replyOut(listed)).toEqual({ success: true, data: [{ namespace: 'docs', key: generated.data.key, description: null }] });
-    expect(await apiData(server.url, token, 'GET', '/ns_list')).toEqual([{ key: 'docs', description: null }]);
+    expect(await apiData(server.url, token, 'GET', '/ns_list')).toEqual([{ key: 'docs', description: null }, { key: 'null', description: 'null' }]);
+  });
+
+  it('-F key=@FILE sends a file\'s text and -F key=@- stdin\'s', async () => {
+    const { env } = await orgEnv(server, 'api-field-files');
+    const file = join(tempDir('kb-api-'), 'description.txt');
+    writeFileSync(file, 'Line one\nLine two');
+    const [fromFile, fromStdin] = await Promise.all([
+      kb(['api', 'ns_create', '-f', 'key=from-file', '-F', `description=@${file}`], { env }),
+      kb(['api', 'ns_create', '-f', 'key=from-stdin', '-F', 'description=@-'], { env, input: 'Piped in' }),
+    ]);
+    expect(replyOut(fromFile)).toEqual({ success: true, data: { key: 'from-file', description: 'Line one\nLine two' } });
+    expect(replyOut(fromStdin)).toEqual({ success: true, data: { key: 'from-stdin', description: 'Piped in' } });
   });
 
   it('DELETE with a body from -f, from --input FILE and from --input - (stdin)', async () => {
@@ -99,7 +114,7 @@ describe.concurrent('kb api against a real server', { timeout: TEST_TIMEOUT_MS }
     const [missing, conflict, invalid, wrongMethod, noRoute, badToken, badBody] = await Promise.all([
       kb(['api', 'ns_update', '-f', 'namespace=nowhere', '-f', 'data[description]=x'], { env }),
       kb(['api', 'ns_create', '-f', 'key=taken'], { env }),
-      kb(['api', 'ns_create', '-f', 'key=docs', '-f', 'description=2024'], { env }),
+      kb(['api', 'ns_create', '-f', 'key=docs', '-F', 'description=2024'], { env }),
       kb(['api', 'ns_list', '-X', 'PUT'], { env }),
       kb(['api', 'no_such_route'], { env }),
       kb(['api', 'auth'], { env: { ...env, KB_TOKEN: 'kbt_not-a-real-token' } }),
@@ -107,7 +122,7 @@ describe.concurrent('kb api against a real server', { timeout: TEST_TIMEOUT_MS }
     ]);
     expect(failureOut(missing, 3, 404).message).toMatch(/nowhere/);
     failureOut(conflict, 5, 409);
-    // "2024" is typed: a number is not a description.
+    // -F types "2024": a number is not a description.
     expect(failureOut(invalid, 2, 400).message).toMatch(/description/);
     failureOut(wrongMethod, 2, 405);
     failureOut(noRoute, 3, 404);
@@ -138,7 +153,12 @@ describe.concurrent('kb api failures before or below HTTP', { timeout: TEST_TIME
   it('exits 6 naming the URL when the deployment cannot be reached', async () => {
     const url = await closedPortUrl();
     const result = await kb(['api', 'ns_list'], { env: isolatedEnv({ KB_URL: url, KB_TOKEN: 'kbt_x' }) });
-    expectFailure(result, 6, `cannot reach ${url}/v1/ns_list: connection refused`);
+    expectFailure(
+      result,
+      6,
+      `cannot reach ${url}/v1/ns_list: connection refused`,
+      'Is the server running (start a local one with `kb serve`)? `kb auth status` shows the URL and profile in use.',
+    );
   });
 
   it('exits 1 on a 5xx, prints what came, and never sends a POST twice', async () => {
@@ -162,7 +182,7 @@ describe.concurrent('kb api failures before or below HTTP', { timeout: TEST_TIME
         kb(['api', 'http://example.com/v1/ns_list'], { env }),
         kb(['api'], { env }),
       ]);
-      expectFailure(field, 2, 'Invalid field "novalue": expected key=value', 'For example: -f key=docs -f description="Product docs".');
+      expectFailure(field, 2, 'Invalid field "novalue": expected key=value', 'For example: -f key=docs -F count=3.');
       expectFailure(file, 2, 'Cannot read --input /nonexistent/kb-body.json: no such file');
       expect(url.code, describeRun(url)).toBe(2);
       expect(lines(url.stderr)[0]).toMatch(/not a URL/);

@@ -399,8 +399,9 @@ describe.concurrent('exit codes (CONTRACT section 3)', { timeout: TEST_TIMEOUT_M
       kb(['ns', 'list'], { env: isolatedEnv({ KB_URL: url, KB_TOKEN: `kbt_${'A'.repeat(43)}` }) }),
       kb(['health'], { env: isolatedEnv({ KB_URL: url }) }),
     ]);
-    expectFailure(list, 6, new RegExp(`^(?:Error: )?.*${escapeRegExp(url)}.*refused`, 'i'));
-    expectFailure(health, 6, new RegExp(`^(?:Error: )?.*${escapeRegExp(url)}.*refused`, 'i'));
+    const suggestion = 'Is the server running (start a local one with `kb serve`)? `kb auth status` shows the URL and profile in use.';
+    expectFailure(list, 6, new RegExp(`^(?:Error: )?.*${escapeRegExp(url)}.*refused`, 'i'), suggestion);
+    expectFailure(health, 6, new RegExp(`^(?:Error: )?.*${escapeRegExp(url)}.*refused`, 'i'), suggestion);
   });
 
   it('6: a server that never answers times out after --timeout (or KB_TIMEOUT), naming the URL', async () => {
@@ -499,6 +500,7 @@ describe.concurrent('help and version', { timeout: TEST_TIMEOUT_MS }, () => {
       [4, /auth/i],
       [5, /conflict/i],
       [6, /network/i],
+      [130, /interrupted/i],
     ];
     for (const [code, meaning] of meanings) {
       const line = help.stdout.split('\n').find((text) => new RegExp(`^\\s*${code}\\s+\\S`).test(text));

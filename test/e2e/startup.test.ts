@@ -47,6 +47,20 @@ describe('the start-up path loads only what the command needs', () => {
     expect(loaded).toContain('src/commands/ns/list.ts');
     expect(loaded).toContain('src/client/client.ts');
     expect(loaded.filter((source) => HEAVY.test(source))).toEqual([]);
+    // Nor the built-ins that bundled modules require only on first use (scripts/build.mjs, LAZY_MODULES): built-ins
+    // are recorded when required, bundled modules only as the chunk that holds them.
+    expect(loaded.filter((source) => /^node:(http2|perf_hooks|readline)$/.test(source))).toEqual([]);
+    // Without a proxy variable, no proxy agent and not undici's index (fetch, WebSocket, the mocks).
+    expect(loaded.filter((source) => /node_modules\/undici\/(index\.js|lib\/dispatcher\/(env-http-)?proxy-agent\.js)$/.test(source))).toEqual([]);
+  });
+
+  it('kb ns list with HTTPS_PROXY set loads undici\'s proxy agent (through its index)', async () => {
+    const loaded = await sourcesLoaded(
+      ['ns', 'list', '--json'],
+      isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token, HTTPS_PROXY: 'http://127.0.0.1:9', NO_PROXY: '127.0.0.1' }),
+    );
+    expect(loaded).toContain('node_modules/undici/index.js');
+    expect(loaded).toContain('node_modules/undici/lib/dispatcher/env-http-proxy-agent.js');
   });
 
   it('kb serve is bundled apart: its command file does not carry the server', () => {

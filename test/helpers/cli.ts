@@ -12,11 +12,17 @@ export interface RunResult {
   stderr: string;
 }
 
-/** An environment with no trace of the developer's own kb set-up: its own config dir, no KB_* overrides, no TTY. */
+/** The runner's own proxy settings, which would send a child's requests to loopback servers through its proxy. */
+const PROXY_VARIABLE = /^(https?|no|all)_proxy$/i;
+
+/**
+ * An environment with no trace of the developer's own kb set-up: its own config dir, no KB_* overrides, no proxy
+ * variables (either case), no TTY. A test that wants any of them sets it in `extra`.
+ */
 export function isolatedEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
-    if (!key.startsWith('KB_') && key !== 'NO_COLOR' && value !== undefined) env[key] = value;
+    if (!key.startsWith('KB_') && key !== 'NO_COLOR' && !PROXY_VARIABLE.test(key) && value !== undefined) env[key] = value;
   }
   env.KB_CONFIG_DIR = tempDir('kb-config-');
   env.KB_DATA_DIR = tempDir('kb-data-');

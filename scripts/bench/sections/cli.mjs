@@ -19,7 +19,8 @@ export async function cliSection(ctx) {
 
   const kbList = ['ns', 'list', '--json'];
   const fetchScript = join(kb.benchDir, 'baselines', 'ns-list-fetch.mjs');
-  await checkSameData(ctx, env, fetchScript, kbList, curlArgs);
+  const httpScript = join(kb.benchDir, 'baselines', 'ns-list-http.mjs');
+  await checkSameData(ctx, env, [fetchScript, httpScript], kbList, curlArgs);
 
   ctx.progress('cli: kb --version vs node -e 0');
   const start = await interleave(
@@ -29,10 +30,11 @@ export async function cliSection(ctx) {
     ],
     { runs: options.runs, warmup: options.warmup, progress: ctx.tick },
   );
-  ctx.progress('cli: kb ns list --json vs node fetch vs curl');
+  ctx.progress('cli: kb ns list --json vs node:http vs node fetch vs curl');
   const list = await interleave(
     [
       { name: 'kb ns list --json', run: run(node, [kb.bin, ...kbList]) },
+      { name: 'node ns-list-http.mjs', run: run(node, [httpScript]) },
       { name: 'node ns-list-fetch.mjs', run: run(node, [fetchScript]) },
       { name: 'curl', run: run('curl', curlArgs) },
     ],
@@ -50,6 +52,13 @@ export async function cliSection(ctx) {
         baseline: m(start, 'node -e 0'),
         unit: 'ms',
         budget: { on: 'ratio', op: '<=', limit: 4.0 },
+      }),
+      figure({
+        name: `kb ns list --json (${n} ns) vs node:http`,
+        value: m(list, 'kb ns list --json'),
+        baseline: m(list, 'node ns-list-http.mjs'),
+        unit: 'ms',
+        budget: { on: 'ratio', op: '<=', limit: 3.0 },
       }),
       figure({
         name: `kb ns list --json (${n} ns) vs node fetch`,
@@ -73,23 +82,23 @@ export async function cliSection(ctx) {
       },
     ],
     notes: [
-      'node ns-list-fetch.mjs (scripts/bench/baselines/) is the same GET /v1/ns_list with node\'s fetch and the same token, printing the data as JSON.',
+      'node ns-list-http.mjs and ns-list-fetch.mjs (scripts/bench/baselines/) are the same GET /v1/ns_list with node:http and with node\'s fetch, the same token, printing the data as JSON; NODE_EXTRA_CA_CERTS is unset for every side (lib/env.mjs).',
     ],
     raw: Object.fromEntries([...start, ...list].map(([name, r]) => [name, r])),
   };
 }
 
-/** Before timing anything: the three ns_list commands must print the same namespaces, or the comparison is void. */
-async function checkSameData(ctx, env, fetchScript, kbList, curlArgs) {
+/** Before timing anything: every ns_list command must print the same namespaces, or the comparison is void. */
+async function checkSameData(ctx, env, scripts, kbList, curlArgs) {
   const opts = { env, cwd: ctx.kb.root };
-  const [kbOut, fetchOut, curlOut] = await Promise.all([
+  const [kbOut, curlOut, ...scriptOuts] = await Promise.all([
     timeProcess(process.execPath, [ctx.kb.bin, ...kbList], opts),
-    timeProcess(process.execPath, [fetchScript], opts),
     timeProcess('curl', curlArgs, opts),
+    ...scripts.map((script) => timeProcess(process.execPath, [script], opts)),
   ]);
   const a = JSON.stringify(JSON.parse(kbOut.stdout));
-  const b = JSON.stringify(JSON.parse(fetchOut.stdout));
   const c = JSON.stringify(JSON.parse(curlOut.stdout).data);
-  if (a !== b || a !== c) throw new Error('kb ns list --json, the fetch baseline and curl printed different data');
+  const others = scriptOuts.map((out) => JSON.stringify(JSON.parse(out.stdout)));
+  if (a !== c || others.some((b) => b !== a)) throw new Error('kb ns list --json, the node baselines and curl printed different data');
   if (JSON.parse(a).length !== ctx.seed.smallCount) throw new Error(`kb ns list --json listed ${JSON.parse(a).length} namespaces, expected ${ctx.seed.smallCount}`);
 }

@@ -1,5 +1,6 @@
 import type { Hook } from '@oclif/core';
 import { UsageError } from '../errors.js';
+import { escapeControls } from '../text.js';
 
 function distance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i);
@@ -20,17 +21,28 @@ function distance(a: string, b: string): number {
  * plugin-not-found asks "did you mean" on a TTY and exits 127, which scripts cannot rely on.
  */
 const hook: Hook<'command_not_found'> = async function (options) {
-  const typed = options.id.replaceAll(':', ' ');
-  const ids = options.config.commandIDs.map((id) => id.replaceAll(':', ' '));
-  const [best] = ids
-    .map((id) => ({ id, score: distance(typed, id) }))
-    .sort((a, b) => a.score - b.score || a.id.localeCompare(b.id));
-  const suggestion = best !== undefined && best.score <= Math.max(2, Math.floor(typed.length / 3)) ? best.id : undefined;
-  const error = new UsageError(
-    `"${typed}" is not a kb command.${suggestion ? ` Did you mean "${suggestion}"?` : ''}`,
-    `Run \`${options.config.bin} --help\` for the list of commands.`,
-  );
-  process.stderr.write(`Error: ${error.message}\n${error.help}\n`);
+  const words = options.id.split(':');
+  const ids = options.config.commandIDs;
+  // oclif reads `kb ns list extra` as the command "ns list extra": a command followed by words it does not take.
+  const command = words.map((_, i) => words.slice(0, words.length - i).join(':')).find((id) => ids.includes(id));
+  let error: UsageError;
+  if (command !== undefined) {
+    const [extra] = words.slice(command.split(':').length);
+    const typed = command.replaceAll(':', ' ');
+    error = new UsageError(`unexpected argument: ${extra}`, `See \`${options.config.bin} ${typed} --help\` for what it takes.`);
+  } else {
+    const typed = options.id.replaceAll(':', ' ');
+    const [best] = ids
+      .map((id) => id.replaceAll(':', ' '))
+      .map((id) => ({ id, score: distance(typed, id) }))
+      .sort((a, b) => a.score - b.score || a.id.localeCompare(b.id));
+    const suggestion = best !== undefined && best.score <= Math.max(2, Math.floor(typed.length / 3)) ? best.id : undefined;
+    error = new UsageError(
+      `"${typed}" is not a kb command.${suggestion ? ` Did you mean "${suggestion}"?` : ''}`,
+      `Run \`${options.config.bin} --help\` for the list of commands.`,
+    );
+  }
+  process.stderr.write(`Error: ${escapeControls(error.message)}\n${error.help}\n`);
   this.exit(error.exitCode);
 };
 

@@ -3,6 +3,9 @@ import { ApiCommand } from '../../cli/api-command.js';
 import { DEFAULT_URL } from '../../cli/auth.js';
 import { UsageError } from '../../cli/errors.js';
 import { ask, askSecret, readStdin } from '../../cli/prompt.js';
+import { ClientOptionsError } from '../../client/errors.js';
+import { normalizeBaseUrl } from '../../client/client.js';
+import { uninterrupted } from '../../cli/interrupt.js';
 import { ProfileStore } from '../../config/profiles.js';
 
 interface LoginResult {
@@ -42,11 +45,12 @@ never put a token in argv, where other users can read it. Nothing is saved unles
     const name = flags.profile ?? config.defaultProfile ?? 'default';
     const known = config.profiles.get(name)?.url;
 
-    let url = flags.url;
-    if (url === undefined && !flags['with-token'] && known === undefined) {
-      url = this.io.canPrompt ? await ask(this.io, 'URL of the kb deployment:', '', DEFAULT_URL) : undefined;
+    // A URL that cannot work is refused before the token is asked for or read.
+    let url = flags.url === undefined ? undefined : this.baseUrl(flags.url, '--url');
+    if (url === undefined && !flags['with-token'] && known === undefined && this.io.canPrompt) {
+      url = this.baseUrl(await ask(this.io, 'URL of the kb deployment:', '', DEFAULT_URL), 'URL');
     }
-    url ??= (process.env.KB_URL || undefined) ?? known ?? DEFAULT_URL;
+    url ??= this.baseUrl((process.env.KB_URL || undefined) ?? known ?? DEFAULT_URL, 'URL');
 
     let token: string;
     if (flags['with-token']) {
@@ -58,12 +62,25 @@ never put a token in argv, where other users can read it. Nothing is saved unles
     }
 
     const organization = await this.request('Checking the token', this.newClient(url, token, flags).auth());
-    const saved = await store.saveProfile(name, { url, token });
+    // Ctrl-C from here on waits for the save, so the config and its lock are never left half-done.
+    const saved = await uninterrupted(() => store.saveProfile(name, { url, token }));
     if (!this.jsonEnabled()) {
       this.io.stderr(
         `✓ Logged in to ${url} as organization ${organization}; saved as profile "${name}"${saved.isDefault ? ' (the default)' : ''}.\n`,
       );
     }
     return { profile: name, url, organization, default: saved.isDefault };
+  }
+
+  /** The URL to save: checked as the client checks it, without a trailing /v1 (with a note when one was dropped). */
+  private baseUrl(given: string, source: string): string {
+    try {
+      const { url, withoutApiPrefix } = normalizeBaseUrl(given);
+      if (withoutApiPrefix) this.noteApiPrefix(given, url);
+      return url;
+    } catch (error) {
+      if (!(error instanceof ClientOptionsError)) throw error;
+      throw new UsageError(`Invalid ${source}: ${error.message}`, 'Nothing was saved. Give the base URL of the deployment, e.g. http://127.0.0.1:8080.');
+    }
   }
 }

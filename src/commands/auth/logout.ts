@@ -1,7 +1,9 @@
 import { KbCommand } from '../../cli/base-command.js';
 import { profileFlag } from '../../cli/auth.js';
 import { CliError } from '../../cli/errors.js';
+import { uninterrupted } from '../../cli/interrupt.js';
 import { ProfileStore } from '../../config/profiles.js';
+import { EXIT } from '../../client/exit-codes.js';
 
 export default class AuthLogout extends KbCommand {
   static override summary = "Remove a profile's token from disk (the profile and its URL stay)";
@@ -16,8 +18,8 @@ export default class AuthLogout extends KbCommand {
     const { flags } = await this.parse(AuthLogout);
     const store = new ProfileStore();
     const name = flags.profile ?? (process.env.KB_PROFILE || undefined) ?? store.read().defaultProfile;
-    if (name === undefined) throw new CliError('No profile to log out of: none is configured', 4);
-    const { hadToken } = await store.logout(name);
+    if (name === undefined) throw new CliError('No profile to log out of: none is configured', EXIT.auth);
+    const { hadToken } = await uninterrupted(() => store.logout(name));
     this.io.stderr(hadToken ? `✓ Logged out of profile "${name}": its token is removed from ${store.path}.\n` : `Profile "${name}" had no token.\n`);
   }
 }

@@ -2,6 +2,7 @@ import { ApiCommand } from '../../cli/api-command.js';
 import { maskToken } from '../../cli/auth.js';
 import { CliError } from '../../cli/errors.js';
 import { renderObject } from '../../cli/output.js';
+import { EXIT } from '../../client/exit-codes.js';
 
 interface Status {
   profile: string | null;
@@ -35,7 +36,7 @@ export default class AuthStatus extends ApiCommand {
     };
     let failure: unknown;
     if (deployment.token === undefined) {
-      failure = new CliError('Not logged in: no token', 4, `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`.`);
+      failure = new CliError('Not logged in: no token', EXIT.auth, `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`.`);
     } else {
       try {
         status.organization = await this.request('Checking the token', client.auth());

@@ -1,5 +1,6 @@
 import { Args } from '@oclif/core';
 import { KbCommand } from '../../cli/base-command.js';
+import { uninterrupted } from '../../cli/interrupt.js';
 import { ProfileStore } from '../../config/profiles.js';
 
 export default class AuthSwitch extends KbCommand {
@@ -12,7 +13,7 @@ export default class AuthSwitch extends KbCommand {
   async run(): Promise<void> {
     const { args } = await this.parse(AuthSwitch);
     const store = new ProfileStore();
-    await store.setDefault(args.profile);
+    await uninterrupted(() => store.setDefault(args.profile));
     const url = store.read().profiles.get(args.profile)?.url;
     this.io.stderr(`✓ The default profile is now "${args.profile}" (${url}).\n`);
   }

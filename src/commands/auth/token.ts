@@ -2,6 +2,7 @@ import { KbCommand } from '../../cli/base-command.js';
 import { profileFlag } from '../../cli/auth.js';
 import { CliError } from '../../cli/errors.js';
 import { resolveDeployment } from '../../config/profiles.js';
+import { EXIT } from '../../client/exit-codes.js';
 
 export default class AuthToken extends KbCommand {
   static override summary = 'Print the token in use to stdout (the only command that ever prints it)';
@@ -16,7 +17,7 @@ export default class AuthToken extends KbCommand {
     const { flags } = await this.parse(AuthToken);
     const deployment = resolveDeployment({ profileFlag: flags.profile });
     if (deployment.token === undefined) {
-      throw new CliError('No token configured', 4, `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`.`);
+      throw new CliError('No token configured', EXIT.auth, `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`.`);
     }
     this.io.stdout(`${deployment.token}\n`);
   }

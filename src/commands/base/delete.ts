@@ -1,11 +1,10 @@
 import { Args, Flags } from '@oclif/core';
-import { ROUTES } from '../../api/routes.js';
 import type { Base } from '../../api/schemas.js';
-import { parseInput } from '../../api/validation.js';
 import { ApiCommand } from '../../cli/api-command.js';
 import { CliError } from '../../cli/errors.js';
 import { confirm } from '../../cli/prompt.js';
 import { baseBlock } from '../../cli/render.js';
+import { EXIT } from '../../client/exit-codes.js';
 
 export default class BaseDelete extends ApiCommand {
   static override summary = 'Delete a base and all its data';
@@ -33,14 +32,14 @@ export default class BaseDelete extends ApiCommand {
     const { args, flags } = await this.parse(BaseDelete);
     const { client } = this.connect(flags);
     // A malformed key fails before anyone is asked to confirm.
-    parseInput(ROUTES.base_delete.input.schema, { namespace: args.namespace, base: args.base }, 'arguments');
+    client.check('base_delete', { namespace: args.namespace, base: args.base });
     if (!flags.yes) {
       const sure = await confirm(
         this.io,
         `Delete base ${args.base} in namespace ${args.namespace}, with all its data?`,
         'Pass --yes to delete without confirmation.',
       );
-      if (!sure) throw new CliError('Cancelled: nothing was deleted.', 1);
+      if (!sure) throw new CliError('Cancelled: nothing was deleted.', EXIT.failure);
     }
     const base = await this.request('Deleting base', client.baseDelete({ namespace: args.namespace, base: args.base }));
     if (!this.jsonEnabled()) this.io.stdout(baseBlock(base));

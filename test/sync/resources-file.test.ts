@@ -7,7 +7,7 @@ import {
   ResourcesFileError,
   type Resources,
   serializeResources,
-} from '../../src/cli/resources-file.js';
+} from '../../src/sync/resources-file.js';
 
 /** The problems a text gives, one `SOURCE:LINE:COL: ...` line each; fails the test when the text parses. */
 function problems(text: string, source = 'kb.yaml'): string[] {

@@ -1,11 +1,12 @@
 import type { Namespace } from '../api/schemas.js';
 import type { KbClient } from '../client/client.js';
 import { BaseListUnsupportedError, exitCodeFor } from '../client/errors.js';
-import { CliError } from './errors.js';
-import { paint, type IO } from './io.js';
-import { fit } from './output.js';
-import { confirm } from './prompt.js';
+import { CliError } from '../cli/errors.js';
+import { paint, type IO } from '../cli/io.js';
+import { fit } from '../cli/output.js';
+import { confirm } from '../cli/prompt.js';
 import { byKey, type BaseEntry, type Resources } from './resources-file.js';
+import { EXIT } from '../client/exit-codes.js';
 
 /** What export, apply and import need of a client; tests pass an in-memory one. */
 export type SyncClient = Pick<KbClient, 'nsList' | 'baseList' | 'nsCreate' | 'nsUpdate' | 'baseCreate' | 'baseUpdate' | 'baseDelete'>;
@@ -57,7 +58,7 @@ async function basesOf(client: SyncClient, namespaces: readonly string[], doing:
     if (!(error instanceof BaseListUnsupportedError)) throw error;
     throw new CliError(
       `Cannot ${doing}: this deployment does not offer base_list (an extension of kb serve), so the bases of a namespace cannot be listed`,
-      1,
+      EXIT.failure,
       doing === 'export' ? 'Nothing was written.' : 'Nothing was changed. Only namespaces that do not exist yet can be applied to such a deployment.',
     );
   }
@@ -73,7 +74,7 @@ export async function readResources(client: SyncClient, options: { namespaces?: 
   if (options.namespaces && options.namespaces.length > 0) {
     const wanted = new Set(options.namespaces);
     const missing = [...wanted].filter((key) => !all.some((ns) => ns.key === key)).sort();
-    if (missing.length > 0) throw new CliError(`No such namespace: ${missing.join(', ')}`, 3, 'Nothing was written. `kb ns list` shows the namespaces.');
+    if (missing.length > 0) throw new CliError(`No such namespace: ${missing.join(', ')}`, EXIT.notFound, 'Nothing was written. `kb ns list` shows the namespaces.');
     chosen = all.filter((ns) => wanted.has(ns.key));
   }
   const bases = await basesOf(client, chosen.map((ns) => ns.key), 'export');
@@ -277,7 +278,7 @@ export async function syncResources(client: SyncClient, io: IO, desired: Resourc
       `Delete ${plural(plan.counts.delete, 'base')}, with all their data?`,
       `Pass --yes to delete the ${plural(plan.counts.delete, 'base')} of the plan without confirmation.`,
     );
-    if (!sure) throw new CliError('Cancelled: nothing was changed.', 1);
+    if (!sure) throw new CliError('Cancelled: nothing was changed.', EXIT.failure);
   }
   try {
     result.applied = await applyChanges(client, plan.changes, (change) => say(`${paint(io, 'green', '✓')} ${changeLine(io, change)}\n`));

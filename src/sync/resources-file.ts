@@ -3,7 +3,8 @@ import YAML, { isMap, isScalar, LineCounter, type Node as YamlNode } from 'yaml'
 import * as z from '../api/zod.js';
 import { Description, Key } from '../api/schemas.js';
 import { valueAt } from '../api/validation.js';
-import { CliError, UsageError } from './errors.js';
+import { CliError, UsageError } from '../cli/errors.js';
+import { EXIT } from '../client/exit-codes.js';
 
 /**
  * The file of `kb export`, `kb apply` and `kb import`: an organization's namespaces and their bases, keys and
@@ -238,6 +239,6 @@ export async function writeFileAtomic(path: string, text: string): Promise<void>
     await rename(temporary, path);
   } catch (error) {
     await rm(temporary, { force: true });
-    throw new CliError(`Cannot write ${path}: ${(error as Error).message}`, 1);
+    throw new CliError(`Cannot write ${path}: ${(error as Error).message}`, EXIT.failure);
   }
 }

@@ -12,8 +12,8 @@ import {
   renderPlan,
   type SyncClient,
   syncResources,
-} from '../../src/cli/plan.js';
-import { normalizeResources, type Resources } from '../../src/cli/resources-file.js';
+} from '../../src/sync/plan.js';
+import { normalizeResources, type Resources } from '../../src/sync/resources-file.js';
 import { rejection } from '../helpers/rejection.js';
 
 const URL = 'http://kb.test/v1';

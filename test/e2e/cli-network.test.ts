@@ -1,0 +1,278 @@
+/**
+ * The built CLI (bin/run.js, the esbuild bundle users run) in networks as users have them: behind a forward proxy,
+ * against replies too large to hold, a server that is not running, a URL pasted with its /v1.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { type AddressInfo, connect, type Server as NetServer, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isolatedEnv } from '../helpers/cli.js';
+import { closedPortUrl, describeRun, expectFailure, jsonOut, kb, lines, orgEnv, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
+import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ org: 'cli-network' });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+// Tests run concurrently, so what they start is closed when the file is done.
+const cleanups: Array<() => Promise<void> | void> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function listen(listener: Server | TlsServer | NetServer): Promise<number> {
+  return new Promise((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(0, '127.0.0.1', () => resolve((listener.address() as AddressInfo).port));
+  });
+}
+
+function closeLater(listener: Server | TlsServer | NetServer, sockets: Set<Socket>): void {
+  cleanups.push(() => {
+    for (const socket of sockets) socket.destroy();
+    return new Promise<void>((resolve) => listener.close(() => resolve()));
+  });
+}
+
+function trackSockets(listener: Server | TlsServer | NetServer): Set<Socket> {
+  const sockets = new Set<Socket>();
+  listener.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  return sockets;
+}
+
+/** The host name the CLI is pointed at: it resolves nowhere, so only a proxy can reach it. */
+const UNRESOLVABLE = 'kb.invalid';
+
+interface ForwardProxy {
+  url: string;
+  /** Requests in absolute form (`GET http://host/path`), as `METHOD URL`. */
+  forwarded: string[];
+  /** CONNECT targets, as `host:port`. */
+  tunnels: string[];
+}
+
+/**
+ * A forward proxy as corporate networks run them: absolute-form requests are sent on to their origin, CONNECT opens
+ * a tunnel. Every host is taken to `route(host:port)`, so the unresolvable name reaches the test's servers.
+ */
+async function startForwardProxy(route: (authority: string) => number): Promise<ForwardProxy> {
+  const forwarded: string[] = [];
+  const tunnels: string[] = [];
+  const proxy = createHttpServer((request: IncomingMessage, response: ServerResponse) => {
+    forwarded.push(`${request.method} ${request.url}`);
+    const target = new URL(request.url ?? '');
+    const upstream = httpRequest(
+      { host: '127.0.0.1', port: route(target.host), method: request.method, path: `${target.pathname}${target.search}`, headers: request.headers },
+      (reply) => {
+        response.writeHead(reply.statusCode ?? 502, reply.headers);
+        reply.pipe(response);
+      },
+    );
+    upstream.on('error', () => response.destroy());
+    request.pipe(upstream);
+  });
+  proxy.on('connect', (request: IncomingMessage, socket: Socket, head: Buffer) => {
+    tunnels.push(request.url ?? '');
+    socket.on('error', () => undefined);
+    const upstream = connect(route(request.url ?? ''), '127.0.0.1', () => {
+      socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+      upstream.write(head);
+      upstream.pipe(socket).pipe(upstream);
+    });
+    upstream.on('error', () => socket.destroy());
+  });
+  const sockets = trackSockets(proxy);
+  const port = await listen(proxy);
+  closeLater(proxy, sockets);
+  return { url: `http://127.0.0.1:${port}`, forwarded, tunnels };
+}
+
+/** A self-signed certificate for UNRESOLVABLE, made once per run with openssl. */
+function certificate(): { key: string; cert: string; certPath: string } {
+  const dir = tempDir('kb-tls-');
+  const keyPath = join(dir, 'key.pem');
+  const certPath = join(dir, 'cert.pem');
+  execFileSync('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2',
+    '-subj', `/CN=${UNRESOLVABLE}`, '-addext', `subjectAltName=DNS:${UNRESOLVABLE}`, '-keyout', keyPath, '-out', certPath,
+  ], { stdio: 'ignore' });
+  return { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8'), certPath };
+}
+
+/** TLS in front of the real server, with the certificate above. */
+async function startTlsFront(tls: { key: string; cert: string }): Promise<number> {
+  const front = createTlsServer({ key: tls.key, cert: tls.cert }, (socket) => {
+    socket.on('error', () => undefined);
+    const upstream = connect(Number(new URL(server.url).port), '127.0.0.1', () => upstream.pipe(socket).pipe(upstream));
+    upstream.on('error', () => socket.destroy());
+  });
+  const sockets = trackSockets(front);
+  const port = await listen(front);
+  closeLater(front, sockets);
+  return port;
+}
+
+const serverPort = () => Number(new URL(server.url).port);
+
+describe.concurrent('kb behind a forward proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY)', { timeout: TEST_TIMEOUT_MS }, () => {
+  it.each(['HTTP_PROXY', 'http_proxy'])('%s: a plain-http deployment is reached through the proxy in absolute form', async (variable) => {
+    const proxy = await startForwardProxy(serverPort);
+    const { env } = await orgEnv(server, `proxy-http-${variable}`);
+    const url = `http://${UNRESOLVABLE}:${serverPort()}`;
+    const proxied = { ...env, KB_URL: url, [variable]: proxy.url };
+
+    const created = await kb(['ns', 'create', 'docs', '--json'], { env: proxied });
+    expect(jsonOut(created)).toEqual({ key: 'docs', description: null });
+    const listed = await kb(['ns', 'list', '--json'], { env: proxied });
+    expect(jsonOut(listed)).toEqual([{ key: 'docs', description: null }]);
+
+    expect(proxy.forwarded).toEqual([`POST ${url}/v1/ns_create`, `GET ${url}/v1/ns_list`]);
+    expect(proxy.tunnels).toEqual([]);
+  });
+
+  it.each(['HTTPS_PROXY', 'https_proxy'])('%s: an https deployment is reached through a CONNECT tunnel', async (variable) => {
+    const tls = certificate();
+    const tlsPort = await startTlsFront(tls);
+    const proxy = await startForwardProxy(() => tlsPort);
+    const { env } = await orgEnv(server, `proxy-https-${variable}`);
+    const url = `https://${UNRESOLVABLE}:${tlsPort}`;
+    const proxied = { ...env, KB_URL: url, [variable]: proxy.url, NODE_EXTRA_CA_CERTS: tls.certPath };
+
+    const result = await kb(['ns', 'list', '--json'], { env: proxied });
+    expect(jsonOut(result)).toEqual([]);
+    expect(proxy.tunnels).toEqual([`${UNRESOLVABLE}:${tlsPort}`]);
+    expect(proxy.forwarded).toEqual([]);
+  });
+
+  it.each(['NO_PROXY', 'no_proxy'])('%s: a host it names is reached directly, the proxy sees nothing', async (variable) => {
+    const proxy = await startForwardProxy(serverPort);
+    const { env } = await orgEnv(server, `no-proxy-${variable}`);
+    const result = await kb(['ns', 'list', '--json'], { env: { ...env, HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, [variable]: '127.0.0.1' } });
+    expect(jsonOut(result)).toEqual([]);
+    expect(proxy.forwarded).toEqual([]);
+    expect(proxy.tunnels).toEqual([]);
+  });
+});
+
+/** A server whose every reply is `respond(response)`; counts requests and the body bytes it managed to write. */
+async function startReplyServer(respond: (response: ServerResponse, sent: { bytes: number }) => void): Promise<{ url: string; requests(): number; sent: { bytes: number } }> {
+  let requests = 0;
+  const sent = { bytes: 0 };
+  const listener = createHttpServer((request, response) => {
+    requests++;
+    request.resume();
+    respond(response, sent);
+  });
+  const sockets = trackSockets(listener);
+  const port = await listen(listener);
+  closeLater(listener, sockets);
+  return { url: `http://127.0.0.1:${port}`, requests: () => requests, sent };
+}
+
+/** Writes JSON-looking bytes for as long as the client reads them: a reply without end. */
+function endless(response: ServerResponse, sent: { bytes: number }): void {
+  response.writeHead(200, { 'content-type': 'application/json' });
+  const chunk = Buffer.alloc(64 * 1024, 0x20);
+  response.write('{"success":true,"data":"');
+  const pump = () => {
+    while (!response.destroyed && response.write(chunk)) sent.bytes += chunk.length;
+    if (!response.destroyed) sent.bytes += chunk.length;
+  };
+  response.on('drain', pump);
+  pump();
+}
+
+describe.concurrent('kb reads replies up to a size limit (KB_MAX_RESPONSE, 64 MiB by default)', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('a reply without end fails once it passes KB_MAX_RESPONSE: exit 1 naming the limit, the rest never read', async () => {
+    const fake = await startReplyServer(endless);
+    const result = await kb(['ns', 'list'], { env: isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_x', KB_MAX_RESPONSE: '1MiB' }) });
+    expectFailure(
+      result,
+      1,
+      `the reply from ${fake.url}/v1/ns_list is larger than the 1 MiB limit`,
+      'If a reply this large is expected, raise the limit with KB_MAX_RESPONSE (e.g. KB_MAX_RESPONSE=256MiB).',
+    );
+    // It stopped reading: what the server got out is the limit plus what socket buffers hold, far below the default limit.
+    expect(fake.sent.bytes).toBeLessThan(32 * 2 ** 20);
+    expect(fake.requests()).toBe(1);
+  });
+
+  it('a Content-Length over the default 64 MiB fails at once, before any of the body arrives', async () => {
+    // Headers only: a client that waited for this body would wait until its timeout (exit 6), not fail with exit 1.
+    const fake = await startReplyServer((response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(64 * 2 ** 20 + 1) });
+      response.flushHeaders();
+    });
+    const result = await kb(['ns', 'list', '--timeout', '20s'], { env: isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_x' }) });
+    expectFailure(
+      result,
+      1,
+      `the reply from ${fake.url}/v1/ns_list is larger than the 64 MiB limit`,
+      'If a reply this large is expected, raise the limit with KB_MAX_RESPONSE (e.g. KB_MAX_RESPONSE=256MiB).',
+    );
+    expect(fake.requests()).toBe(1);
+  });
+
+  it('a reply within the limit is read whole, and KB_MAX_RESPONSE that is not a size is refused before any request', async () => {
+    const { env } = await orgEnv(server, 'max-response');
+    const [fits, invalid] = await Promise.all([
+      kb(['ns', 'list', '--json'], { env: { ...env, KB_MAX_RESPONSE: '2KiB' } }),
+      kb(['ns', 'list', '--json'], { env: { ...env, KB_MAX_RESPONSE: 'lots' } }),
+    ]);
+    expect(jsonOut(fits)).toEqual([]);
+    expectFailure(invalid, 2, 'Invalid KB_MAX_RESPONSE "lots": expected a size in bytes such as 1048576, 512KiB or 64MiB');
+  });
+});
+
+describe.concurrent('kb names what to try when the deployment is not there, and takes a URL pasted with /v1', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('connection refused names the URL and suggests kb serve and kb auth status (exit 6)', async () => {
+    const url = await closedPortUrl();
+    const result = await kb(['ns', 'list'], { env: isolatedEnv({ KB_URL: url, KB_TOKEN: 'kbt_x' }) });
+    expectFailure(
+      result,
+      6,
+      `cannot reach ${url}/v1/ns_list: connection refused`,
+      'Is the server running (start a local one with `kb serve`)? `kb auth status` shows the URL and profile in use.',
+    );
+  });
+
+  it('KB_URL ending in /v1 is taken as the base URL, with a note on stderr', async () => {
+    const { env } = await orgEnv(server, 'trailing-v1');
+    const result = await kb(['ns', 'list', '--json'], { env: { ...env, KB_URL: `${server.url}/v1/` } });
+    expect(jsonOut(result)).toEqual([]);
+    expect(lines(result.stderr), describeRun(result)).toEqual([`Note: ${server.url}/v1/ ends in /v1, which kb adds itself; using ${server.url}`]);
+  });
+
+  it('auth login --url with /v1 saves the base URL without it', async () => {
+    const token = await server.newToken('login-v1');
+    const env = isolatedEnv();
+    const login = await kb(['auth', 'login', '--url', `${server.url}/v1`, '--with-token', '--json'], { env, input: `${token}\n` });
+    expect(jsonOut(login)).toMatchObject({ url: server.url, organization: 'login-v1' });
+    const status = await kb(['auth', 'status', '--json'], { env });
+    expect(jsonOut(status)).toMatchObject({ url: server.url, organization: 'login-v1' });
+  });
+
+  it.each([[[]], [['--with-token']]])('auth login --url notaurl %j is refused before a token is asked for, read or saved', async (extra) => {
+    const env = isolatedEnv();
+    const result = await kb(['auth', 'login', '--url', 'notaurl', ...extra], { env, input: 'kbt_x\n' });
+    expectFailure(
+      result,
+      2,
+      'Invalid --url: not a URL: "notaurl" (expected e.g. http://127.0.0.1:8080)',
+      'Nothing was saved. Give the base URL of the deployment, e.g. http://127.0.0.1:8080.',
+    );
+    const configDir = env.KB_CONFIG_DIR as string;
+    expect(existsSync(configDir) ? readdirSync(configDir) : []).toEqual([]);
+  });
+});

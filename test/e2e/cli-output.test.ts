@@ -1,0 +1,136 @@
+/**
+ * What the built CLI prints of a server's text, and how it words mistakes of its own user: control characters
+ * escaped in tables, blocks, errors and `auth status` while --json stays exact; local refusals that say nothing was
+ * sent; a stray argument named as such.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isolatedEnv } from '../helpers/cli.js';
+import { apiData, describeRun, expectFailure, jsonOut, kb, lines, orgEnv, startFixedServer, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer({ org: 'cli-output' });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+/** Clears the screen, sets the window title, rings the bell, then reverses the rest of the line. */
+const HOSTILE = 'ok\u001B[2J\u001B]0;pwned\u0007\u202Eevil\nnext';
+const HOSTILE_SHOWN = 'ok\\x1b[2J\\x1b]0;pwned\\x07\\u202eevil\\nnext';
+/** No escape character, bell or bidi override reaches the terminal. */
+// eslint-disable-next-line no-control-regex
+const RAW_CONTROL = /[\u001B\u0007\u202E]/;
+
+describe.concurrent('text from a server reaches a terminal with its control characters escaped', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('in the ns list table and the key/value block; --json keeps the exact text', async () => {
+    const { env, token } = await orgEnv(server, 'hostile-text');
+    await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs', description: HOSTILE });
+    await apiData(server.url, token, 'POST', '/ns_create', { key: 'wide', description: '日本語の説明 👩‍💻' });
+    const [table, block, json] = await Promise.all([
+      kb(['ns', 'list'], { env }),
+      kb(['ns', 'update', 'docs', '--description', HOSTILE], { env }),
+      kb(['ns', 'list', '--json'], { env }),
+    ]);
+    expect(table.code, describeRun(table)).toBe(0);
+    // Not a terminal: nothing is cut, and the columns line up by display width.
+    expect(lines(table.stdout)).toEqual(['KEY   DESCRIPTION', `docs  ${HOSTILE_SHOWN}`, 'wide  日本語の説明 👩‍💻']);
+    expect(block.code, describeRun(block)).toBe(0);
+    expect(lines(block.stdout)).toEqual(['key:         docs', `description: ${HOSTILE_SHOWN}`]);
+    expect(table.stdout + block.stdout + block.stderr).not.toMatch(RAW_CONTROL);
+    expect(jsonOut(json)).toEqual([{ key: 'docs', description: HOSTILE }, { key: 'wide', description: '日本語の説明 👩‍💻' }]);
+  });
+
+  it('in an error message and its help', async () => {
+    const fake = await startFixedServer(404, { success: false, message: `No such namespace ${HOSTILE}`, help: `Try ${HOSTILE}` });
+    try {
+      const result = await kb(['ns', 'update', 'docs', '-d', 'x'], { env: isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_x' }) });
+      expectFailure(result, 3, `No such namespace ${HOSTILE_SHOWN}`, `Try ${HOSTILE_SHOWN}`);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('in auth status, which shows the organization the server names', async () => {
+    const fake = await startFixedServer(200, { success: true, data: HOSTILE });
+    try {
+      const env = isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_0123456789abcdefghij' });
+      const [human, json] = await Promise.all([kb(['auth', 'status'], { env }), kb(['auth', 'status', '--json'], { env })]);
+      expect(human.code, describeRun(human)).toBe(0);
+      expect(lines(human.stdout)).toContain(`organization: ${HOSTILE_SHOWN}`);
+      expect(human.stdout).not.toMatch(RAW_CONTROL);
+      expect(jsonOut(json)).toMatchObject({ organization: HOSTILE });
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+describe.concurrent('mistakes of the user, in words of their own', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('a word after a command that takes none: exit 2, "unexpected argument"', async () => {
+    const env = isolatedEnv();
+    const [list, health] = await Promise.all([kb(['ns', 'list', 'extra'], { env }), kb(['health', 'now', 'please'], { env })]);
+    expectFailure(list, 2, 'unexpected argument: extra', 'See `kb ns list --help` for what it takes.');
+    expectFailure(health, 2, 'unexpected argument: now', 'See `kb health --help` for what it takes.');
+  });
+
+  it('a message of our own (or oclif\'s) keeps its line breaks: escaping is for a server\'s text', async () => {
+    const result = await kb(['ns', 'list', '--bogus'], { env: isolatedEnv() });
+    expectFailure(result, 2, 'Nonexistent flag: --bogus', 'See more help with --help');
+  });
+
+  it('input refused locally names the field and value, and says that nothing was sent', async () => {
+    // Every request that reached this server would be answered 500: a leak would show as exit 1 and in the count.
+    const trap = await startFixedServer(500, { success: false, message: 'this request should never have been sent' });
+    try {
+      const env = isolatedEnv({ KB_URL: trap.url, KB_TOKEN: 'kbt_x' });
+      const rule = 'a key is 3 to 63 characters, each A-Z, a-z, 0-9, dash (-) or underscore (_)';
+      const [key, base, description] = await Promise.all([
+        kb(['ns', 'create', 'bad key'], { env }),
+        kb(['base', 'delete', 'docs', 'b@d', '--yes'], { env }),
+        kb(['ns', 'update', 'docs', '--description', 'x'.repeat(1025)], { env }),
+      ]);
+      expectFailure(key, 2, `invalid key "bad key": ${rule}: nothing was sent`);
+      expectFailure(base, 2, `invalid base "b@d": ${rule}: nothing was sent`);
+      expectFailure(description, 2, 'invalid description (1025 characters): a description is 1 to 1024 characters, or null: nothing was sent');
+      expect(trap.count()).toBe(0);
+    } finally {
+      await trap.close();
+    }
+  });
+});
+
+describe.concurrent('the X-Request-Id of a failed request', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('is printed with the error under --verbose (or KB_DEBUG=1), for typed commands and kb api alike', async () => {
+    const fake = createServer((request, response) => {
+      request.resume();
+      response.writeHead(404, { 'content-type': 'application/json', 'x-request-id': 'req-7f3a' });
+      response.end(JSON.stringify({ success: false, message: 'Namespace not found' }));
+    });
+    await new Promise<void>((resolve) => fake.listen(0, '127.0.0.1', resolve));
+    try {
+      const env = isolatedEnv({ KB_URL: `http://127.0.0.1:${(fake.address() as AddressInfo).port}`, KB_TOKEN: 'kbt_x' });
+      const [verbose, debug, api, quiet] = await Promise.all([
+        kb(['ns', 'update', 'docs', '-d', 'x', '--verbose'], { env }),
+        kb(['ns', 'update', 'docs', '-d', 'x'], { env: { ...env, KB_DEBUG: '1' } }),
+        kb(['api', 'ns_update', '-f', 'namespace=docs', '--verbose'], { env }),
+        kb(['ns', 'update', 'docs', '-d', 'x'], { env }),
+      ]);
+      for (const result of [verbose, debug, api]) {
+        expect(result.code, describeRun(result)).toBe(3);
+        expect(lines(result.stderr), describeRun(result)).toEqual([
+          expect.stringMatching(/^\* POST \S+\/v1\/ns_update 404 \d+ms$/),
+          expect.stringMatching(/^Error: Namespace not found/),
+          'Request ID: req-7f3a',
+        ]);
+      }
+      expectFailure(quiet, 3, 'Namespace not found');
+    } finally {
+      fake.closeAllConnections();
+      await new Promise<void>((resolve) => fake.close(() => resolve()));
+    }
+  });
+});
