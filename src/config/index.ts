@@ -1,4 +1,5 @@
 export { DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STALE_LOCK_MS, LockTimeoutError, withFileLock, type LockOptions } from './lock.js';
+export { readEnv, type KbEnvironment } from './env.js';
 export { configDir, dataDir } from './paths.js';
 export {
   ConfigError,
