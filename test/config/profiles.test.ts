@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { exitCodeFor } from '../../src/client/errors.js';
 import { ConfigError, LockTimeoutError, ProfileStore, saveServeProfile } from '../../src/config/index.js';
-import { tempDir } from '../helpers/server.js';
 import { rejection } from '../helpers/rejection.js';
+import { IS_ROOT, removeTempDirs, runConfigOp, tempDirFor, UNPRIVILEGED } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SAVER = fileURLToPath(new URL('./fixtures/save-profile.ts', import.meta.url));
@@ -16,8 +16,10 @@ let dir: string;
 let file: string;
 const savedConfigDir = process.env.KB_CONFIG_DIR;
 
+afterAll(removeTempDirs);
+
 beforeEach(() => {
-  dir = join(tempDir('kb-config-'), 'kb');
+  dir = join(tempDirFor('kb-config-'), 'kb');
   file = join(dir, 'config.json');
   process.env.KB_CONFIG_DIR = dir;
 });
@@ -35,22 +37,13 @@ function writeRaw(text: string): void {
   writeFileSync(file, text, { mode: 0o600 });
 }
 
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
-}
-
 describe('ProfileStore: saving profiles', () => {
   it('lives in KB_CONFIG_DIR, read when the store is made', () => {
     expect(new ProfileStore().path).toBe(file);
   });
 
-  it('reads an empty config when there is no file, and creates nothing', () => {
-    const config = new ProfileStore().read();
+  it('reads an empty config when there is no file, and creates nothing', async () => {
+    const config = await new ProfileStore().read();
     expect(config.defaultProfile).toBeUndefined();
     expect(config.profiles.size).toBe(0);
     expect(existsSync(dir)).toBe(false);
@@ -60,7 +53,7 @@ describe('ProfileStore: saving profiles', () => {
     const store = new ProfileStore();
     expect(await store.saveProfile('work', { url: 'https://kb.example.com', token: 'kbt_work' })).toEqual({ isDefault: true, replaced: false });
     expect(onDisk()).toEqual({ defaultProfile: 'work', profiles: { work: { url: 'https://kb.example.com', token: 'kbt_work' } } });
-    const config = store.read();
+    const config = await store.read();
     expect(config.defaultProfile).toBe('work');
     expect(config.profiles.get('work')).toEqual({ url: 'https://kb.example.com', token: 'kbt_work' });
   });
@@ -70,7 +63,7 @@ describe('ProfileStore: saving profiles', () => {
     await store.saveProfile('work', { url: 'https://kb.example.com', token: 'a' });
     expect(await store.saveProfile('home', { url: 'http://127.0.0.1:8080', token: 'b' })).toEqual({ isDefault: false, replaced: false });
     expect(onDisk().defaultProfile).toBe('work');
-    expect([...store.read().profiles.keys()].sort()).toEqual(['home', 'work']);
+    expect([...(await store.read()).profiles.keys()].sort()).toEqual(['home', 'work']);
   });
 
   it('replaces a profile saved again, URL and token together, and keeps the default', async () => {
@@ -133,7 +126,7 @@ describe('ProfileStore: saving profiles', () => {
     for (const name of ['constructor', 'toString', 'hasOwnProperty']) await store.saveProfile(name, { url: `http://${name.toLowerCase()}.example`, token: name });
     await store.setDefault('toString');
     await store.logout('constructor');
-    const config = store.read();
+    const config = await store.read();
     expect(config.defaultProfile).toBe('toString');
     expect(config.profiles.get('constructor')).toEqual({ url: 'http://constructor.example' });
     expect(config.profiles.get('hasOwnProperty')).toEqual({ url: 'http://hasownproperty.example', token: 'hasOwnProperty' });
@@ -191,9 +184,9 @@ describe('ProfileStore: a broken config file', () => {
     ['with a default that is not a string', '{"defaultProfile":5,"profiles":{}}', /defaultProfile: /],
   ];
 
-  it.each(broken)('reports a file %s as config_invalid (exit 1), naming the file and the problem', (_what, text, problem) => {
+  it.each(broken)('reports a file %s as config_invalid (exit 1), naming the file and the problem', async (_what, text, problem) => {
     writeRaw(text);
-    const error = thrown(() => new ProfileStore().read());
+    const error = await rejection(new ProfileStore().read());
     expect(error).toBeInstanceOf(ConfigError);
     expect(error).toMatchObject({ code: 'config_invalid', exitCode: 1 });
     expect((error as Error).message).toContain(file);
@@ -217,11 +210,16 @@ describe('ProfileStore: a broken config file', () => {
     expect(existsSync(join(dir, 'config.lock'))).toBe(false);
   });
 
-  it('reports a file it cannot read as config_unreadable', () => {
-    if (process.getuid?.() === 0) return; // root reads any file
-    writeRaw('{"profiles":{}}');
-    chmodSync(file, 0o000);
-    expect(thrown(() => new ProfileStore().read())).toMatchObject({ code: 'config_unreadable', exitCode: 1 });
+  it(`reports a file it cannot read as config_unreadable, naming the file (run as ${IS_ROOT ? 'nobody: root reads any file' : 'this user'})`, async () => {
+    const own = tempDirFor('kb-config-', UNPRIVILEGED);
+    const path = join(own, 'config.json');
+    writeFileSync(path, '{"profiles":{}}', { mode: 0o600 });
+    chmodSync(path, 0o000);
+    if (IS_ROOT) chownSync(path, UNPRIVILEGED.uid, UNPRIVILEGED.gid);
+    const result = await runConfigOp(['read'], own);
+    expect(result.error).toEqual({
+      name: 'ConfigError', code: 'config_unreadable', exitCode: 1, message: `cannot read the config file ${path}: permission denied (EACCES)`,
+    });
   });
 });
 
@@ -267,7 +265,7 @@ describe('ProfileStore: concurrent savers', () => {
   });
 
   it('loses no profile when 8 processes save a different profile at the same moment', async () => {
-    const go = join(tempDir('kb-go-'), 'go');
+    const go = join(tempDirFor('kb-go-'), 'go');
     const names = Array.from({ length: 8 }, (_, index) => `proc-${index}`);
     const children = names.map((name) => {
       const child = spawn(process.execPath, ['--import', 'tsx', SAVER, name, `http://${name}.example`, go], {

@@ -1,0 +1,144 @@
+import { mkdirSync, statSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import type Conf from 'conf';
+import { ConfigError } from './errors.js';
+import { withFileLock } from './lock.js';
+import { parseConfigText, serializeConfig, type ConfigData } from './schema.js';
+
+const CONFIG_NAME = 'config';
+
+type ConfClass = typeof Conf<ConfigData>;
+let confClass: Promise<ConfClass> | undefined;
+
+/** conf, loaded the first time a config file is there to read or something is saved: never on a bare start-up. */
+function loadConf(): Promise<ConfClass> {
+  confClass ??= import('conf').then((module) => module.default as ConfClass);
+  return confClass;
+}
+
+function errno(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^E[A-Z]+$/.test(code) ? code : undefined;
+}
+
+const PHRASES: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'the filesystem is read-only',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is exceeded',
+  ENOTDIR: 'a part of the path is not a directory',
+  EEXIST: 'it exists and is not a directory',
+  EISDIR: 'it is a directory',
+  EIO: 'an I/O error',
+  ELOOP: 'too many symbolic links',
+  ENAMETOOLONG: 'the path is too long',
+};
+
+/** What a filesystem error means, in words; never the raw message, which repeats the path and says little more. */
+function phrase(error: unknown): string {
+  const code = errno(error);
+  if (code === undefined) return (error as Error).message;
+  return `${PHRASES[code] ?? (error as Error).message.split(',')[0]} (${code})`;
+}
+
+export interface ConfigFileOptions {
+  /** The config directory. */
+  dir: string;
+  /** How long a save waits for another kb process to finish its own (default 10 s). */
+  lockTimeoutMs?: number | undefined;
+}
+
+/**
+ * The one home of `<config dir>/config.json`: every read and every write goes through conf (mode 0600, written to
+ * a temporary file beside it, fsynced and renamed, so an interrupted save leaves the old file whole), and every
+ * read is checked with zod. A change is a read-modify-write under a lock file, so concurrent kb processes do not
+ * lose each other's changes.
+ */
+export class ConfigFile {
+  readonly dir: string;
+  readonly path: string;
+  readonly #lockPath: string;
+  readonly #lockTimeoutMs: number | undefined;
+
+  constructor(options: ConfigFileOptions) {
+    this.dir = options.dir;
+    this.path = join(this.dir, `${CONFIG_NAME}.json`);
+    this.#lockPath = join(this.dir, `${CONFIG_NAME}.lock`);
+    this.#lockTimeoutMs = options.lockTimeoutMs;
+  }
+
+  /** The file's content, or undefined when there is none. Creates nothing. */
+  async read(): Promise<ConfigData | undefined> {
+    const stats = this.#fileStats();
+    if (stats === undefined) return undefined;
+    return this.#current(await this.#open());
+  }
+
+  /**
+   * Reads the file under the lock, hands its content (undefined when there is none) to `change`, and saves what
+   * `change` returns. Nothing is written when the file cannot be parsed, or `change` throws.
+   */
+  async update<T>(change: (current: ConfigData | undefined) => Promise<{ next: ConfigData; result: T }>): Promise<T> {
+    this.#prepareDir();
+    const options = this.#lockTimeoutMs === undefined ? {} : { timeoutMs: this.#lockTimeoutMs };
+    return await withFileLock(
+      this.#lockPath,
+      async () => {
+        const exists = this.#fileStats() !== undefined;
+        const conf = await this.#open();
+        const { next, result } = await change(exists ? this.#current(conf) : undefined);
+        conf.store = next;
+        return result;
+      },
+      options,
+    );
+  }
+
+  /** The file's stats, or undefined when there is no file (or no directory). */
+  #fileStats(): Stats | undefined {
+    let stats: Stats;
+    try {
+      stats = statSync(this.path);
+    } catch (error) {
+      if (errno(error) === 'ENOENT') return undefined;
+      throw new ConfigError('config_unreadable', `cannot read the config file ${this.path}: ${phrase(error)}`);
+    }
+    if (!stats.isFile()) throw new ConfigError('config_unreadable', `cannot read the config file ${this.path}: it is not a file`);
+    return stats;
+  }
+
+  /** conf over the file; conf reads the file as it is made, so a file that does not parse throws here. */
+  async #open(): Promise<Conf<ConfigData>> {
+    const Conf = await loadConf();
+    try {
+      return new Conf({
+        cwd: this.dir,
+        configName: CONFIG_NAME,
+        configFileMode: 0o600,
+        accessPropertiesByDotNotation: false,
+        clearInvalidConfig: false,
+        serialize: serializeConfig,
+        deserialize: (text) => parseConfigText(text, this.path),
+      });
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      throw new ConfigError('config_unreadable', `cannot read the config file ${this.path}: ${phrase(error)}`);
+    }
+  }
+
+  /** The file's content through conf, read now. */
+  #current(conf: Conf<ConfigData>): ConfigData {
+    try {
+      return conf.store;
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      throw new ConfigError('config_unreadable', `cannot read the config file ${this.path}: ${phrase(error)}`);
+    }
+  }
+
+  /** Created here, before conf would create it with the umask's mode (usually 0755). */
+  #prepareDir(): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+  }
+}
