@@ -4,6 +4,7 @@ import type Conf from 'conf';
 import { ConfigError } from './errors.js';
 import { withFileLock } from './lock.js';
 import { parseConfigText, serializeConfig, type ConfigData } from './schema.js';
+import { checkTrust } from './trust.js';
 
 const CONFIG_NAME = 'config';
 
@@ -47,37 +48,44 @@ export interface ConfigFileOptions {
   dir: string;
   /** How long a save waits for another kb process to finish its own (default 10 s). */
   lockTimeoutMs?: number | undefined;
+  /** Told of a config file others can read; the CLI prints it on stderr. */
+  onWarning?: ((message: string) => void) | undefined;
 }
 
 /**
  * The one home of `<config dir>/config.json`: every read and every write goes through conf (mode 0600, written to
  * a temporary file beside it, fsynced and renamed, so an interrupted save leaves the old file whole), and every
- * read is checked with zod. A change is a read-modify-write under a lock file, so concurrent kb processes do not
- * lose each other's changes.
+ * read is checked with zod. Before the file is used, its directory and itself must be trusted (checkTrust); a
+ * change is a read-modify-write under a lock file, so concurrent kb processes do not lose each other's changes.
  */
 export class ConfigFile {
   readonly dir: string;
   readonly path: string;
   readonly #lockPath: string;
   readonly #lockTimeoutMs: number | undefined;
+  readonly #onWarning: (message: string) => void;
+  readonly #warned = new Set<string>();
 
   constructor(options: ConfigFileOptions) {
     this.dir = options.dir;
     this.path = join(this.dir, `${CONFIG_NAME}.json`);
     this.#lockPath = join(this.dir, `${CONFIG_NAME}.lock`);
     this.#lockTimeoutMs = options.lockTimeoutMs;
+    this.#onWarning = options.onWarning ?? ((message) => process.stderr.write(`Warning: ${message}\n`));
   }
 
   /** The file's content, or undefined when there is none. Creates nothing. */
   async read(): Promise<ConfigData | undefined> {
     const stats = this.#fileStats();
     if (stats === undefined) return undefined;
+    this.#warn(checkTrust(this.dir, this.#dirStats(), 'directory'));
+    this.#warn(checkTrust(this.path, stats, 'file'));
     return this.#current(await this.#open());
   }
 
   /**
    * Reads the file under the lock, hands its content (undefined when there is none) to `change`, and saves what
-   * `change` returns. Nothing is written when the file cannot be parsed, or `change` throws.
+   * `change` returns. Nothing is written when the file cannot be trusted or parsed, or `change` throws.
    */
   async update<T>(change: (current: ConfigData | undefined) => Promise<{ next: ConfigData; result: T }>): Promise<T> {
     this.#prepareDir();
@@ -85,14 +93,21 @@ export class ConfigFile {
     return await withFileLock(
       this.#lockPath,
       async () => {
-        const exists = this.#fileStats() !== undefined;
+        const stats = this.#fileStats();
+        if (stats !== undefined) checkTrust(this.path, stats, 'file');
         const conf = await this.#open();
-        const { next, result } = await change(exists ? this.#current(conf) : undefined);
+        const { next, result } = await change(stats !== undefined ? this.#current(conf) : undefined);
         conf.store = next;
         return result;
       },
       options,
     );
+  }
+
+  #warn(message: string | undefined): void {
+    if (message === undefined || this.#warned.has(message)) return;
+    this.#warned.add(message);
+    this.#onWarning(message);
   }
 
   /** The file's stats, or undefined when there is no file (or no directory). */
@@ -106,6 +121,14 @@ export class ConfigFile {
     }
     if (!stats.isFile()) throw new ConfigError('config_unreadable', `cannot read the config file ${this.path}: it is not a file`);
     return stats;
+  }
+
+  #dirStats(): Stats {
+    try {
+      return statSync(this.dir);
+    } catch (error) {
+      throw new ConfigError('config_unreadable', `cannot read the config directory ${this.dir}: ${phrase(error)}`);
+    }
   }
 
   /** conf over the file; conf reads the file as it is made, so a file that does not parse throws here. */
@@ -137,8 +160,9 @@ export class ConfigFile {
     }
   }
 
-  /** Created here, before conf would create it with the umask's mode (usually 0755). */
+  /** Creates the directory 0700 (conf would leave it to the umask), and refuses one kb cannot trust. */
   #prepareDir(): void {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    checkTrust(this.dir, this.#dirStats(), 'directory');
   }
 }

@@ -5,18 +5,20 @@
 export type ConfigErrorCode =
   | 'config_invalid'
   | 'config_unreadable'
+  | 'config_untrusted'
   | 'invalid_profile'
   | 'invalid_url'
   | 'profile_not_found'
   | 'no_deployment';
 
 /**
- * CONTRACT section 3: a broken config file is another failure (1); a bad name, URL or --profile is usage (2);
- * no deployment at all is "authentication: nothing configured" (4), since the fix is the same: log in.
+ * A broken or unreadable config file is another failure (1); a bad name, URL or --profile is usage (2); a config kb
+ * does not trust and no deployment at all are "authentication" (4), since no token can be used.
  */
 const EXIT_CODES: Record<ConfigErrorCode, number> = {
   config_invalid: 1,
   config_unreadable: 1,
+  config_untrusted: 4,
   invalid_profile: 2,
   invalid_url: 2,
   profile_not_found: 2,
@@ -34,5 +36,22 @@ export class ConfigError extends Error {
   ) {
     super(message);
     this.exitCode = EXIT_CODES[code];
+  }
+}
+
+/**
+ * A config file or directory that another user could change (ssh's StrictModes): writable by group or others, or
+ * owned by someone else. Such a file could point a profile at another server and collect the token. Exit 4.
+ */
+export class ConfigTrustError extends ConfigError {
+  override readonly name = 'ConfigTrustError';
+
+  constructor(
+    /** The file or directory that is not trusted. */
+    readonly path: string,
+    message: string,
+    help: string,
+  ) {
+    super('config_untrusted', message, help);
   }
 }

@@ -74,6 +74,8 @@ export interface ProfileStoreOptions {
   dir?: string;
   /** How long a save waits for another kb process to finish its own (default 10 s). */
   lockTimeoutMs?: number;
+  /** Told of a config file others can read (default: a line on stderr). */
+  onWarning?: (message: string) => void;
 }
 
 export interface SaveResult {
@@ -84,7 +86,8 @@ export interface SaveResult {
 }
 
 /**
- * The CLI's profiles in `<config dir>/config.json`, read and written through ConfigFile (conf, zod and the lock). A file that does not pass is reported and never rewritten.
+ * The CLI's profiles in `<config dir>/config.json`, read and written through ConfigFile (conf, zod, the trust
+ * checks and the lock). A file that does not pass is reported and never rewritten.
  */
 export class ProfileStore {
   readonly dir: string;
@@ -93,7 +96,7 @@ export class ProfileStore {
 
   constructor(options: ProfileStoreOptions = {}) {
     this.dir = options.dir ?? configDir();
-    this.#file = new ConfigFile({ dir: this.dir, lockTimeoutMs: options.lockTimeoutMs });
+    this.#file = new ConfigFile({ dir: this.dir, lockTimeoutMs: options.lockTimeoutMs, onWarning: options.onWarning });
     this.path = this.#file.path;
   }
 
@@ -172,6 +175,8 @@ export interface ResolveOptions {
   env?: NodeJS.ProcessEnv;
   /** Defaults to the store in KB_CONFIG_DIR (of `env`), else the user config dir. */
   store?: ProfileStore;
+  /** Told of a config file others can read (default: a line on stderr); used when `store` is not given. */
+  onWarning?: (message: string) => void;
 }
 
 /**
@@ -181,7 +186,7 @@ export interface ResolveOptions {
  */
 export async function resolveDeployment(options: ResolveOptions = {}): Promise<Deployment> {
   const env = options.env ?? process.env;
-  const store = options.store ?? new ProfileStore({ dir: configDir(env) });
+  const store = options.store ?? new ProfileStore({ dir: configDir(env), ...(options.onWarning ? { onWarning: options.onWarning } : {}) });
   const config = await store.read();
   const { url: envUrl, token: envToken, profile: envProfile } = readEnv(env);
 

@@ -44,6 +44,7 @@ export function removeTempDirs(): void {
 export interface OpResult {
   ok?: unknown;
   error?: { name: string; code?: string; exitCode?: number; message: string; help?: string };
+  warnings: string[];
   stderr: string;
 }
 
