@@ -1,10 +1,10 @@
-import { mkdirSync, statSync, type Stats } from 'node:fs';
+import { accessSync, constants, mkdirSync, statSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import type Conf from 'conf';
-import { ConfigError } from './errors.js';
+import { ConfigError, ConfigWriteError } from './errors.js';
 import { withFileLock } from './lock.js';
 import { parseConfigText, serializeConfig, type ConfigData } from './schema.js';
-import { checkTrust } from './trust.js';
+import { checkTrust, shellWord } from './trust.js';
 
 const CONFIG_NAME = 'config';
 
@@ -90,18 +90,27 @@ export class ConfigFile {
   async update<T>(change: (current: ConfigData | undefined) => Promise<{ next: ConfigData; result: T }>): Promise<T> {
     this.#prepareDir();
     const options = this.#lockTimeoutMs === undefined ? {} : { timeoutMs: this.#lockTimeoutMs };
-    return await withFileLock(
-      this.#lockPath,
-      async () => {
-        const stats = this.#fileStats();
-        if (stats !== undefined) checkTrust(this.path, stats, 'file');
-        const conf = await this.#open();
-        const { next, result } = await change(stats !== undefined ? this.#current(conf) : undefined);
-        conf.store = next;
-        return result;
-      },
-      options,
-    );
+    let locked = false;
+    try {
+      return await withFileLock(
+        this.#lockPath,
+        async () => {
+          locked = true;
+          const exists = this.#checkWritable();
+          const conf = await this.#open();
+          const { next, result } = await change(exists ? this.#current(conf) : undefined);
+          this.#save(conf, next);
+          return result;
+        },
+        options,
+      );
+    } catch (error) {
+      // Failures of fn are explained already; a bare filesystem error here is the lock file's.
+      if (!locked && errno(error) !== undefined) {
+        throw new ConfigWriteError(this.#lockPath, `cannot save the config: cannot create the lock file ${this.#lockPath}: ${phrase(error)}`);
+      }
+      throw error;
+    }
   }
 
   #warn(message: string | undefined): void {
@@ -160,9 +169,55 @@ export class ConfigFile {
     }
   }
 
-  /** Creates the directory 0700 (conf would leave it to the umask), and refuses one kb cannot trust. */
+  /** Creates the directory 0700 (conf would leave it to the umask), and refuses one kb cannot trust or write. */
   #prepareDir(): void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    try {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    } catch (error) {
+      throw new ConfigWriteError(this.dir, `cannot save the config in ${this.dir}: ${phrase(error)}`);
+    }
     checkTrust(this.dir, this.#dirStats(), 'directory');
+    try {
+      accessSync(this.dir, constants.W_OK | constants.X_OK);
+    } catch (error) {
+      throw new ConfigWriteError(this.dir, `cannot save the config in ${this.dir}: ${phrase(error)}`);
+    }
+  }
+
+  /**
+   * Whether there is a file to read before the change, having refused one that is not trusted or not writable:
+   * a read-only file is the user's word that it must not change, and a rename would replace it regardless.
+   */
+  #checkWritable(): boolean {
+    const stats = this.#fileStats();
+    if (stats === undefined) return false;
+    checkTrust(this.path, stats, 'file');
+    let writable = (stats.mode & 0o200) !== 0;
+    try {
+      accessSync(this.path, constants.W_OK);
+    } catch {
+      writable = false;
+    }
+    if (!writable) {
+      throw new ConfigWriteError(
+        this.path,
+        `cannot save the config: ${this.path} is read-only (mode 0${(stats.mode & 0o777).toString(8)}), and kb does not replace it`,
+        `To let kb save, make it writable: \`chmod 600 ${shellWord(this.path)}\`.`,
+      );
+    }
+    return true;
+  }
+
+  #save(conf: Conf<ConfigData>, next: ConfigData): void {
+    try {
+      conf.store = next;
+    } catch (error) {
+      const full = errno(error) === 'ENOSPC' || errno(error) === 'EDQUOT';
+      throw new ConfigWriteError(
+        this.path,
+        `cannot save the config file ${this.path}: ${phrase(error)}`,
+        full ? 'Free some space and try again; the file was left as it was.' : 'The file was left as it was.',
+      );
+    }
   }
 }

@@ -6,19 +6,21 @@ export type ConfigErrorCode =
   | 'config_invalid'
   | 'config_unreadable'
   | 'config_untrusted'
+  | 'config_unwritable'
   | 'invalid_profile'
   | 'invalid_url'
   | 'profile_not_found'
   | 'no_deployment';
 
 /**
- * A broken or unreadable config file is another failure (1); a bad name, URL or --profile is usage (2); a config kb
+ * A broken, unreadable or unwritable config file is another failure (1); a bad name, URL or --profile is usage (2); a config kb
  * does not trust and no deployment at all are "authentication" (4), since no token can be used.
  */
 const EXIT_CODES: Record<ConfigErrorCode, number> = {
   config_invalid: 1,
   config_unreadable: 1,
   config_untrusted: 4,
+  config_unwritable: 1,
   invalid_profile: 2,
   invalid_url: 2,
   profile_not_found: 2,
@@ -53,5 +55,19 @@ export class ConfigTrustError extends ConfigError {
     help: string,
   ) {
     super('config_untrusted', message, help);
+  }
+}
+
+/** The config cannot be saved (read-only file, directory or filesystem, no permission, not a directory, full disk). */
+export class ConfigWriteError extends ConfigError {
+  override readonly name = 'ConfigWriteError';
+
+  constructor(
+    /** The file or directory kb could not write. */
+    readonly path: string,
+    message: string,
+    help?: string,
+  ) {
+    super('config_unwritable', message, help);
   }
 }

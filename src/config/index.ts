@@ -1,6 +1,6 @@
 export { ConfigFile, type ConfigFileOptions } from './config-file.js';
 export { readEnv, type KbEnvironment } from './env.js';
-export { ConfigError, ConfigTrustError, type ConfigErrorCode } from './errors.js';
+export { ConfigError, ConfigTrustError, ConfigWriteError, type ConfigErrorCode } from './errors.js';
 export { DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STALE_LOCK_MS, LockTimeoutError, withFileLock, type LockOptions } from './lock.js';
 export { configDir, dataDir } from './paths.js';
 export {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chownSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,4 +71,19 @@ export function runConfigOp(args: string[], configDir: string): Promise<OpResult
       }
     });
   });
+}
+
+/** A tmpfs of `size` bytes on a fresh directory (tests that use it run as root); unmount it with unmountTmpfs. */
+export function mountTmpfs(size: number): string {
+  const dir = tempDirFor('kb-tmpfs-');
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0700`, 'tmpfs', dir]);
+  return dir;
+}
+
+export function remountReadOnly(dir: string): void {
+  execFileSync('mount', ['-o', 'remount,ro', dir]);
+}
+
+export function unmountTmpfs(dir: string): void {
+  execFileSync('umount', [dir]);
 }
