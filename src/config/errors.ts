@@ -10,11 +10,13 @@ export type ConfigErrorCode =
   | 'invalid_profile'
   | 'invalid_url'
   | 'profile_not_found'
+  | 'profile_taken'
   | 'no_deployment';
 
 /**
- * A broken, unreadable or unwritable config file is another failure (1); a bad name, URL or --profile is usage (2); a config kb
- * does not trust and no deployment at all are "authentication" (4), since no token can be used.
+ * A broken, unreadable or unwritable config file is another failure (1); a bad name, URL or --profile is usage (2);
+ * a config kb does not trust and no deployment at all are "authentication" (4), since no token can be used; a
+ * profile that another server's token holds is a conflict (5).
  */
 const EXIT_CODES: Record<ConfigErrorCode, number> = {
   config_invalid: 1,
@@ -24,6 +26,7 @@ const EXIT_CODES: Record<ConfigErrorCode, number> = {
   invalid_profile: 2,
   invalid_url: 2,
   profile_not_found: 2,
+  profile_taken: 5,
   no_deployment: 4,
 };
 
@@ -69,5 +72,26 @@ export class ConfigWriteError extends ConfigError {
     help?: string,
   ) {
     super('config_unwritable', message, help);
+  }
+}
+
+/**
+ * `kb serve`'s first start found every profile name it may use taken: holding another server's token, or no token
+ * (a logged-out profile may point anywhere). Exit 5.
+ */
+export class ServeProfileTakenError extends ConfigError {
+  override readonly name = 'ServeProfileTakenError';
+
+  constructor(
+    /** The profiles tried, in order, all taken. */
+    readonly taken: readonly string[],
+  ) {
+    const names = taken.map((name) => JSON.stringify(name));
+    const list = names.length === 1 ? `profile ${names[0]} is` : `profiles ${names.slice(0, -1).join(', ')} and ${names.at(-1)} are`;
+    super(
+      'profile_taken',
+      `${list} already in use for another server: kb serve does not overwrite ${names.length === 1 ? 'it' : 'them'}`,
+      'Save this server under another name with `kb serve --profile NAME`.',
+    );
   }
 }

@@ -1,13 +1,17 @@
 export { ConfigFile, type ConfigFileOptions } from './config-file.js';
 export { readEnv, type KbEnvironment } from './env.js';
-export { ConfigError, ConfigTrustError, ConfigWriteError, type ConfigErrorCode } from './errors.js';
+export {
+  ConfigError,
+  ConfigTrustError,
+  ConfigWriteError,
+  ServeProfileTakenError,
+  type ConfigErrorCode,
+} from './errors.js';
 export { DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STALE_LOCK_MS, LockTimeoutError, withFileLock, type LockOptions } from './lock.js';
 export { configDir, dataDir } from './paths.js';
 export {
   ProfileStore,
   resolveDeployment,
-  SERVE_PROFILE,
-  saveServeProfile,
   type Deployment,
   type Profile,
   type ProfilesConfig,
@@ -16,3 +20,4 @@ export {
   type SaveResult,
 } from './profiles.js';
 export { PROFILE_NAME_PATTERN } from './schema.js';
+export { SERVE_PROFILE, saveServeProfile, type ServeProfileOptions, type ServeProfileResult } from './serve-profile.js';

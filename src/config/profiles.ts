@@ -152,14 +152,6 @@ export class ProfileStore {
   }
 }
 
-/** The profile `kb serve` saves on its first start. */
-export const SERVE_PROFILE = 'local';
-
-/** `kb serve`'s first start: saves profile `local`, the default only when there is no default yet. */
-export function saveServeProfile(profile: Profile, store: ProfileStore = new ProfileStore()): Promise<SaveResult> {
-  return store.saveProfile(SERVE_PROFILE, profile);
-}
-
 export interface Deployment {
   /** The profile in use; undefined when there is none and KB_URL alone names the deployment. */
   profile: string | undefined;

@@ -158,20 +158,6 @@ describe('ProfileStore: saving profiles', () => {
   });
 });
 
-describe('saveServeProfile, for the first start of kb serve', () => {
-  it('saves profile local and makes it the default when there is no default', async () => {
-    expect(await saveServeProfile({ url: 'http://127.0.0.1:8080', token: 'kbt_local' })).toEqual({ isDefault: true, replaced: false });
-    expect(onDisk()).toEqual({ defaultProfile: 'local', profiles: { local: { url: 'http://127.0.0.1:8080', token: 'kbt_local' } } });
-  });
-
-  it('saves profile local and leaves an existing default alone', async () => {
-    await new ProfileStore().saveProfile('work', { url: 'https://kb.example.com', token: 'a' });
-    expect(await saveServeProfile({ url: 'http://127.0.0.1:8080', token: 'kbt_local' })).toEqual({ isDefault: false, replaced: false });
-    expect(onDisk().defaultProfile).toBe('work');
-    expect(onDisk().profiles.local).toEqual({ url: 'http://127.0.0.1:8080', token: 'kbt_local' });
-  });
-});
-
 describe('ProfileStore: a broken config file', () => {
   const broken: Array<[string, string, RegExp]> = [
     ['not JSON', '{"profiles": {', /is not valid JSON: /],
@@ -202,7 +188,7 @@ describe('ProfileStore: a broken config file', () => {
       () => store.saveProfile('home', { url: 'http://h', token: 't' }),
       () => store.setDefault('work'),
       () => store.logout('work'),
-      () => saveServeProfile({ url: 'http://127.0.0.1:8080', token: 't' }),
+      () => saveServeProfile({ url: 'http://127.0.0.1:8080', token: 't', port: 8080, ownsToken: () => Promise.resolve(false), store }),
     ]) {
       expect(await rejection(change())).toMatchObject({ code: 'config_invalid' });
     }
@@ -229,7 +215,7 @@ function everyChange(store: ProfileStore): Array<[string, () => Promise<unknown>
     ['saveProfile', () => store.saveProfile('home', { url: 'http://h.example', token: 'kbt_home' })],
     ['setDefault', () => store.setDefault('work')],
     ['logout', () => store.logout('work')],
-    ['saveServeProfile', () => saveServeProfile({ url: 'http://127.0.0.1:8080', token: 'kbt_local' }, store)],
+    ['saveServeProfile', () => saveServeProfile({ url: 'http://127.0.0.1:8080', token: 'kbt_local', port: 8080, ownsToken: () => Promise.resolve(false), store })],
   ];
 }
 
