@@ -1,4 +1,4 @@
-import { accessSync, constants, mkdirSync, statSync, type Stats } from 'node:fs';
+import { accessSync, constants, mkdirSync, readdirSync, statSync, unlinkSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
 import type Conf from 'conf';
 import { ConfigError, ConfigWriteError } from './errors.js';
@@ -96,11 +96,15 @@ export class ConfigFile {
         this.#lockPath,
         async () => {
           locked = true;
-          const exists = this.#checkWritable();
-          const conf = await this.#open();
-          const { next, result } = await change(exists ? this.#current(conf) : undefined);
-          this.#save(conf, next);
-          return result;
+          try {
+            const exists = this.#checkWritable();
+            const conf = await this.#open();
+            const { next, result } = await change(exists ? this.#current(conf) : undefined);
+            this.#save(conf, next);
+            return result;
+          } finally {
+            this.#removeLeftovers();
+          }
         },
         options,
       );
@@ -206,6 +210,20 @@ export class ConfigFile {
       );
     }
     return true;
+  }
+
+  /**
+   * Removes the temporary files of saves that did not finish: a kb killed while writing leaves one, with a token in
+   * it, and conf's writer removes its own after a failed write only asynchronously. Under the lock, any such file
+   * is a leftover: no other save is under way.
+   */
+  #removeLeftovers(): void {
+    const prefix = `${CONFIG_NAME}.json.tmp-`;
+    try {
+      for (const name of readdirSync(this.dir)) if (name.startsWith(prefix)) unlinkSync(join(this.dir, name));
+    } catch {
+      // Best effort: a leftover that cannot be removed now is tried again by the next save, and is no reason to fail this one.
+    }
   }
 
   #save(conf: Conf<ConfigData>, next: ConfigData): void {

@@ -366,6 +366,17 @@ describe('ProfileStore: a config that cannot be written fails with one line nami
   });
 });
 
+describe('ProfileStore: temporary files', () => {
+  it('removes the temporary files that saves killed while writing left beside the config, which hold tokens', async () => {
+    writeRaw('{"profiles":{}}');
+    const leftovers = ['config.json.tmp-1732300000a1b2c3', 'config.json.tmp-1732300001d4e5f6'];
+    for (const name of leftovers) writeFileSync(join(dir, name), '{"profiles":{"work":{"url":"http://w","token":"kbt_half', { mode: 0o600 });
+    writeFileSync(join(dir, 'notes.txt'), 'mine');
+    await new ProfileStore().saveProfile('home', { url: 'http://h.example' });
+    expect(readdirSync(dir).sort()).toEqual(['config.json', 'notes.txt']);
+  });
+});
+
 describe('ProfileStore: file and directory modes', () => {
   let savedUmask: number;
   beforeEach(() => {
