@@ -48,7 +48,7 @@ async function expectRefusedEverywhere(path: string, message: RegExp): Promise<v
   expect(readdirSync(dir)).toEqual(['config.json']);
 }
 
-describe.skipIf(!IS_POSIX)('config trust: what another user could change is not used (exit 4, ConfigTrustError)', () => {
+describe.skipIf(!IS_POSIX)('config trust: what another user could change is not used (exit 4, ConfigTrustError) (POSIX only: Windows has no modes or uids to check)', () => {
   it.each([
     ['0770', 'group', '0770'],
     ['0707', 'others', '0707'],
@@ -120,7 +120,7 @@ describe.skipIf(!IS_POSIX)('config trust: what another user could change is not 
   });
 });
 
-describe.skipIf(!IS_POSIX)('config trust: a file others can read is used, with a warning', () => {
+describe.skipIf(!IS_POSIX)('config trust: a file others can read is used, with a warning (POSIX only: Windows has no modes to check)', () => {
   it.each([
     ['0644', 'group and others'],
     ['0640', 'group'],
