@@ -344,6 +344,10 @@ describe('ProfileStore: a config that cannot be written fails with one line nami
         expect(raw()).toBe(before);
         expect(readdirSync(dir)).toEqual(['config.json']);
       }
+      // A config larger than the old one: written in place, it would be cut short where the disk ran out.
+      const long = { url: `http://h.example/${'p'.repeat(9000)}`, token: 'kbt_long' };
+      expectOneLine(await rejection(store.saveProfile('long', long)), file, `cannot save the config file ${file}: no space left on the device (ENOSPC)`);
+      expect(raw()).toBe(before);
       rmSync(filler);
       await store.saveProfile('home', { url: 'http://h.example', token: 'kbt_home' });
       expect(Object.keys(onDisk().profiles)).toEqual(['work', 'home']);
