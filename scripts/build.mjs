@@ -6,6 +6,7 @@ import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { confLean } from './conf-lean.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
@@ -102,7 +103,7 @@ const result = await build({
   // Bundled CommonJS packages (oclif, undici) call require(); ESM output has none of its own.
   banner: { js: "import { createRequire as __kbRequire } from 'node:module'; const require = __kbRequire(import.meta.url);" },
   logLevel: 'warning',
-  plugins: [lazyModules],
+  plugins: [lazyModules, confLean],
 });
 
 // Which sources each output file holds: the start-up test reads it to tell what a command loaded.

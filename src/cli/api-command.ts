@@ -32,8 +32,8 @@ export abstract class ApiCommand extends KbCommand {
     await super.finally(error);
   }
 
-  protected connect(flags: GlobalFlags, options: { requireToken?: boolean } = {}): Connection {
-    const deployment = resolveDeployment({ profileFlag: flags.profile });
+  protected async connect(flags: GlobalFlags, options: { requireToken?: boolean } = {}): Promise<Connection> {
+    const deployment = await resolveDeployment({ profileFlag: flags.profile });
     if (options.requireToken !== false && deployment.token === undefined) {
       const which = deployment.profile === undefined ? 'this deployment' : `profile "${deployment.profile}"`;
       throw new CliError(

@@ -10,13 +10,19 @@ function ownsToken(store: Store): (token: string) => Promise<boolean> {
 
 /**
  * Saves a token of the local server as a CLI profile, CONTRACT section 2: `local`, or `local-<port>` when `local`
- * holds another server's token, or the name given; a profile that holds another server's token is never replaced.
+ * holds another server's token, or the name given; a profile that holds another server's token is never replaced
+ * (ServeProfileTakenError when every candidate does).
  */
 export async function saveLocalProfile(store: Store, options: { url: string; token: string; name?: string | undefined }): Promise<{ name: string; isDefault: boolean }> {
-  const { saveServeProfile } = await import('../config/profiles.js');
-  const saved = await saveServeProfile({ url: options.url, token: options.token });
-  void ownsToken(store);
-  return { name: 'local', isDefault: saved.isDefault };
+  const { saveServeProfile } = await import('../config/serve-profile.js');
+  const { port, protocol } = new URL(options.url);
+  return saveServeProfile({
+    url: options.url,
+    token: options.token,
+    port: Number(port || (protocol === 'https:' ? 443 : 80)),
+    name: options.name,
+    ownsToken: ownsToken(store),
+  });
 }
 
 /**
@@ -29,7 +35,7 @@ export async function userHoldsToken(store: Store, env: NodeJS.ProcessEnv = proc
   const { ProfileStore } = await import('../config/profiles.js');
   let profiles: Array<[string, string]>;
   try {
-    profiles = [...new ProfileStore().read().profiles].flatMap(([name, profile]) => (profile.token ? [[name, profile.token] as [string, string]] : []));
+    profiles = [...(await new ProfileStore().read()).profiles].flatMap(([name, profile]) => (profile.token ? [[name, profile.token] as [string, string]] : []));
   } catch {
     return undefined;
   }

@@ -47,7 +47,7 @@ A reply other than 2xx is still printed to stdout, its message goes to stderr, a
     const request = await prepareApiRequest({
       path: args.path, method: flags.method, rawFields: flags['raw-field'] ?? [], typedFields: flags.field ?? [], input: flags.input,
     });
-    const { client, deployment } = this.connect(flags, { requireToken: false });
+    const { client, deployment } = await this.connect(flags, { requireToken: false });
     const reply = await this.request(`${request.method} ${request.path}`, client.raw(request.method, request.path, request.body));
     this.io.stdout(renderReply(reply, this.io.isStdoutTTY));
     const failure = replyFailure(reply, deployment.token !== undefined);

@@ -36,7 +36,7 @@ With --json, stdout holds {dryRun, changes, counts, kept, applied}.`;
     const { flags } = await this.parse(Apply);
     const source = flags.file === '-' ? '<stdin>' : flags.file;
     const desired = parseResources(await readTextSource(flags.file, '-f'), source);
-    const { client } = this.connect(flags);
+    const { client } = await this.connect(flags);
     return syncResources(client, this.io, desired, {
       // oclif leaves a boolean flag that was not given undefined.
       prune: flags.prune === true,

@@ -28,7 +28,7 @@ The format is YAML unless --format json is given, or -o names a .json file.`;
     const { flags } = await this.parse(Export);
     const output = flags.output === '-' ? undefined : flags.output;
     const format = (flags.format ?? (output?.toLowerCase().endsWith('.json') ? 'json' : 'yaml')) as ResourcesFormat;
-    const { client } = this.connect(flags);
+    const { client } = await this.connect(flags);
     const resources = await this.request('Reading namespaces and bases', readResources(client, { namespaces: flags.namespace }));
     const text = serializeResources(resources, format);
     if (output === undefined) {

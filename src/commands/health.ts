@@ -12,7 +12,7 @@ export default class Health extends ApiCommand {
 
   async run(): Promise<string> {
     const { flags } = await this.parse(Health);
-    const { client, deployment } = this.connect(flags, { requireToken: false });
+    const { client, deployment } = await this.connect(flags, { requireToken: false });
     const data = await this.request('Checking health', client.health());
     if (!this.jsonEnabled()) this.io.stdout(`${deployment.url} is ${data}\n`);
     return data;

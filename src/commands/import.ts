@@ -32,7 +32,7 @@ With --json, stdout holds {dryRun, changes, counts, kept, applied}.`;
     const { args, flags } = await this.parse(Import);
     const source = args.file === '-' ? '<stdin>' : args.file;
     const desired = parseResources(await readTextSource(args.file, 'FILE'), source);
-    const { client } = this.connect(flags);
+    const { client } = await this.connect(flags);
     return syncResources(client, this.io, desired, { prune: false, dryRun: flags['dry-run'] === true, yes: false, json: this.jsonEnabled() });
   }
 }

@@ -42,7 +42,7 @@ It needs an interactive terminal: without one (a script, a pipe, CI) it exits 2.
       // The trace goes to stderr: on the terminal the UI draws on, it would scribble over it.
       throw new UsageError('--verbose (or KB_DEBUG=1) writes a trace to stderr, which is the terminal kb tui draws on', 'Send it to a file: `kb tui --verbose 2>trace.log`.');
     }
-    const { client, deployment } = this.connect(flags);
+    const { client, deployment } = await this.connect(flags);
     // The first screen's data is asked for while Ink loads, so the two overlap; the app reports any failure.
     const organization = client.auth();
     const namespaces = client.nsList();

@@ -82,12 +82,17 @@ describe('withFileLock', () => {
     expect(readFileSync(lock, 'utf8')).toContain('someone-else');
   });
 
-  it('takes over a lock whose process is dead', async () => {
+  it('takes over a fresh lock because its process is dead, not because of its age', async () => {
     foreignLock({ pid: deadPid() });
-    const started = Date.now();
-    expect(await withFileLock(lock, () => 'mine', { timeoutMs: 5000 })).toBe('mine');
-    expect(Date.now() - started).toBeLessThan(1000);
+    // The lock is younger than staleMs for the whole wait, so only the dead pid can let this through.
+    expect(await withFileLock(lock, () => 'mine', { timeoutMs: 10_000, staleMs: 600_000 })).toBe('mine');
     expect(existsSync(lock)).toBe(false);
+  });
+
+  it('does not take over a fresh lock whose process lives', async () => {
+    foreignLock({ pid: process.pid });
+    await expect(withFileLock(lock, () => 'mine', { timeoutMs: 200, staleMs: 600_000 })).rejects.toBeInstanceOf(LockTimeoutError);
+    expect(readFileSync(lock, 'utf8')).toContain('someone-else');
   });
 
   it('takes over a lock older than staleMs even when its process lives', async () => {

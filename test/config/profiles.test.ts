@@ -1,13 +1,13 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { exitCodeFor } from '../../src/client/errors.js';
-import { ConfigError, LockTimeoutError, ProfileStore, saveServeProfile } from '../../src/config/index.js';
-import { tempDir } from '../helpers/server.js';
+import { ConfigError, ConfigWriteError, LockTimeoutError, ProfileStore, saveServeProfile } from '../../src/config/index.js';
 import { rejection } from '../helpers/rejection.js';
+import { IS_ROOT, mountTmpfs, removeTempDirs, remountReadOnly, runConfigOp, tempDirFor, UNPRIVILEGED, unmountTmpfs } from './helpers.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SAVER = fileURLToPath(new URL('./fixtures/save-profile.ts', import.meta.url));
@@ -16,8 +16,10 @@ let dir: string;
 let file: string;
 const savedConfigDir = process.env.KB_CONFIG_DIR;
 
+afterAll(removeTempDirs);
+
 beforeEach(() => {
-  dir = join(tempDir('kb-config-'), 'kb');
+  dir = join(tempDirFor('kb-config-'), 'kb');
   file = join(dir, 'config.json');
   process.env.KB_CONFIG_DIR = dir;
 });
@@ -35,22 +37,13 @@ function writeRaw(text: string): void {
   writeFileSync(file, text, { mode: 0o600 });
 }
 
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
-}
-
 describe('ProfileStore: saving profiles', () => {
   it('lives in KB_CONFIG_DIR, read when the store is made', () => {
     expect(new ProfileStore().path).toBe(file);
   });
 
-  it('reads an empty config when there is no file, and creates nothing', () => {
-    const config = new ProfileStore().read();
+  it('reads an empty config when there is no file, and creates nothing', async () => {
+    const config = await new ProfileStore().read();
     expect(config.defaultProfile).toBeUndefined();
     expect(config.profiles.size).toBe(0);
     expect(existsSync(dir)).toBe(false);
@@ -60,7 +53,7 @@ describe('ProfileStore: saving profiles', () => {
     const store = new ProfileStore();
     expect(await store.saveProfile('work', { url: 'https://kb.example.com', token: 'kbt_work' })).toEqual({ isDefault: true, replaced: false });
     expect(onDisk()).toEqual({ defaultProfile: 'work', profiles: { work: { url: 'https://kb.example.com', token: 'kbt_work' } } });
-    const config = store.read();
+    const config = await store.read();
     expect(config.defaultProfile).toBe('work');
     expect(config.profiles.get('work')).toEqual({ url: 'https://kb.example.com', token: 'kbt_work' });
   });
@@ -70,7 +63,7 @@ describe('ProfileStore: saving profiles', () => {
     await store.saveProfile('work', { url: 'https://kb.example.com', token: 'a' });
     expect(await store.saveProfile('home', { url: 'http://127.0.0.1:8080', token: 'b' })).toEqual({ isDefault: false, replaced: false });
     expect(onDisk().defaultProfile).toBe('work');
-    expect([...store.read().profiles.keys()].sort()).toEqual(['home', 'work']);
+    expect([...(await store.read()).profiles.keys()].sort()).toEqual(['home', 'work']);
   });
 
   it('replaces a profile saved again, URL and token together, and keeps the default', async () => {
@@ -133,7 +126,7 @@ describe('ProfileStore: saving profiles', () => {
     for (const name of ['constructor', 'toString', 'hasOwnProperty']) await store.saveProfile(name, { url: `http://${name.toLowerCase()}.example`, token: name });
     await store.setDefault('toString');
     await store.logout('constructor');
-    const config = store.read();
+    const config = await store.read();
     expect(config.defaultProfile).toBe('toString');
     expect(config.profiles.get('constructor')).toEqual({ url: 'http://constructor.example' });
     expect(config.profiles.get('hasOwnProperty')).toEqual({ url: 'http://hasownproperty.example', token: 'hasOwnProperty' });
@@ -165,20 +158,6 @@ describe('ProfileStore: saving profiles', () => {
   });
 });
 
-describe('saveServeProfile, for the first start of kb serve', () => {
-  it('saves profile local and makes it the default when there is no default', async () => {
-    expect(await saveServeProfile({ url: 'http://127.0.0.1:8080', token: 'kbt_local' })).toEqual({ isDefault: true, replaced: false });
-    expect(onDisk()).toEqual({ defaultProfile: 'local', profiles: { local: { url: 'http://127.0.0.1:8080', token: 'kbt_local' } } });
-  });
-
-  it('saves profile local and leaves an existing default alone', async () => {
-    await new ProfileStore().saveProfile('work', { url: 'https://kb.example.com', token: 'a' });
-    expect(await saveServeProfile({ url: 'http://127.0.0.1:8080', token: 'kbt_local' })).toEqual({ isDefault: false, replaced: false });
-    expect(onDisk().defaultProfile).toBe('work');
-    expect(onDisk().profiles.local).toEqual({ url: 'http://127.0.0.1:8080', token: 'kbt_local' });
-  });
-});
-
 describe('ProfileStore: a broken config file', () => {
   const broken: Array<[string, string, RegExp]> = [
     ['not JSON', '{"profiles": {', /is not valid JSON: /],
@@ -191,9 +170,9 @@ describe('ProfileStore: a broken config file', () => {
     ['with a default that is not a string', '{"defaultProfile":5,"profiles":{}}', /defaultProfile: /],
   ];
 
-  it.each(broken)('reports a file %s as config_invalid (exit 1), naming the file and the problem', (_what, text, problem) => {
+  it.each(broken)('reports a file %s as config_invalid (exit 1), naming the file and the problem', async (_what, text, problem) => {
     writeRaw(text);
-    const error = thrown(() => new ProfileStore().read());
+    const error = await rejection(new ProfileStore().read());
     expect(error).toBeInstanceOf(ConfigError);
     expect(error).toMatchObject({ code: 'config_invalid', exitCode: 1 });
     expect((error as Error).message).toContain(file);
@@ -209,7 +188,7 @@ describe('ProfileStore: a broken config file', () => {
       () => store.saveProfile('home', { url: 'http://h', token: 't' }),
       () => store.setDefault('work'),
       () => store.logout('work'),
-      () => saveServeProfile({ url: 'http://127.0.0.1:8080', token: 't' }),
+      () => saveServeProfile({ url: 'http://127.0.0.1:8080', token: 't', port: 8080, ownsToken: () => Promise.resolve(false), store }),
     ]) {
       expect(await rejection(change())).toMatchObject({ code: 'config_invalid' });
     }
@@ -217,11 +196,188 @@ describe('ProfileStore: a broken config file', () => {
     expect(existsSync(join(dir, 'config.lock'))).toBe(false);
   });
 
-  it('reports a file it cannot read as config_unreadable', () => {
-    if (process.getuid?.() === 0) return; // root reads any file
+  it(`reports a file it cannot read as config_unreadable, naming the file (run as ${IS_ROOT ? 'nobody: root reads any file' : 'this user'})`, async () => {
+    const own = tempDirFor('kb-config-', UNPRIVILEGED);
+    const path = join(own, 'config.json');
+    writeFileSync(path, '{"profiles":{}}', { mode: 0o600 });
+    chmodSync(path, 0o000);
+    if (IS_ROOT) chownSync(path, UNPRIVILEGED.uid, UNPRIVILEGED.gid);
+    const result = await runConfigOp(['read'], own);
+    expect(result.error).toEqual({
+      name: 'ConfigError', code: 'config_unreadable', exitCode: 1, message: `cannot read the config file ${path}: permission denied (EACCES)`,
+    });
+  });
+});
+
+/** Every change a command can make, so that a test can show that none of them gets through. */
+function everyChange(store: ProfileStore): Array<[string, () => Promise<unknown>]> {
+  return [
+    ['saveProfile', () => store.saveProfile('home', { url: 'http://h.example', token: 'kbt_home' })],
+    ['setDefault', () => store.setDefault('work')],
+    ['logout', () => store.logout('work')],
+    ['saveServeProfile', () => saveServeProfile({ url: 'http://127.0.0.1:8080', token: 'kbt_local', port: 8080, ownsToken: () => Promise.resolve(false), store })],
+  ];
+}
+
+/** Fills the filesystem of `dir` with a file, then frees `pagesLeft` pages of it (tmpfs allocates by page). */
+function fillDisk(dir: string, pagesLeft: number): string {
+  const filler = join(dir, 'filler');
+  const fd = openSync(filler, 'w');
+  const page = Buffer.alloc(4096, 1);
+  try {
+    for (;;) writeSync(fd, page);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== 'ENOSPC') throw error;
+  } finally {
+    closeSync(fd);
+  }
+  if (pagesLeft > 0) truncateSync(filler, statSync(filler).size - pagesLeft * 4096);
+  return filler;
+}
+
+describe('ProfileStore: a config that cannot be written fails with one line naming the path, and changes nothing', () => {
+  const saved = `${JSON.stringify({ defaultProfile: 'work', profiles: { work: { url: 'http://w.example', token: 'kbt_work' } } }, null, 2)}\n`;
+
+  function expectOneLine(error: unknown, path: string, message: string): void {
+    expect(error).toBeInstanceOf(ConfigWriteError);
+    expect(error).toMatchObject({ name: 'ConfigWriteError', code: 'config_unwritable', exitCode: 1, path, message });
+    expect(message).not.toContain('\n');
+    expect(exitCodeFor(error)).toBe(1);
+  }
+
+  it('refuses to replace a read-only config file (mode 0400), for every change, and leaves it as it was', async () => {
+    writeRaw(saved);
+    chmodSync(file, 0o400);
+    const store = new ProfileStore();
+    for (const [change, run] of everyChange(store)) {
+      const error = await rejection(run());
+      expectOneLine(error, file, `cannot save the config: ${file} is read-only (mode 0400), and kb does not replace it`);
+      expect((error as ConfigWriteError).help, change).toBe(`To let kb save, make it writable: \`chmod 600 ${file}\`.`);
+    }
+    expect(raw()).toBe(saved);
+    expect(statSync(file).mode & 0o777).toBe(0o400);
+    expect(readdirSync(dir)).toEqual(['config.json']);
+    expect((await store.read()).defaultProfile).toBe('work');
+  });
+
+  it(`names the config directory it may not write (EACCES) (run as ${IS_ROOT ? 'nobody: root writes anywhere' : 'this user'})`, async () => {
+    const own = join(tempDirFor('kb-config-', UNPRIVILEGED), 'kb');
+    mkdirSync(own, { mode: 0o700 });
+    writeFileSync(join(own, 'config.json'), saved, { mode: 0o600 });
+    if (IS_ROOT) {
+      chownSync(own, UNPRIVILEGED.uid, UNPRIVILEGED.gid);
+      chownSync(join(own, 'config.json'), UNPRIVILEGED.uid, UNPRIVILEGED.gid);
+    }
+    chmodSync(own, 0o500);
+    const result = await runConfigOp(['save', 'home', 'http://h.example', 'kbt_home'], own);
+    expect(result.error).toMatchObject({
+      name: 'ConfigWriteError', code: 'config_unwritable', exitCode: 1, message: `cannot save the config in ${own}: permission denied (EACCES)`,
+    });
+    expect(readFileSync(join(own, 'config.json'), 'utf8')).toBe(saved);
+    expect(readdirSync(own)).toEqual(['config.json']);
+  });
+
+  it(`names the config directory it may not create (EACCES) (run as ${IS_ROOT ? 'nobody: root writes anywhere' : 'this user'})`, async () => {
+    const parent = tempDirFor('kb-config-', UNPRIVILEGED);
+    chmodSync(parent, 0o500);
+    const own = join(parent, 'kb');
+    const result = await runConfigOp(['save', 'home', 'http://h.example', 'kbt_home'], own);
+    expect(result.error).toMatchObject({ name: 'ConfigWriteError', message: `cannot save the config in ${own}: permission denied (EACCES)` });
+    expect(readdirSync(parent)).toEqual([]);
+  });
+
+  it('names the config directory when a part of its path is a file (ENOTDIR), for reads too', async () => {
+    const blocker = join(tempDirFor('kb-config-'), 'a-file');
+    writeFileSync(blocker, 'not a directory');
+    const store = new ProfileStore({ dir: join(blocker, 'kb') });
+    for (const [, run] of everyChange(store)) {
+      expectOneLine(await rejection(run()), join(blocker, 'kb'), `cannot save the config in ${join(blocker, 'kb')}: a part of the path is not a directory (ENOTDIR)`);
+    }
+    expect(await rejection(store.read())).toMatchObject({
+      name: 'ConfigError', code: 'config_unreadable', message: `cannot read the config file ${join(blocker, 'kb', 'config.json')}: a part of the path is not a directory (ENOTDIR)`,
+    });
+    expect(readFileSync(blocker, 'utf8')).toBe('not a directory');
+  });
+
+  it('names the config directory when it is a file (EEXIST), and leaves the file alone', async () => {
+    const blocker = join(tempDirFor('kb-config-'), 'kb');
+    writeFileSync(blocker, 'not a directory');
+    const store = new ProfileStore({ dir: blocker });
+    expectOneLine(await rejection(store.saveProfile('work', { url: 'http://w.example' })), blocker, `cannot save the config in ${blocker}: it exists and is not a directory (EEXIST)`);
+    expect(readFileSync(blocker, 'utf8')).toBe('not a directory');
+  });
+
+  describe.skipIf(!IS_ROOT)('on a filesystem of its own (needs root: the tests mount a tmpfs)', () => {
+    let mount: string;
+    beforeEach(() => {
+      mount = mountTmpfs(64 * 1024);
+      dir = join(mount, 'kb');
+      file = join(dir, 'config.json');
+      process.env.KB_CONFIG_DIR = dir;
+    });
+    afterEach(() => {
+      unmountTmpfs(mount);
+    });
+
+    it('names the config directory on a read-only filesystem (EROFS), and changes nothing', async () => {
+      const store = new ProfileStore();
+      await store.saveProfile('work', { url: 'http://w.example', token: 'kbt_work' });
+      const before = raw();
+      remountReadOnly(mount);
+      for (const [, run] of everyChange(store)) {
+        expectOneLine(await rejection(run()), dir, `cannot save the config in ${dir}: the filesystem is read-only (EROFS)`);
+      }
+      expect(raw()).toBe(before);
+      expect((await store.read()).defaultProfile).toBe('work');
+    });
+
+    it('names the config file when the disk fills during the write (ENOSPC): the old file stays whole, no temporary file is left, and a save works once there is space', async () => {
+      const store = new ProfileStore();
+      await store.saveProfile('work', { url: 'http://w.example', token: 'kbt_work' });
+      const before = raw();
+      // One free page: enough for the lock file, none for the new config beside the old one.
+      const filler = fillDisk(mount, 1);
+      for (const [, run] of everyChange(store)) {
+        const error = await rejection(run());
+        expectOneLine(error, file, `cannot save the config file ${file}: no space left on the device (ENOSPC)`);
+        expect((error as ConfigWriteError).help).toBe('Free some space and try again; the file was left as it was.');
+        expect(raw()).toBe(before);
+        expect(readdirSync(dir)).toEqual(['config.json']);
+      }
+      // A config larger than the old one: written in place, it would be cut short where the disk ran out.
+      const long = { url: `http://h.example/${'p'.repeat(9000)}`, token: 'kbt_long' };
+      expectOneLine(await rejection(store.saveProfile('long', long)), file, `cannot save the config file ${file}: no space left on the device (ENOSPC)`);
+      expect(raw()).toBe(before);
+      rmSync(filler);
+      await store.saveProfile('home', { url: 'http://h.example', token: 'kbt_home' });
+      expect(Object.keys(onDisk().profiles)).toEqual(['work', 'home']);
+    });
+
+    it('names the lock file when the disk is too full to take the lock, and leaves nothing behind', async () => {
+      const store = new ProfileStore();
+      await store.saveProfile('work', { url: 'http://w.example', token: 'kbt_work' });
+      const before = raw();
+      fillDisk(mount, 0);
+      const lock = join(dir, 'config.lock');
+      expectOneLine(
+        await rejection(store.saveProfile('home', { url: 'http://h.example' })),
+        lock,
+        `cannot save the config: cannot create the lock file ${lock}: no space left on the device (ENOSPC)`,
+      );
+      expect(raw()).toBe(before);
+      expect(readdirSync(dir)).toEqual(['config.json']);
+    });
+  });
+});
+
+describe('ProfileStore: temporary files', () => {
+  it('removes the temporary files that saves killed while writing left beside the config, which hold tokens', async () => {
     writeRaw('{"profiles":{}}');
-    chmodSync(file, 0o000);
-    expect(thrown(() => new ProfileStore().read())).toMatchObject({ code: 'config_unreadable', exitCode: 1 });
+    const leftovers = ['config.json.tmp-1732300000a1b2c3', 'config.json.tmp-1732300001d4e5f6'];
+    for (const name of leftovers) writeFileSync(join(dir, name), '{"profiles":{"work":{"url":"http://w","token":"kbt_half', { mode: 0o600 });
+    writeFileSync(join(dir, 'notes.txt'), 'mine');
+    await new ProfileStore().saveProfile('home', { url: 'http://h.example' });
+    expect(readdirSync(dir).sort()).toEqual(['config.json', 'notes.txt']);
   });
 });
 
@@ -267,7 +423,7 @@ describe('ProfileStore: concurrent savers', () => {
   });
 
   it('loses no profile when 8 processes save a different profile at the same moment', async () => {
-    const go = join(tempDir('kb-go-'), 'go');
+    const go = join(tempDirFor('kb-go-'), 'go');
     const names = Array.from({ length: 8 }, (_, index) => `proc-${index}`);
     const children = names.map((name) => {
       const child = spawn(process.execPath, ['--import', 'tsx', SAVER, name, `http://${name}.example`, go], {

@@ -51,6 +51,25 @@ describe('kb serve: the first token always reaches its user', () => {
     expect(readFileSync(config, 'utf8')).toBe('{ "profiles": ');
   });
 
+  it('a second server (another data dir) saves local-<port>, never over the first one\'s profile, and says so', async () => {
+    const env = isolatedEnv();
+    const first = await serve([], env);
+    await expect.poll(() => first.stdout()).toMatch(/Saved as CLI profile "local" \(the default\)/);
+    const second = await serve([], { ...env, KB_DATA_DIR: join(env.KB_CONFIG_DIR as string, '..', `other-${Date.now()}`) });
+    const port = new URL(second.url).port;
+    await expect.poll(() => second.stdout()).toMatch(new RegExp(`Saved as CLI profile "local-${port}"`));
+    const saved = profiles(env);
+    expect(saved.local?.token).toBe(firstToken(first));
+    expect(saved[`local-${port}`]?.token).toBe(firstToken(second));
+    expect(await works(first.url, saved.local?.token as string)).toBe(true);
+    expect(await works(second.url, saved[`local-${port}`]?.token as string)).toBe(true);
+    // --profile names it, and a name holding another server's token is refused, with the token still shown.
+    const third = await serve(['--profile', 'local'], { ...env, KB_DATA_DIR: join(env.KB_CONFIG_DIR as string, '..', `third-${Date.now()}`) });
+    await expect.poll(() => third.stderr()).toMatch(/could not save the token as a CLI profile/);
+    expect(await works(third.url, firstToken(third) as string)).toBe(true);
+    expect(profiles(env).local?.token).toBe(firstToken(first));
+  });
+
   it('on a later start with no profile holding a token, says the exact command that saves one, and that command works', async () => {
     const env = isolatedEnv();
     const first = await serve([], env);

@@ -41,7 +41,7 @@ never put a token in argv, where other users can read it. Nothing is saved unles
   async run(): Promise<LoginResult> {
     const { flags } = await this.parse(AuthLogin);
     const store = new ProfileStore();
-    const config = store.read();
+    const config = await store.read();
     const name = flags.profile ?? config.defaultProfile ?? 'default';
     const known = config.profiles.get(name)?.url;
 

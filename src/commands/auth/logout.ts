@@ -17,7 +17,7 @@ export default class AuthLogout extends KbCommand {
   async run(): Promise<void> {
     const { flags } = await this.parse(AuthLogout);
     const store = new ProfileStore();
-    const name = flags.profile ?? (process.env.KB_PROFILE || undefined) ?? store.read().defaultProfile;
+    const name = flags.profile ?? (process.env.KB_PROFILE || undefined) ?? (await store.read()).defaultProfile;
     if (name === undefined) throw new CliError('No profile to log out of: none is configured', EXIT.auth);
     const { hadToken } = await uninterrupted(() => store.logout(name));
     this.io.stderr(hadToken ? `✓ Logged out of profile "${name}": its token is removed from ${store.path}.\n` : `Profile "${name}" had no token.\n`);

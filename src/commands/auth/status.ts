@@ -25,7 +25,7 @@ export default class AuthStatus extends ApiCommand {
 
   async run(): Promise<Status> {
     const { flags } = await this.parse(AuthStatus);
-    const { client, deployment } = this.connect(flags, { requireToken: false });
+    const { client, deployment } = await this.connect(flags, { requireToken: false });
     const status: Status = {
       profile: deployment.profile ?? null,
       url: deployment.url,

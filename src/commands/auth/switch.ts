@@ -14,7 +14,7 @@ export default class AuthSwitch extends KbCommand {
     const { args } = await this.parse(AuthSwitch);
     const store = new ProfileStore();
     await uninterrupted(() => store.setDefault(args.profile));
-    const url = store.read().profiles.get(args.profile)?.url;
+    const url = (await store.read()).profiles.get(args.profile)?.url;
     this.io.stderr(`✓ The default profile is now "${args.profile}" (${url}).\n`);
   }
 }

@@ -15,7 +15,7 @@ export default class AuthToken extends KbCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AuthToken);
-    const deployment = resolveDeployment({ profileFlag: flags.profile });
+    const deployment = await resolveDeployment({ profileFlag: flags.profile });
     if (deployment.token === undefined) {
       throw new CliError('No token configured', EXIT.auth, `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`.`);
     }

@@ -26,7 +26,7 @@ export default class BaseCreate extends ApiCommand {
 
   async run(): Promise<Base> {
     const { args, flags } = await this.parse(BaseCreate);
-    const { client } = this.connect(flags);
+    const { client } = await this.connect(flags);
     const base = await this.request(
       'Creating base',
       client.baseCreate({ namespace: args.namespace, key: args.key, description: flags.description }),

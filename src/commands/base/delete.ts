@@ -30,7 +30,7 @@ export default class BaseDelete extends ApiCommand {
 
   async run(): Promise<Base> {
     const { args, flags } = await this.parse(BaseDelete);
-    const { client } = this.connect(flags);
+    const { client } = await this.connect(flags);
     // A malformed key fails before anyone is asked to confirm.
     client.check('base_delete', { namespace: args.namespace, base: args.base });
     if (!flags.yes) {

@@ -19,7 +19,7 @@ deployment without it, this says so plainly (exit 1); the namespace's other comm
 
   async run(): Promise<Base[]> {
     const { args, flags } = await this.parse(BaseList);
-    const { client } = this.connect(flags);
+    const { client } = await this.connect(flags);
     const bases = await this.request('Listing bases', client.baseList(args.namespace));
     if (!this.jsonEnabled()) {
       if (bases.length === 0) this.io.stderr(`No bases in ${args.namespace} yet: create one with \`kb base create ${args.namespace} KEY\`.\n`);

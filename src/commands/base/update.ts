@@ -25,7 +25,7 @@ export default class BaseUpdate extends ApiCommand {
 
   async run(): Promise<Base> {
     const { args, flags } = await this.parse(BaseUpdate);
-    const { client } = this.connect(flags);
+    const { client } = await this.connect(flags);
     const description = flags['clear-description'] ? null : flags.description;
     const base = await this.request(
       'Updating base',

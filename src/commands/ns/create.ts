@@ -26,7 +26,7 @@ export default class NsCreate extends ApiCommand {
 
   async run(): Promise<Namespace> {
     const { args, flags } = await this.parse(NsCreate);
-    const { client } = this.connect(flags);
+    const { client } = await this.connect(flags);
     const ns = await this.request('Creating namespace', client.nsCreate({ key: args.key, description: flags.description }));
     if (!this.jsonEnabled()) this.io.stdout(namespaceBlock(ns));
     this.confirmChange(`Created namespace ${ns.key}`);

@@ -14,7 +14,7 @@ export default class NsList extends ApiCommand {
 
   async run(): Promise<Namespace[]> {
     const { flags } = await this.parse(NsList);
-    const { client } = this.connect(flags);
+    const { client } = await this.connect(flags);
     const namespaces = await this.request('Listing namespaces', client.nsList());
     if (!this.jsonEnabled()) {
       if (namespaces.length === 0) this.io.stderr('No namespaces yet: create one with `kb ns create KEY`.\n');

@@ -24,7 +24,7 @@ export default class NsUpdate extends ApiCommand {
 
   async run(): Promise<Namespace> {
     const { args, flags } = await this.parse(NsUpdate);
-    const { client } = this.connect(flags);
+    const { client } = await this.connect(flags);
     const description = flags['clear-description'] ? null : flags.description;
     const ns = await this.request('Updating namespace', client.nsUpdate({ namespace: args.namespace, data: { description } }));
     if (!this.jsonEnabled()) this.io.stdout(namespaceBlock(ns));

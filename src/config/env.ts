@@ -1,0 +1,64 @@
+/**
+ * Every environment variable kb reads, read here and nowhere else (issue 15). An empty variable counts as unset,
+ * as it does for NO_COLOR by its own definition and for the KB_ variables by the help's promise. Values that need
+ * parsing with a message of their own (KB_TIMEOUT, KB_MAX_RESPONSE) are given as text, for the module that owns
+ * their meaning to parse.
+ */
+export interface KbEnvironment {
+  /** KB_PROFILE: the profile to use when --profile is not given. */
+  profile: string | undefined;
+  /** KB_URL: overrides the profile's URL. */
+  url: string | undefined;
+  /** KB_TOKEN: overrides the profile's token. */
+  token: string | undefined;
+  /** KB_CONFIG_DIR: where the profiles are kept, as given (configDir() makes it absolute). */
+  configDir: string | undefined;
+  /** KB_DATA_DIR: where `kb serve` keeps its database, as given (dataDir() makes it absolute). */
+  dataDir: string | undefined;
+  /** KB_DATABASE_URL: the PostgreSQL database of `kb serve` and `kb serve token`. */
+  databaseUrl: string | undefined;
+  /** KB_TIMEOUT, as text such as `10s` or `500ms`. */
+  timeout: string | undefined;
+  /** KB_MAX_RESPONSE, as text: the largest reply the client reads. */
+  maxResponse: string | undefined;
+  /** KB_DEBUG=1: trace each request, as --verbose does. */
+  debug: boolean;
+  /** NO_COLOR set to anything (https://no-color.org), or TERM=dumb. */
+  noColor: boolean;
+  /** The variable that says this is CI (CI or CONTINUOUS_INTEGRATION, unless `0` or `false`), if any. */
+  ci: 'CI' | 'CONTINUOUS_INTEGRATION' | undefined;
+  /** Whether a proxy variable is set (HTTPS_PROXY or HTTP_PROXY, either case); undici reads their values itself. */
+  proxy: boolean;
+  /** $VISUAL, else $EDITOR. */
+  editor: string | undefined;
+}
+
+function text(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+function ciVariable(env: NodeJS.ProcessEnv): KbEnvironment['ci'] {
+  return (['CI', 'CONTINUOUS_INTEGRATION'] as const).find((name) => {
+    const value = text(env[name]);
+    return value !== undefined && value !== '0' && value.toLowerCase() !== 'false';
+  });
+}
+
+/** kb's view of an environment: process.env unless another is given (tests, child processes). */
+export function readEnv(env: NodeJS.ProcessEnv = process.env): KbEnvironment {
+  return {
+    profile: text(env.KB_PROFILE),
+    url: text(env.KB_URL),
+    token: text(env.KB_TOKEN),
+    configDir: text(env.KB_CONFIG_DIR),
+    dataDir: text(env.KB_DATA_DIR),
+    databaseUrl: text(env.KB_DATABASE_URL),
+    timeout: text(env.KB_TIMEOUT),
+    maxResponse: text(env.KB_MAX_RESPONSE),
+    debug: env.KB_DEBUG === '1',
+    noColor: text(env.NO_COLOR) !== undefined || env.TERM === 'dumb',
+    ci: ciVariable(env),
+    proxy: ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => text(env[name]) !== undefined),
+    editor: text(env.VISUAL) ?? text(env.EDITOR),
+  };
+}
