@@ -3,6 +3,7 @@ import { KbClient } from '../client/client.js';
 import { type Deployment, resolveDeployment } from '../config/profiles.js';
 import { KbCommand } from './base-command.js';
 import { CliError } from './errors.js';
+import { handleInterrupts } from './interrupt.js';
 import { parseByteSize } from './byte-size.js';
 import { parseTimeout } from './duration.js';
 import { withSpinner } from './spinner.js';
@@ -26,6 +27,12 @@ export abstract class ApiCommand extends KbCommand {
   static override baseFlags = globalFlags;
 
   private clients: KbClient[] = [];
+
+  /** Ctrl-C while a request, prompt or stdin is awaited: exit 130 (kb serve, not an ApiCommand, shuts down itself). */
+  override async init(): Promise<void> {
+    handleInterrupts();
+    await super.init();
+  }
 
   override async finally(error: Error | undefined): Promise<void> {
     await Promise.all(this.clients.map((client) => client.close()));

@@ -3,7 +3,7 @@ import { KbApiError } from '../api/errors.js';
 import { ApiError, exitCodeFor, ResponseFormatError } from '../client/errors.js';
 import { processIO, paint, type IO } from './io.js';
 import { renderJson } from './output.js';
-import { handleInterrupts, InterruptedError } from './interrupt.js';
+import { InterruptedError } from './interrupt.js';
 import { escapeControls } from './text.js';
 
 /** oclif marks its own parse failures (unknown flag, missing argument) with exit 2 in `oclif.exit`. */
@@ -19,10 +19,6 @@ function oclifExit(error: unknown): number | undefined {
 export abstract class KbCommand extends Command {
   protected io: IO = processIO();
 
-  override async init(): Promise<void> {
-    handleInterrupts();
-    await super.init();
-  }
 
   override logJson(json: unknown): void {
     this.io.stdout(renderJson(json));

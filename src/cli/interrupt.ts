@@ -36,6 +36,8 @@ export function handleInterrupts(): void {
   if (installed) return;
   installed = true;
   process.on('SIGINT', () => {
+    // A command with its own SIGINT handler (kb serve: a graceful shutdown, exit 0) decides for itself.
+    if (process.listenerCount('SIGINT') > 1) return;
     interrupted = true;
     if (critical === 0) exitInterrupted();
   });
