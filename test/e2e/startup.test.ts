@@ -1,30 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, ROOT, runKb } from '../helpers/cli.js';
-import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+import { runRecordingSources } from '../helpers/imports.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
 
-/**
- * The sources a run loaded. dist/ is bundled (scripts/build.mjs), so a loaded dist file stands for the sources
- * it holds, as listed in dist/bundle-inputs.json; anything else (an unbundled package) is listed as itself.
- */
+/** The sources a successful run loaded (test/helpers/imports.ts maps the bundle back to them). */
 async function sourcesLoaded(args: string[], env: NodeJS.ProcessEnv): Promise<string[]> {
-  const log = join(tempDir('kb-imports-'), 'imports.log');
-  const result = await runKb(args, {
-    env: { ...env, KB_IMPORT_LOG: log, NODE_OPTIONS: `--import ${join(ROOT, 'test/fixtures/record-imports.mjs')}` },
-  });
+  const { result, sources } = await runRecordingSources(args, env);
   expect(result.code, result.stderr).toBe(0);
-  const bundles = JSON.parse(readFileSync(join(ROOT, 'dist/bundle-inputs.json'), 'utf8')) as Record<string, string[]>;
-  const dist = join(ROOT, 'dist') + '/';
-  const files = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((entry) => (entry.startsWith('file:') ? fileURLToPath(entry) : entry));
-  const sources = files.flatMap((file) => {
-    if (!file.startsWith(dist)) return [file];
-    const inputs = bundles[file.slice(dist.length)];
-    if (inputs === undefined) throw new Error(`${file} is not in dist/bundle-inputs.json: is the build stale?`);
-    return inputs;
-  });
-  return [...new Set(sources)];
+  return sources;
 }
 
 const HEAVY = /node_modules\/(ink|react|react-reconciler|yoga-layout|fastify|better-sqlite3|pg|pg-pool|pg-protocol|conf|yaml)\/|^src\/(server|store|tui)\//;
