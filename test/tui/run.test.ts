@@ -69,12 +69,16 @@ describe('runTui, the plain function behind kb tui', () => {
     const organization = client.auth();
     await Promise.all([namespaces, organization]);
     const done = runTui({ client, deployment: { profile: 'p', url: server.url }, organization, namespaces, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });
-    await until(() => terminal.stdin.raw, 'the app to listen for keys');
-    expect(terminal.stdout.written).toContain('docs');
-    expect(terminal.stdout.written).toContain('run › namespaces (1)');
-    expect(terminal.stdout.written).not.toContain('Loading namespaces');
-    terminal.press('q');
-    await done;
+    try {
+      // Ink may take raw mode before its first (throttled) frame is written: wait for the frame itself.
+      await until(() => terminal.stdin.raw && terminal.stdout.written.includes('run › namespaces (1)'), 'the first frame');
+      expect(terminal.stdout.written).toContain('docs');
+      // No frame before it said it was loading: the list was there from the first one.
+      expect(terminal.stdout.written).not.toContain('Loading namespaces');
+    } finally {
+      terminal.press('q');
+      await done;
+    }
   });
 
   it(':q quits too', async () => {
