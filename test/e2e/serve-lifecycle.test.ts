@@ -246,21 +246,29 @@ describe('kb serve backup', () => {
 });
 
 describe('kb serve shutdown', () => {
-  /** A client that sends headers and half a body, then nothing: a request that never finishes by itself. */
-  function stalledRequest(url: string): Promise<void> {
-    const { port } = new URL(url);
-    return new Promise((resolve, reject) => {
-      const socket = connect(Number(port), '127.0.0.1', () => {
-        socket.write('POST /v1/ns_create HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"key":');
-        resolve();
-      });
-      socket.on('error', reject);
-    });
+  /**
+   * A request that never finishes by itself, and that the server surely holds: its headers carry a valid token and
+   * `Expect: 100-continue`, so the server's "100 Continue" proves it has read and authenticated them; then half a
+   * body, and nothing more.
+   */
+  async function stalledRequest(server: ServeProcess): Promise<void> {
+    await expect.poll(() => firstToken(server)).toBeDefined();
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+    socket.on('error', () => undefined);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      `POST /v1/ns_create HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${firstToken(server)}\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n',
+    );
+    await expect.poll(() => received, { timeout: 10_000 }).toContain('100 Continue');
+    socket.write('{"key":');
   }
 
   it('on SIGTERM, cuts a request that is still unfinished after --shutdown-timeout and exits 0', async () => {
     const server = await serve(['--shutdown-timeout', '1s'], isolatedEnv());
-    await stalledRequest(server.url);
+    await stalledRequest(server);
     server.child.kill('SIGTERM');
     const exit = await server.exited;
     expect(exit.code).toBe(0);
@@ -295,7 +303,7 @@ describe('kb serve shutdown', () => {
 
   it('exits at once on a second signal, while a request holds the first shutdown', async () => {
     const server = await serve(['--shutdown-timeout', '120s'], isolatedEnv());
-    await stalledRequest(server.url);
+    await stalledRequest(server);
     server.child.kill('SIGTERM');
     await expect.poll(() => server.stderr()).toMatch(/SIGTERM again exits at once/);
     server.child.kill('SIGINT');

@@ -3,23 +3,37 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KbClient } from '../../src/client/client.js';
-import { runTui } from '../../src/tui/index.js';
+import type { runTui as RunTui } from '../../src/tui/index.js';
 import { isolatedEnv, ROOT, runKb } from '../helpers/cli.js';
 import { runRecordingSources } from '../helpers/imports.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
-import { FakeTerminal, orgClient } from './harness.js';
+import type * as Harness from './harness.js';
 
 const ENTER_ALTERNATE_SCREEN = '\u001B[?1049h';
 const LEAVE_ALTERNATE_SCREEN = '\u001B[?1049l';
 
 let server: TestServer;
 let client: KbClient;
+let runTui: typeof RunTui;
+let FakeTerminal: typeof Harness.FakeTerminal;
+/**
+ * kb tui refuses to run in CI (Ink draws no frame there until it exits), so runTui is run here as on a person's
+ * terminal: Ink reads CI when it is loaded, so the TUI (and the harness, which loads Ink too) is loaded only once CI is
+ * cleared, and CI is put back after.
+ */
+const ciVariables = { CI: process.env.CI, CONTINUOUS_INTEGRATION: process.env.CONTINUOUS_INTEGRATION };
 beforeAll(async () => {
+  delete process.env.CI;
+  delete process.env.CONTINUOUS_INTEGRATION;
+  ({ runTui } = await import('../../src/tui/index.js'));
+  const harness = await import('./harness.js');
+  FakeTerminal = harness.FakeTerminal;
   server = await startTestServer({ org: 'tui-run' });
-  client = (await orgClient(server, 'run')).client;
+  client = (await harness.orgClient(server, 'run')).client;
   await client.nsCreate({ key: 'docs' });
 });
 afterAll(async () => {
+  for (const [name, value] of Object.entries(ciVariables)) if (value !== undefined) process.env[name] = value;
   await server?.close();
 });
 
