@@ -68,6 +68,26 @@ module.exports = new Proxy(function lazy() {}, {
   },
 };
 
+/**
+ * oclif asks `wsl-utils` whether this is WSL on every start (to name the platform), and wsl-utils loads
+ * node:child_process, node:fs/promises and its PowerShell helpers with it. Inside oclif, `wsl-utils` resolves to this:
+ * `is-wsl` (the answer wsl-utils gives) and its PowerShell path, loaded only if ever asked (on Windows).
+ */
+const wslLean = {
+  name: 'wsl-lean',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^wsl-utils$/ }, (args) =>
+      /[\\/]@oclif[\\/]core[\\/]/.test(args.importer) ? { path: 'wsl-utils', namespace: 'wsl-lean', pluginData: { resolveDir: args.resolveDir } } : undefined,
+    );
+    pluginBuild.onLoad({ filter: /.*/, namespace: 'wsl-lean' }, (args) => ({
+      resolveDir: args.pluginData.resolveDir,
+      loader: 'js',
+      contents: `export { default as isWsl } from 'is-wsl';
+export const powerShellPath = async () => (await import('wsl-utils')).powerShellPath();`,
+    }));
+  },
+};
+
 rmSync(dist, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
@@ -103,7 +123,7 @@ const result = await build({
   // Bundled CommonJS packages (oclif, undici) call require(); ESM output has none of its own.
   banner: { js: "import { createRequire as __kbRequire } from 'node:module'; const require = __kbRequire(import.meta.url);" },
   logLevel: 'warning',
-  plugins: [lazyModules, confLean],
+  plugins: [lazyModules, confLean, wslLean],
 });
 
 // Which sources each output file holds: the start-up test reads it to tell what a command loaded.

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import * as z from '../api/zod.js';
@@ -339,7 +338,7 @@ export class KbClient {
     const exchange: Exchange = { method: route.method, path, auth: route.auth, output: route.output };
     if (fromBody) exchange.body = checked;
     // One key per logical write, reused by its retries: the server runs it once and replays its reply.
-    if (route.method !== 'GET') exchange.idempotencyKey = randomUUID();
+    if (route.method !== 'GET') exchange.idempotencyKey = globalThis.crypto.randomUUID();
     return (await this.#send(exchange)) as RouteOutput<N>;
   }
 

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -153,7 +152,7 @@ function pause(round: number): number {
 }
 
 async function acquire(path: string, timeoutMs: number, staleMs: number): Promise<Owner> {
-  const owner: Owner = { pid: process.pid, host: hostname(), nonce: randomUUID() };
+  const owner: Owner = { pid: process.pid, host: hostname(), nonce: globalThis.crypto.randomUUID() };
   const started = Date.now();
   for (let round = 0; ; round++) {
     if (tryCreate(path, owner)) return owner;

@@ -35,6 +35,9 @@ describe('the start-up path loads only what the command needs', () => {
     // Nor the built-ins that bundled modules require only on first use (scripts/build.mjs, LAZY_MODULES): built-ins
     // are recorded when required, bundled modules only as the chunk that holds them.
     expect(loaded.filter((source) => /^node:(http2|perf_hooks|readline)$/.test(source))).toEqual([]);
+    // Nor what only writes need (node:crypto, for idempotency keys), nor oclif's WSL probe beyond is-wsl itself
+    // (wsl-utils, with node:child_process: scripts/build.mjs, wslLean).
+    expect(loaded.filter((source) => /^node:(crypto|child_process)$|node_modules\/wsl-utils\//.test(source))).toEqual([]);
     // Without a proxy variable, no proxy agent and not undici's index (fetch, WebSocket, the mocks).
     expect(loaded.filter((source) => /node_modules\/undici\/(index\.js|lib\/dispatcher\/(env-http-)?proxy-agent\.js)$/.test(source))).toEqual([]);
   });
