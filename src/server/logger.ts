@@ -114,11 +114,35 @@ export function prettyLine(json: string): string {
   return `${parts.join(' ')}${detail}\n`;
 }
 
+/** The log is written in batches of at least this many bytes (some 30 request lines)... */
+const LOG_BATCH_BYTES = 4096;
+/** ...or of whatever it holds after this long. */
+const LOG_FLUSH_MS = 200;
+
 export function createLogger(level: LogLevel, options: LoggerOptions = {}): ServerLogger {
   const format = options.format ?? (process.stderr.isTTY ? 'pretty' : 'json');
   const sink = options.sink;
-  const destination = sink === undefined ? pino.destination({ dest: 2, sync: false }) : undefined;
-  const lines: DestinationStream = sink === undefined ? (destination as DestinationStream) : { write: (line) => sink(line.replace(/\n$/, '')) };
+  // Lines are gathered up to LOG_BATCH_BYTES and written in one call, not one write (and thread-pool round trip) a
+  // request; whatever is gathered is written within LOG_FLUSH_MS, so a quiet server's log is never behind.
+  const destination = sink === undefined ? pino.destination({ dest: 2, sync: false, minLength: LOG_BATCH_BYTES }) : undefined;
+  let unwritten = false;
+  const flusher =
+    destination === undefined
+      ? undefined
+      : setInterval(() => {
+          if (!unwritten) return;
+          unwritten = false;
+          destination.flush();
+        }, LOG_FLUSH_MS).unref();
+  const lines: DestinationStream =
+    destination === undefined
+      ? { write: (line) => sink?.(line.replace(/\n$/, '')) }
+      : {
+          write: (line) => {
+            unwritten = true;
+            destination.write(line);
+          },
+        };
   const stream: DestinationStream = format === 'pretty' ? { write: (line) => lines.write(prettyLine(line)) } : lines;
   const logger = pino(
     {
@@ -135,6 +159,7 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   let closed: Promise<void> | undefined;
   const close = () =>
     (closed ??= new Promise<void>((resolve) => {
+      clearInterval(flusher);
       if (destination === undefined) return resolve();
       destination.once('close', () => resolve());
       destination.once('error', () => resolve());

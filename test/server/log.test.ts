@@ -247,6 +247,19 @@ describe('kb serve, the built CLI', () => {
     }
   });
 
+  it('writes the line of a lone request while the server runs on, though the log is written in batches', async () => {
+    const server = serve(['--log-level', 'info', '--log-format', 'json']);
+    try {
+      const url = await server.listening;
+      expect((await fetchCall(url, 'GET', '/v1/health', { headers: { 'x-request-id': 'lone-request' } })).status).toBe(200);
+      // One line is far short of a batch: it is written all the same, with no other request and no shutdown.
+      await expect.poll(() => server.stderr(), { timeout: 5000 }).toMatch(/"reqId":"lone-request"/);
+      expect(server.child.exitCode).toBeNull();
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  });
+
   it('writes pretty lines with --log-format pretty, and JSON by default when stderr is not a terminal', async () => {
     for (const [flags, shape] of [
       [['--log-format', 'pretty'], /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO {2}\[probe\] GET \/v1\/health 200 [\d.]+ ms$/m],
