@@ -47,7 +47,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     bodyLimit: LIMITS.bodyBytes,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
-    return503OnClosing: true,
+    // A request that reaches the closing server gets the API's 503 (http.ts), not fastify's own.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     // HEAD is declared with each GET route, so that send() answers it (errors included) with the GET's headers.
     exposeHeadRoutes: false,

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyRequest, preParsingHookHandler } from 'fastify';
 import { KbApiError } from '../api/errors.js';
-import { errorBody, UNSUPPORTED_MEDIA_TYPE } from './errors.js';
+import { errorBody, sendError, UNSUPPORTED_MEDIA_TYPE } from './errors.js';
 import { REQUEST_ID_HEADER, requestLine } from './logger.js';
 import { sharedPlugin } from './plugin.js';
 
@@ -89,6 +89,9 @@ export const requireContentType: preParsingHookHandler = (request, _reply, paylo
   done(null, payload);
 };
 
+/** What a request that reaches a closing server gets (fastify would answer it with a body of its own). */
+const SHUTTING_DOWN = new KbApiError('unavailable', 'The server is shutting down', 'Retry in a moment: it may be restarting, or another instance may answer.');
+
 export interface HttpRulesOptions extends Record<string, unknown> {
   /** The app's request ids (its genReqId), for the requests answered here before fastify sees them. */
   requestId: (request: IncomingMessage) => string;
@@ -129,5 +132,18 @@ export const httpRules = sharedPlugin<HttpRulesOptions>((app, options, done) => 
     else expectationFailed(request, response);
   });
   app.server.on('checkExpectation', expectationFailed);
+
+  // Once the close has begun, a request that still arrives (pipelined, or on a connection busy with another) is
+  // refused like any other 503: the envelope, its request id, Retry-After, and the connection closed after it.
+  let closing = false;
+  app.addHook('preClose', (hookDone) => {
+    closing = true;
+    hookDone();
+  });
+  app.addHook('onRequest', (_request, reply, hookDone) => {
+    if (!closing) return hookDone();
+    reply.header('connection', 'close');
+    sendError(reply, SHUTTING_DOWN);
+  });
   done();
 });

@@ -30,8 +30,8 @@ class RawClient {
   readonly socket: Socket;
   readonly closed: Promise<void>;
 
-  constructor() {
-    this.socket = connect(port, '127.0.0.1');
+  constructor(target = port) {
+    this.socket = connect(target, '127.0.0.1');
     this.socket.on('data', (chunk: Buffer) => {
       this.received = Buffer.concat([this.received, chunk]);
       this.waiting?.();
@@ -244,6 +244,38 @@ describe('Expect', () => {
     for (const path of ['/v1/health', '/v1/nope']) {
       const reply = await exchange(`GET ${path} HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nConnection: close\r\n\r\n`);
       expectFailure(reply, 417);
+    }
+  });
+});
+
+describe('a server shutting down', () => {
+  it('answers a request that reaches it while closing with a 503 envelope, its request id and Retry-After', async () => {
+    const own = await startTestServer({ org: 'acme' });
+    const client = new RawClient(Number(new URL(own.url).port));
+    try {
+      // A write in flight (it has had its 100 Continue), and a request pipelined behind it once the close has begun:
+      // the first is finished, the second is refused as CONTRACT refuses any request, not with fastify's own body.
+      const body = '{"key":"closing-ns"}';
+      client.write(
+        `POST /v1/ns_create HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${own.token}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n`,
+      );
+      expect((await client.next()).status).toBe(100);
+      const closed = own.app.close();
+      client.write(`${body}GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Request-Id: late-request\r\n\r\n`);
+      const first = asReply(await client.next());
+      expect(first.status, first.text).toBe(200);
+      const late = asReply(await client.next());
+      const failure = expectFailure(late, 503);
+      expect(failure.message).toMatch(/shutting down/);
+      expect(late.headers['x-request-id']).toBe('late-request');
+      expect(late.headers['retry-after']).toBe('1');
+      expect(late.headers.connection).toBe('close');
+      await closed;
+    } finally {
+      client.close();
+      await own.store.close();
+      await own.database.drop();
     }
   });
 });
