@@ -38,6 +38,8 @@ describe('the start-up path loads only what the command needs', () => {
     // Nor what only writes need (node:crypto, for idempotency keys), nor oclif's WSL probe beyond is-wsl itself
     // (wsl-utils, with node:child_process: scripts/build.mjs, wslLean).
     expect(loaded.filter((source) => /^node:(crypto|child_process)$|node_modules\/wsl-utils\//.test(source))).toEqual([]);
+    // Nor ICU's collator, which oclif's sort of the commands by localeCompare would build (scripts/build.mjs).
+    expect(loaded).not.toContain('intl:collator');
     // Without a proxy variable, no proxy agent and not undici's index (fetch, WebSocket, the mocks).
     expect(loaded.filter((source) => /node_modules\/undici\/(index\.js|lib\/dispatcher\/(env-http-)?proxy-agent\.js)$/.test(source))).toEqual([]);
   });
