@@ -4,7 +4,6 @@ import type { Deployment } from '../config/profiles.js';
 import { KbCommand } from './base-command.js';
 import { noteApiPrefix } from './context.js';
 import { CliError } from './errors.js';
-import { handleInterrupts } from './interrupt.js';
 import { withSpinner } from './spinner.js';
 import { EXIT } from '../client/exit-codes.js';
 
@@ -24,12 +23,6 @@ export interface Connection {
 /** A command that talks to a deployment: it resolves the profile, gets a client from the context, and renders what comes back. */
 export abstract class ApiCommand extends KbCommand {
   static override baseFlags = globalFlags;
-
-  /** Ctrl-C while a request, prompt or stdin is awaited: exit 130 (kb serve, not an ApiCommand, shuts down itself). */
-  override async init(): Promise<void> {
-    handleInterrupts();
-    await super.init();
-  }
 
   protected async connect(flags: GlobalFlags, options: { requireToken?: boolean } = {}): Promise<Connection> {
     const deployment = await this.context.deployment(flags.profile);

@@ -4,7 +4,7 @@ import { ApiError, exitCodeFor, ResponseFormatError } from '../client/errors.js'
 import { Context } from './context.js';
 import { paint, type IO } from './io.js';
 import { renderJson } from './output.js';
-import { InterruptedError } from './interrupt.js';
+import { handleInterrupts, InterruptedError } from './interrupt.js';
 import { escapeControls } from './text.js';
 
 /** oclif marks its own parse failures (unknown flag, missing argument) with exit 2 in `oclif.exit`. */
@@ -15,7 +15,7 @@ function oclifExit(error: unknown): number | undefined {
 
 /**
  * What every kb command shares: one context (environment, IO, profiles, clients: src/cli/context.ts), --json
- * printing exactly the data, and errors turned into one line on stderr (then the
+ * printing exactly the data, Ctrl-C ending it with exit 130, and errors turned into one line on stderr (then the
  * server's help, if any) with the exit code of CONTRACT section 3.
  */
 export abstract class KbCommand extends Command {
@@ -27,6 +27,12 @@ export abstract class KbCommand extends Command {
     super(argv, config);
     this.context = context ?? new Context();
     this.io = this.context.io;
+  }
+
+  /** Ctrl-C while a request, a prompt, stdin or the config lock is awaited: exit 130 (kb serve shuts down itself). */
+  override async init(): Promise<void> {
+    handleInterrupts();
+    await super.init();
   }
 
   override async finally(error: Error | undefined): Promise<void> {
