@@ -59,6 +59,18 @@ export default tseslint.config(
     // store/errors.js holds only the error classes the CLI recognises.
     '/(server/(?!log\\.js$)|store/(?!(errors|database-url)\\.js$)|tui/)',
   ),
+  // kb's environment variables are read in one place, src/config/env.ts (readEnv); the rest of src takes them from
+  // the command's context (src/cli/context.ts), so a test can give its own.
+  {
+    files: ['src/**'],
+    ignores: ['src/config/**'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'Read environment variables through readEnv() (src/config/env.ts), handed over by the context (src/cli/context.ts).' },
+      ],
+    },
+  },
   // A command never imports another command's module: what two commands share lives in src/cli (or below).
   {
     files: ['src/commands/**'],

@@ -1,11 +1,9 @@
 import { Flags, type Interfaces } from '@oclif/core';
-import { KbClient } from '../client/client.js';
-import { type Deployment, resolveDeployment } from '../config/profiles.js';
+import type { KbClient } from '../client/client.js';
+import type { Deployment } from '../config/profiles.js';
 import { KbCommand } from './base-command.js';
+import { noteApiPrefix } from './context.js';
 import { CliError } from './errors.js';
-import { handleInterrupts } from './interrupt.js';
-import { parseByteSize } from './byte-size.js';
-import { parseTimeout } from './duration.js';
 import { withSpinner } from './spinner.js';
 import { EXIT } from '../client/exit-codes.js';
 
@@ -22,25 +20,12 @@ export interface Connection {
   deployment: Deployment;
 }
 
-/** A command that talks to a deployment: it resolves the profile, builds one client, and renders what comes back. */
+/** A command that talks to a deployment: it resolves the profile, gets a client from the context, and renders what comes back. */
 export abstract class ApiCommand extends KbCommand {
   static override baseFlags = globalFlags;
 
-  private clients: KbClient[] = [];
-
-  /** Ctrl-C while a request, prompt or stdin is awaited: exit 130 (kb serve, not an ApiCommand, shuts down itself). */
-  override async init(): Promise<void> {
-    handleInterrupts();
-    await super.init();
-  }
-
-  override async finally(error: Error | undefined): Promise<void> {
-    await Promise.all(this.clients.map((client) => client.close()));
-    await super.finally(error);
-  }
-
   protected async connect(flags: GlobalFlags, options: { requireToken?: boolean } = {}): Promise<Connection> {
-    const deployment = await resolveDeployment({ profileFlag: flags.profile });
+    const deployment = await this.context.deployment(flags.profile);
     if (options.requireToken !== false && deployment.token === undefined) {
       const which = deployment.profile === undefined ? 'this deployment' : `profile "${deployment.profile}"`;
       throw new CliError(
@@ -49,25 +34,17 @@ export abstract class ApiCommand extends KbCommand {
         `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`, or set KB_TOKEN.`,
       );
     }
-    return { client: this.newClient(deployment.url, deployment.token, flags), deployment };
+    return { client: await this.newClient(deployment.url, deployment.token, flags), deployment };
   }
 
-  /** A client with the command's timeout and trace; closed when the command ends. */
-  protected newClient(url: string, token: string | undefined, flags: Partial<GlobalFlags>): KbClient {
-    const timeoutText = flags.timeout ?? (process.env.KB_TIMEOUT || undefined);
-    const timeoutMs = timeoutText === undefined ? undefined : parseTimeout(timeoutText, flags.timeout ? '--timeout' : 'KB_TIMEOUT');
-    const maxText = process.env.KB_MAX_RESPONSE || undefined;
-    const maxResponseBytes = maxText === undefined ? undefined : parseByteSize(maxText, 'KB_MAX_RESPONSE');
-    const trace = flags.verbose || process.env.KB_DEBUG === '1' ? (line: string) => this.io.stderr(`* ${line}\n`) : undefined;
-    const client = new KbClient({ url, token, timeoutMs, maxResponseBytes, trace });
-    if (client.urlHadApiPrefix) this.noteApiPrefix(url, client.baseUrl);
-    this.clients.push(client);
-    return client;
+  /** A client with the command's timeout and trace, from the context's factory; closed when the command ends. */
+  protected newClient(url: string, token: string | undefined, flags: Partial<GlobalFlags>): Promise<KbClient> {
+    return this.context.client({ url, token, timeout: flags.timeout, verbose: flags.verbose });
   }
 
   /** A URL given with the API's /v1 works, but the user should know what is used. */
   protected noteApiPrefix(given: string, used: string): void {
-    this.io.stderr(`Note: ${given} ends in /v1, which kb adds itself; using ${used}\n`);
+    noteApiPrefix(this.io, given, used);
   }
 
   /** Runs a request with a spinner on a terminal, when it takes longer than a moment. */

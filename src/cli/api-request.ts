@@ -3,6 +3,7 @@ import { FailureEnvelope } from '../api/schemas.js';
 import type { RawReply } from '../client/client.js';
 import { exitCodeForStatus } from '../client/errors.js';
 import { CliError, UsageError } from './errors.js';
+import type { IO } from './io.js';
 import { escapeControls } from './text.js';
 import { EXIT } from '../client/exit-codes.js';
 
@@ -18,6 +19,9 @@ export interface ApiRequestOptions {
   /** A file to send as the body, or `-` for stdin. */
   input?: string | undefined;
 }
+
+/** Where `-` and `@-` read from: the command's IO. */
+export type Stdin = Pick<IO, 'isStdinTTY' | 'readStdin'>;
 
 export interface PreparedRequest {
   method: string;
@@ -61,16 +65,16 @@ export function rawField(field: string): Field {
 }
 
 /** -F key=value: true, false, null and numbers are JSON values; `@file` is the file's text and `@-` stdin's. */
-export async function typedField(field: string): Promise<Field> {
+export async function typedField(field: string, stdin: Stdin): Promise<Field> {
   const { key, value } = splitField(field);
-  if (value.startsWith('@')) return { key, value: await readTextSource(value.slice(1), `-F ${key}`) };
+  if (value.startsWith('@')) return { key, value: await readTextSource(stdin, value.slice(1), `-F ${key}`) };
   return { key, value: typedValue(value) };
 }
 
 /** The fields in the order `gh api` takes them: -f, then -F. */
-export async function parseFields(rawFields: readonly string[], typedFields: readonly string[]): Promise<Field[]> {
+export async function parseFields(rawFields: readonly string[], typedFields: readonly string[], stdin: Stdin): Promise<Field[]> {
   const typed: Field[] = [];
-  for (const field of typedFields) typed.push(await typedField(field));
+  for (const field of typedFields) typed.push(await typedField(field, stdin));
   return [...rawFields.map(rawField), ...typed];
 }
 
@@ -134,12 +138,10 @@ function withQuery(path: string, fields: readonly Field[]): string {
  * The text of a file, or of stdin for `-`, as it is (not trimmed). A file that cannot be read is a usage error
  * naming the flag it came from.
  */
-export async function readTextSource(source: string, flag: string): Promise<string> {
+export async function readTextSource(stdin: Stdin, source: string, flag: string): Promise<string> {
   if (source === '-') {
-    if (process.stdin.isTTY) throw new UsageError(`${flag} - reads stdin, but stdin is a terminal`, 'Pipe the content in, or give the path of a file.');
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString('utf8');
+    if (stdin.isStdinTTY) throw new UsageError(`${flag} - reads stdin, but stdin is a terminal`, 'Pipe the content in, or give the path of a file.');
+    return stdin.readStdin();
   }
   try {
     return await readFile(source, 'utf8');
@@ -154,7 +156,7 @@ export async function readTextSource(source: string, flag: string): Promise<stri
  * The request `kb api` sends: GET, or POST when fields or input are given; fields make a JSON body, or the query
  * string for a GET (and beside --input, as `gh api` does).
  */
-export async function prepareApiRequest(options: ApiRequestOptions): Promise<PreparedRequest> {
+export async function prepareApiRequest(options: ApiRequestOptions, stdin: Stdin): Promise<PreparedRequest> {
   if (/^[a-z][a-z0-9+.-]*:/i.test(options.path)) {
     throw new UsageError(`PATH is relative to the deployment's /v1, not a URL: ${options.path}`, 'For example: kb api ns_list. Pick the deployment with --profile or KB_URL.');
   }
@@ -163,11 +165,11 @@ export async function prepareApiRequest(options: ApiRequestOptions): Promise<Pre
   if (options.input === '-' && (options.typedFields ?? []).some((field) => field.includes('=@-'))) {
     throw new UsageError('--input - and -F key=@- both read stdin', 'Read one of them from a file.');
   }
-  const fields = await parseFields(options.rawFields ?? [], options.typedFields ?? []);
+  const fields = await parseFields(options.rawFields ?? [], options.typedFields ?? [], stdin);
   const hasPayload = fields.length > 0 || options.input !== undefined;
   const method = options.method?.toUpperCase() ?? (hasPayload ? 'POST' : 'GET');
   if (options.input !== undefined) {
-    return { method, path: withQuery(path, fields), body: await readTextSource(options.input, '--input') };
+    return { method, path: withQuery(path, fields), body: await readTextSource(stdin, options.input, '--input') };
   }
   if (fields.length === 0) return { method, path };
   if (method === 'GET' || method === 'HEAD') return { method, path: withQuery(path, fields) };

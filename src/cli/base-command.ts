@@ -1,9 +1,10 @@
-import { Command, Errors } from '@oclif/core';
+import { Command, type Config, Errors } from '@oclif/core';
 import { KbApiError } from '../api/errors.js';
 import { ApiError, exitCodeFor, ResponseFormatError } from '../client/errors.js';
-import { processIO, paint, type IO } from './io.js';
+import { Context } from './context.js';
+import { paint, type IO } from './io.js';
 import { renderJson } from './output.js';
-import { InterruptedError } from './interrupt.js';
+import { handleInterrupts, InterruptedError } from './interrupt.js';
 import { escapeControls } from './text.js';
 
 /** oclif marks its own parse failures (unknown flag, missing argument) with exit 2 in `oclif.exit`. */
@@ -13,19 +14,38 @@ function oclifExit(error: unknown): number | undefined {
 }
 
 /**
- * What every kb command shares: one IO, --json printing exactly the data, and errors turned into one line on
- * stderr (then the server's help, if any) with the exit code of CONTRACT section 3.
+ * What every kb command shares: one context (environment, IO, profiles, clients: src/cli/context.ts), --json
+ * printing exactly the data, Ctrl-C ending it with exit 130, and errors turned into one line on stderr (then the
+ * server's help, if any) with the exit code of CONTRACT section 3.
  */
 export abstract class KbCommand extends Command {
-  protected io: IO = processIO();
+  /** Made once for the invocation; oclif passes none, so it is this process's, and tests pass their own. */
+  protected readonly context: Context;
+  protected readonly io: IO;
 
+  constructor(argv: string[], config: Config, context?: Context) {
+    super(argv, config);
+    this.context = context ?? new Context();
+    this.io = this.context.io;
+  }
+
+  /** Ctrl-C while a request, a prompt, stdin or the config lock is awaited: exit 130 (kb serve shuts down itself). */
+  override async init(): Promise<void> {
+    handleInterrupts();
+    await super.init();
+  }
+
+  override async finally(error: Error | undefined): Promise<void> {
+    await this.context.close();
+    await super.finally(error);
+  }
 
   override logJson(json: unknown): void {
     this.io.stdout(renderJson(json));
   }
 
   protected verbose(): boolean {
-    return process.env.KB_DEBUG === '1' || this.argv.includes('--verbose');
+    return this.context.env.debug || this.argv.includes('--verbose');
   }
 
   override async catch(error: Error & { help?: string | null }): Promise<void> {

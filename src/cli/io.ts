@@ -1,10 +1,14 @@
+import type { KbEnvironment } from '../config/env.js';
+
 /**
  * The one place that decides what the terminal can do (after gh's iostreams): results go to stdout,
- * everything else (progress, confirmations, warnings, errors) to stderr.
+ * everything else (progress, confirmations, warnings, errors) to stderr. Commands read stdin and ask their
+ * questions through it too, so that tests can give one of their own (test/helpers/io.ts).
  */
 export interface IO {
   stdout(text: string): void;
   stderr(text: string): void;
+  isStdinTTY: boolean;
   isStdoutTTY: boolean;
   isStderrTTY: boolean;
   /** Prompts need a person at both ends and no CI. */
@@ -14,21 +18,34 @@ export interface IO {
   animate: boolean;
   /** Columns of the terminal, or undefined when stdout is not one. */
   columns: number | undefined;
+  /** All of stdin, as text (for --with-token, --input -, -F key=@-). */
+  readStdin(): Promise<string>;
+  /** One line typed at the terminal after `question` (on stderr); Ctrl-C rejects with an InterruptedError. */
+  question(question: string): Promise<string>;
+  /** A line typed at the terminal without being shown (one `*` a character); Ctrl-C rejects with an InterruptedError. */
+  secret(prompt: string): Promise<string>;
 }
 
-export function processIO(env: NodeJS.ProcessEnv = process.env): IO {
-  const ci = env.CI !== undefined && env.CI !== '' && env.CI !== 'false' && env.CI !== '0';
+/** The IO of this process's own streams, as kb's environment (CI, NO_COLOR) allows them to be used. */
+export function processIO(env: Pick<KbEnvironment, 'ci' | 'noColor'>): IO {
+  const ci = env.ci !== undefined;
+  const isStdinTTY = process.stdin.isTTY === true;
   const isStdoutTTY = process.stdout.isTTY === true;
   const isStderrTTY = process.stderr.isTTY === true;
   return {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
+    isStdinTTY,
     isStdoutTTY,
     isStderrTTY,
-    canPrompt: !ci && process.stdin.isTTY === true && isStdoutTTY,
+    canPrompt: !ci && isStdinTTY && isStdoutTTY,
     animate: !ci && isStderrTTY,
-    color: !ci && isStderrTTY && (env.NO_COLOR === undefined || env.NO_COLOR === '') && env.TERM !== 'dumb',
+    color: !ci && isStderrTTY && !env.noColor,
     columns: isStdoutTTY ? process.stdout.columns : undefined,
+    // The terminal's readline and raw mode are loaded only by a command that reads or asks.
+    readStdin: async () => (await import('./terminal.js')).readStdin(),
+    question: async (question) => (await import('./terminal.js')).question(question),
+    secret: async (prompt) => (await import('./terminal.js')).secret(prompt),
   };
 }
 

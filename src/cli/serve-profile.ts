@@ -1,4 +1,6 @@
+import type { ProfileStore } from '../config/profiles.js';
 import type { Store } from '../store/store.js';
+import type { Context } from './context.js';
 
 /** Whether a token belongs to the server over this store: its hash is the hash of an active token. */
 function ownsToken(store: Store): (token: string) => Promise<boolean> {
@@ -13,7 +15,11 @@ function ownsToken(store: Store): (token: string) => Promise<boolean> {
  * holds another server's token, or the name given; a profile that holds another server's token is never replaced
  * (ServeProfileTakenError when every candidate does).
  */
-export async function saveLocalProfile(store: Store, options: { url: string; token: string; name?: string | undefined }): Promise<{ name: string; isDefault: boolean }> {
+export async function saveLocalProfile(
+  store: Store,
+  profiles: ProfileStore,
+  options: { url: string; token: string; name?: string | undefined },
+): Promise<{ name: string; isDefault: boolean }> {
   const { saveServeProfile } = await import('../config/serve-profile.js');
   const { port, protocol } = new URL(options.url);
   return saveServeProfile({
@@ -22,6 +28,7 @@ export async function saveLocalProfile(store: Store, options: { url: string; tok
     port: Number(port || (protocol === 'https:' ? 443 : 80)),
     name: options.name,
     ownsToken: ownsToken(store),
+    store: profiles,
   });
 }
 
@@ -29,13 +36,13 @@ export async function saveLocalProfile(store: Store, options: { url: string; tok
  * Who holds a working token of this server: the name of a saved profile, or 'KB_TOKEN'; undefined when no one
  * does, also when the config cannot be read (then no profile can be used either).
  */
-export async function userHoldsToken(store: Store, env: NodeJS.ProcessEnv = process.env): Promise<string | undefined> {
+export async function userHoldsToken(store: Store, context: Pick<Context, 'env' | 'profiles'>): Promise<string | undefined> {
   const owns = ownsToken(store);
-  if (env.KB_TOKEN && (await owns(env.KB_TOKEN))) return 'KB_TOKEN';
-  const { ProfileStore } = await import('../config/profiles.js');
+  const { token } = context.env;
+  if (token !== undefined && (await owns(token))) return 'KB_TOKEN';
   let profiles: Array<[string, string]>;
   try {
-    profiles = [...(await new ProfileStore().read()).profiles].flatMap(([name, profile]) => (profile.token ? [[name, profile.token] as [string, string]] : []));
+    profiles = [...(await context.profiles().read()).profiles].flatMap(([name, profile]) => (profile.token ? [[name, profile.token] as [string, string]] : []));
   } catch {
     return undefined;
   }

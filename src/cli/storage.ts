@@ -1,11 +1,10 @@
 import { Flags } from '@oclif/core';
-import { dataDir } from '../config/paths.js';
 import type { StorageOptions } from '../store/open.js';
 import { StoreOpenError, StoreUnreachableError } from '../store/errors.js';
 import type { Store } from '../store/store.js';
+import type { Context } from './context.js';
 import { parseTimeout } from './duration.js';
 import { CliError, UsageError } from './errors.js';
-import type { IO } from './io.js';
 
 const DATABASE_URL_FORM = 'postgres://USER:PASSWORD@HOST:PORT/DATABASE';
 
@@ -39,9 +38,10 @@ export type StorageFlags = { 'data-dir'?: string | undefined; database?: string 
 /** The storage the flags name; --data-dir and --database together are a usage error, since only one would be used. */
 export function storageOptions(
   flags: StorageFlags,
+  context: Pick<Context, 'dataDir'>,
   postgres: { poolSize?: number; onWaiting?: (message: string) => void } = {},
 ): StorageOptions {
-  if (flags.database === undefined) return { engine: 'sqlite', dataDir: flags['data-dir'] ?? dataDir() };
+  if (flags.database === undefined) return { engine: 'sqlite', dataDir: flags['data-dir'] ?? context.dataDir() };
   if (flags['data-dir'] !== undefined) {
     throw new UsageError('--data-dir and --database (or KB_DATABASE_URL) name two storages: pass one of them');
   }
@@ -72,8 +72,13 @@ export async function openStorage(storage: StorageOptions): Promise<Store> {
  * (`kb serve token`, `kb serve backup`). Safe while `kb serve` runs: SQLite serialises the writes of both processes.
  * `command` names the command in the line said on stderr while waiting for a database.
  */
-export async function withStorage<T>(flags: StorageFlags, io: IO, command: string, fn: (store: Store, storage: StorageOptions) => Promise<T>): Promise<T> {
-  const storage = storageOptions(flags, { poolSize: 1, onWaiting: (message) => io.stderr(`${command}: ${message}\n`) });
+export async function withStorage<T>(
+  flags: StorageFlags,
+  context: Pick<Context, 'dataDir' | 'io'>,
+  command: string,
+  fn: (store: Store, storage: StorageOptions) => Promise<T>,
+): Promise<T> {
+  const storage = storageOptions(flags, context, { poolSize: 1, onWaiting: (message) => context.io.stderr(`${command}: ${message}\n`) });
   const store = await openStorage(storage);
   try {
     return await fn(store, storage);

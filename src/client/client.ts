@@ -28,7 +28,12 @@ export interface KbClientOptions {
   trace?: ((line: string) => void) | undefined;
   /** A reply longer than this many bytes is refused (ResponseTooLargeError) as soon as that is known. */
   maxResponseBytes?: number | undefined;
-  /** Defaults to undici's Agent, or its EnvHttpProxyAgent when a proxy variable is set (see undici.ts). */
+  /**
+   * Send through undici's EnvHttpProxyAgent, which honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY (either case): the
+   * CLI says so when a proxy variable is set (src/config/env.ts). Otherwise undici's plain Agent.
+   */
+  proxy?: boolean | undefined;
+  /** Replaces the default dispatcher (see `proxy`); it belongs to the caller. */
   dispatcher?: Dispatcher | undefined;
 }
 
@@ -209,6 +214,7 @@ export class KbClient {
   readonly #trace: ((line: string) => void) | undefined;
   #dispatcher: Dispatcher | Promise<Dispatcher> | undefined;
   readonly #ownsDispatcher: boolean;
+  readonly #proxy: boolean;
 
   constructor(options: KbClientOptions) {
     const base = normalizeBaseUrl(options.url);
@@ -229,6 +235,7 @@ export class KbClient {
     this.#trace = options.trace;
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher = options.dispatcher;
+    this.#proxy = options.proxy === true;
   }
 
   health(): Promise<RouteOutput<'health'>> {
@@ -306,9 +313,9 @@ export class KbClient {
     if (this.#ownsDispatcher && this.#dispatcher !== undefined) await (await this.#dispatcher).close();
   }
 
-  /** The default dispatcher is made on the first request: which one depends on the proxy variables (undici.ts). */
+  /** The default dispatcher is made on the first request: the proxy agent is loaded only for a proxy (undici.ts). */
   #getDispatcher(): Dispatcher | Promise<Dispatcher> {
-    this.#dispatcher ??= defaultDispatcher(this.timeoutMs).then((dispatcher) => (this.#dispatcher = dispatcher));
+    this.#dispatcher ??= defaultDispatcher(this.timeoutMs, this.#proxy).then((dispatcher) => (this.#dispatcher = dispatcher));
     return this.#dispatcher;
   }
 

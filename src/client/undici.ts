@@ -13,25 +13,19 @@ import apiRequest from 'undici/lib/api/api-request.js';
 /** undici's Agent: one pool of connections per origin. */
 export const Agent = AgentModule as typeof AgentType;
 
-const PROXY_VARIABLES = ['https_proxy', 'HTTPS_PROXY', 'http_proxy', 'HTTP_PROXY'] as const;
-
-/** True when the environment names a proxy (NO_PROXY alone names none). */
-export function proxyConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
-  return PROXY_VARIABLES.some((name) => (env[name] ?? '') !== '');
-}
-
 /**
- * The dispatcher a client sends through: undici's Agent, or, when a proxy variable is set, undici's own
- * EnvHttpProxyAgent, which honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY in either case.
+ * The dispatcher a client sends through: undici's Agent, or, for `proxy` (a proxy variable is set, as
+ * src/config/env.ts tells), undici's own EnvHttpProxyAgent, which honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY in
+ * either case.
  *
  * The proxy agent comes from undici's index, loaded only then: its CONNECT tunnels call `Dispatcher#connect`,
  * which the index installs on every dispatcher (`Object.assign(Dispatcher.prototype, api)`), and which undici's
  * internal modules alone lack. Plain http goes to the proxy in absolute form (`GET http://host/path`), as curl and
  * Go send it; https goes through a CONNECT tunnel.
  */
-export async function defaultDispatcher(connectTimeoutMs: number): Promise<Dispatcher> {
+export async function defaultDispatcher(connectTimeoutMs: number, proxy: boolean): Promise<Dispatcher> {
   const connect = { timeout: connectTimeoutMs };
-  if (!proxyConfigured()) return new Agent({ connect });
+  if (!proxy) return new Agent({ connect });
   const undici = await import('undici');
   // Bundled, undici (CommonJS) arrives as the default export only; from node_modules, with named exports too.
   const { EnvHttpProxyAgent } = (undici as unknown as { default?: typeof undici }).default ?? undici;

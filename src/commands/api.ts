@@ -44,9 +44,10 @@ A reply other than 2xx is still printed to stdout, its message goes to stderr, a
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(Api);
-    const request = await prepareApiRequest({
-      path: args.path, method: flags.method, rawFields: flags['raw-field'] ?? [], typedFields: flags.field ?? [], input: flags.input,
-    });
+    const request = await prepareApiRequest(
+      { path: args.path, method: flags.method, rawFields: flags['raw-field'] ?? [], typedFields: flags.field ?? [], input: flags.input },
+      this.io,
+    );
     const { client, deployment } = await this.connect(flags, { requireToken: false });
     const reply = await this.request(`${request.method} ${request.path}`, client.raw(request.method, request.path, request.body));
     this.io.stdout(renderReply(reply, this.io.isStdoutTTY));

@@ -2,11 +2,6 @@ import { Flags } from '@oclif/core';
 import { ApiCommand } from '../cli/api-command.js';
 import { UsageError } from '../cli/errors.js';
 
-/** The variable that makes Ink think it runs in CI (is-in-ci's rule), where it draws no interactive frame at all. */
-function ciVariable(env: NodeJS.ProcessEnv): string | undefined {
-  return ['CI', 'CONTINUOUS_INTEGRATION'].find((name) => name in env && env[name] !== '0' && env[name] !== 'false');
-}
-
 export default class Tui extends ApiCommand {
   static override summary = 'Browse and edit namespaces and bases in a terminal UI';
 
@@ -31,14 +26,14 @@ It needs an interactive terminal: without one (a script, a pipe, CI) it exits 2.
   async run(): Promise<void> {
     const { flags } = await this.parse(Tui);
     // Before Ink loads: without a terminal it would crash on raw mode, and under CI it draws nothing.
-    const ci = ciVariable(process.env);
+    const ci = this.context.env.inkCi;
     if (ci !== undefined) {
       throw new UsageError(`kb tui is interactive and does not run in CI (${ci} is set)`, 'In scripts use `kb ns list` and `kb base list` (with --json).');
     }
     if (!this.io.canPrompt) {
       throw new UsageError('kb tui needs a terminal: stdin and stdout must both be a TTY', 'Run it in an interactive terminal; in scripts use `kb ns list` and `kb base list` (with --json).');
     }
-    if ((flags.verbose || process.env.KB_DEBUG === '1') && this.io.isStderrTTY) {
+    if ((flags.verbose || this.context.env.debug) && this.io.isStderrTTY) {
       // The trace goes to stderr: on the terminal the UI draws on, it would scribble over it.
       throw new UsageError('--verbose (or KB_DEBUG=1) writes a trace to stderr, which is the terminal kb tui draws on', 'Send it to a file: `kb tui --verbose 2>trace.log`.');
     }
@@ -50,7 +45,7 @@ It needs an interactive terminal: without one (a script, a pipe, CI) it exits 2.
     namespaces.catch(() => undefined);
     const { runTui } = await import('../tui/index.js');
     // As git and k9s choose the editor.
-    const editor = process.env.VISUAL || process.env.EDITOR || 'vi';
+    const editor = this.context.env.editor ?? 'vi';
     await runTui({ client, deployment, organization, namespaces, color: this.io.color, refreshSeconds: flags.refresh, editor });
   }
 }

@@ -2,7 +2,7 @@ import { accessSync, constants, mkdirSync, readdirSync, statSync, unlinkSync, ty
 import { join } from 'node:path';
 import type Conf from 'conf';
 import { ConfigError, ConfigWriteError } from './errors.js';
-import { withFileLock } from './lock.js';
+import { withFileLock, type LockOptions } from './lock.js';
 import { parseConfigText, serializeConfig, type ConfigData } from './schema.js';
 import { checkTrust, shellWord } from './trust.js';
 
@@ -50,6 +50,8 @@ export interface ConfigFileOptions {
   lockTimeoutMs?: number | undefined;
   /** Told of a config file others can read; the CLI prints it on stderr. */
   onWarning?: ((message: string) => void) | undefined;
+  /** Runs each change once the lock is held, to its release (LockOptions.hold). */
+  hold?: LockOptions['hold'] | undefined;
 }
 
 /**
@@ -63,6 +65,7 @@ export class ConfigFile {
   readonly path: string;
   readonly #lockPath: string;
   readonly #lockTimeoutMs: number | undefined;
+  readonly #hold: LockOptions['hold'];
   readonly #onWarning: (message: string) => void;
   readonly #warned = new Set<string>();
 
@@ -71,6 +74,7 @@ export class ConfigFile {
     this.path = join(this.dir, `${CONFIG_NAME}.json`);
     this.#lockPath = join(this.dir, `${CONFIG_NAME}.lock`);
     this.#lockTimeoutMs = options.lockTimeoutMs;
+    this.#hold = options.hold;
     this.#onWarning = options.onWarning ?? ((message) => process.stderr.write(`Warning: ${message}\n`));
   }
 
@@ -89,7 +93,9 @@ export class ConfigFile {
    */
   async update<T>(change: (current: ConfigData | undefined) => Promise<{ next: ConfigData; result: T }>): Promise<T> {
     this.#prepareDir();
-    const options = this.#lockTimeoutMs === undefined ? {} : { timeoutMs: this.#lockTimeoutMs };
+    const options: LockOptions = {};
+    if (this.#lockTimeoutMs !== undefined) options.timeoutMs = this.#lockTimeoutMs;
+    if (this.#hold !== undefined) options.hold = this.#hold;
     let locked = false;
     try {
       return await withFileLock(

@@ -27,6 +27,11 @@ export interface KbEnvironment {
   noColor: boolean;
   /** The variable that says this is CI (CI or CONTINUOUS_INTEGRATION, unless `0` or `false`), if any. */
   ci: 'CI' | 'CONTINUOUS_INTEGRATION' | undefined;
+  /**
+   * The variable that makes Ink believe it runs in CI, by its own rule (is-in-ci: set at all, even empty, unless
+   * `0` or `false`), where it draws no interactive frame: `kb tui` refuses to start then.
+   */
+  inkCi: 'CI' | 'CONTINUOUS_INTEGRATION' | undefined;
   /** Whether a proxy variable is set (HTTPS_PROXY or HTTP_PROXY, either case); undici reads their values itself. */
   proxy: boolean;
   /** $VISUAL, else $EDITOR. */
@@ -44,6 +49,10 @@ function ciVariable(env: NodeJS.ProcessEnv): KbEnvironment['ci'] {
   });
 }
 
+function inkCiVariable(env: NodeJS.ProcessEnv): KbEnvironment['inkCi'] {
+  return (['CI', 'CONTINUOUS_INTEGRATION'] as const).find((name) => name in env && env[name] !== '0' && env[name] !== 'false');
+}
+
 /** kb's view of an environment: process.env unless another is given (tests, child processes). */
 export function readEnv(env: NodeJS.ProcessEnv = process.env): KbEnvironment {
   return {
@@ -58,6 +67,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): KbEnvironment {
     debug: env.KB_DEBUG === '1',
     noColor: text(env.NO_COLOR) !== undefined || env.TERM === 'dumb',
     ci: ciVariable(env),
+    inkCi: inkCiVariable(env),
     proxy: ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => text(env[name]) !== undefined),
     editor: text(env.VISUAL) ?? text(env.EDITOR),
   };

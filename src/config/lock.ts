@@ -7,6 +7,11 @@ export interface LockOptions {
   timeoutMs?: number;
   /** A lock file older than this is left over from a process that hung or died, and is taken over. */
   staleMs?: number;
+  /**
+   * Runs what is done once the lock is held, its release included; the CLI makes it uninterruptible, so that Ctrl-C
+   * ends the wait for the lock at once but never a read-modify-write half-way.
+   */
+  hold?: <T>(work: () => Promise<T>) => Promise<T>;
 }
 
 export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
@@ -177,9 +182,12 @@ function release(path: string, owner: Owner): void {
  */
 export async function withFileLock<T>(path: string, fn: () => T | Promise<T>, options: LockOptions = {}): Promise<T> {
   const owner = await acquire(path, options.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, options.staleMs ?? DEFAULT_STALE_LOCK_MS);
-  try {
-    return await fn();
-  } finally {
-    release(path, owner);
-  }
+  const held = async () => {
+    try {
+      return await fn();
+    } finally {
+      release(path, owner);
+    }
+  };
+  return options.hold ? options.hold(held) : held();
 }

@@ -1,4 +1,4 @@
-import { ConfigFile } from './config-file.js';
+import { ConfigFile, type ConfigFileOptions } from './config-file.js';
 import { readEnv } from './env.js';
 import { ConfigError } from './errors.js';
 import { configDir } from './paths.js';
@@ -76,6 +76,8 @@ export interface ProfileStoreOptions {
   lockTimeoutMs?: number;
   /** Told of a config file others can read (default: a line on stderr). */
   onWarning?: (message: string) => void;
+  /** Runs each save once the config lock is held, to its release: the CLI makes it uninterruptible. */
+  hold?: ConfigFileOptions['hold'];
 }
 
 export interface SaveResult {
@@ -96,7 +98,7 @@ export class ProfileStore {
 
   constructor(options: ProfileStoreOptions = {}) {
     this.dir = options.dir ?? configDir();
-    this.#file = new ConfigFile({ dir: this.dir, lockTimeoutMs: options.lockTimeoutMs, onWarning: options.onWarning });
+    this.#file = new ConfigFile({ dir: this.dir, lockTimeoutMs: options.lockTimeoutMs, onWarning: options.onWarning, hold: options.hold });
     this.path = this.#file.path;
   }
 

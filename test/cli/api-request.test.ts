@@ -3,7 +3,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type Field, fieldsToBody, prepareApiRequest, rawField, renderReply, replyFailure, typedValue } from '../../src/cli/api-request.js';
 import { UsageError } from '../../src/cli/errors.js';
+import { memoryIO } from '../helpers/io.js';
 import { tempDir } from '../helpers/server.js';
+
+/** An empty stdin that is not a terminal, as `< /dev/null` gives. */
+const NO_STDIN = memoryIO();
 
 function usageError(work: () => unknown): UsageError {
   try {
@@ -75,21 +79,21 @@ describe('fieldsToBody', () => {
 
 describe('prepareApiRequest', () => {
   it('is a GET without fields or input, and a POST with them', async () => {
-    expect(await prepareApiRequest({ path: 'ns_list', typedFields: [] })).toEqual({ method: 'GET', path: '/ns_list' });
-    expect(await prepareApiRequest({ path: '/ns_create', typedFields: ['key=docs'] })).toEqual({ method: 'POST', path: '/ns_create', body: '{"key":"docs"}' });
+    expect(await prepareApiRequest({ path: 'ns_list', typedFields: [] }, NO_STDIN)).toEqual({ method: 'GET', path: '/ns_list' });
+    expect(await prepareApiRequest({ path: '/ns_create', typedFields: ['key=docs'] }, NO_STDIN)).toEqual({ method: 'POST', path: '/ns_create', body: '{"key":"docs"}' });
   });
 
   it('takes another method with -X, in any case, and sends the fields as a body for DELETE', async () => {
-    expect(await prepareApiRequest({ path: 'base_delete', method: 'delete', typedFields: ['namespace=docs', 'base=faq'] })).toEqual({
+    expect(await prepareApiRequest({ path: 'base_delete', method: 'delete', typedFields: ['namespace=docs', 'base=faq'] }, NO_STDIN)).toEqual({
       method: 'DELETE', path: '/base_delete', body: '{"namespace":"docs","base":"faq"}',
     });
   });
 
   it('puts the fields of a GET in the query string, as text', async () => {
-    expect(await prepareApiRequest({ path: 'base_list', method: 'GET', typedFields: ['namespace=docs', 'n=1'] })).toEqual({
+    expect(await prepareApiRequest({ path: 'base_list', method: 'GET', typedFields: ['namespace=docs', 'n=1'] }, NO_STDIN)).toEqual({
       method: 'GET', path: '/base_list?namespace=docs&n=1',
     });
-    expect(await prepareApiRequest({ path: 'base_list?a=1', method: 'GET', typedFields: ['namespace=a b&c'] })).toEqual({
+    expect(await prepareApiRequest({ path: 'base_list?a=1', method: 'GET', typedFields: ['namespace=a b&c'] }, NO_STDIN)).toEqual({
       method: 'GET', path: '/base_list?a=1&namespace=a+b%26c',
     });
   });
@@ -97,10 +101,10 @@ describe('prepareApiRequest', () => {
   it('-f sends strings whatever they look like, -F typed values and files; -f fields come first', async () => {
     const file = join(tempDir('kb-api-'), 'description.txt');
     writeFileSync(file, 'From a file\n');
-    expect(await prepareApiRequest({ path: 'x', rawFields: ['n=3', 'gone=null', 'flag=true', 'at=@file'], typedFields: ['m=3', 'text=@' + file] })).toEqual({
+    expect(await prepareApiRequest({ path: 'x', rawFields: ['n=3', 'gone=null', 'flag=true', 'at=@file'], typedFields: ['m=3', 'text=@' + file] }, NO_STDIN)).toEqual({
       method: 'POST', path: '/x', body: '{"n":"3","gone":"null","flag":"true","at":"@file","m":3,"text":"From a file\\n"}',
     });
-    await expect(prepareApiRequest({ path: 'x', typedFields: ['d=@/nonexistent/d.txt'] })).rejects.toMatchObject({
+    await expect(prepareApiRequest({ path: 'x', typedFields: ['d=@/nonexistent/d.txt'] }, NO_STDIN)).rejects.toMatchObject({
       exitCode: 2, message: 'Cannot read -F d /nonexistent/d.txt: no such file',
     });
   });
@@ -108,16 +112,26 @@ describe('prepareApiRequest', () => {
   it('sends --input as it is, the fields then going to the query string', async () => {
     const file = join(tempDir('kb-api-'), 'body.json');
     writeFileSync(file, '{"key": "docs"}\n');
-    expect(await prepareApiRequest({ path: 'ns_create', typedFields: [], input: file })).toEqual({ method: 'POST', path: '/ns_create', body: '{"key": "docs"}\n' });
-    expect(await prepareApiRequest({ path: 'x', typedFields: ['a=1'], input: file, method: 'PUT' })).toEqual({ method: 'PUT', path: '/x?a=1', body: '{"key": "docs"}\n' });
+    expect(await prepareApiRequest({ path: 'ns_create', typedFields: [], input: file }, NO_STDIN)).toEqual({ method: 'POST', path: '/ns_create', body: '{"key": "docs"}\n' });
+    expect(await prepareApiRequest({ path: 'x', typedFields: ['a=1'], input: file, method: 'PUT' }, NO_STDIN)).toEqual({ method: 'PUT', path: '/x?a=1', body: '{"key": "docs"}\n' });
+  });
+
+  it('reads --input - and -F key=@- from the stdin of its IO, and refuses a stdin that is a terminal', async () => {
+    expect(await prepareApiRequest({ path: 'ns_create', input: '-' }, memoryIO({ stdin: '{"key":"docs"}' }))).toEqual({ method: 'POST', path: '/ns_create', body: '{"key":"docs"}' });
+    expect(await prepareApiRequest({ path: 'ns_create', typedFields: ['description=@-'] }, memoryIO({ stdin: 'From stdin\n' }))).toEqual({
+      method: 'POST', path: '/ns_create', body: '{"description":"From stdin\\n"}',
+    });
+    await expect(prepareApiRequest({ path: 'ns_create', input: '-' }, memoryIO({ tty: true }))).rejects.toMatchObject({
+      exitCode: 2, message: '--input - reads stdin, but stdin is a terminal',
+    });
   });
 
   it('rejects a missing input file, a full URL and a method that is not a word, with exit 2', async () => {
-    await expect(prepareApiRequest({ path: 'ns_create', typedFields: [], input: '/nonexistent/body.json' })).rejects.toMatchObject({
+    await expect(prepareApiRequest({ path: 'ns_create', typedFields: [], input: '/nonexistent/body.json' }, NO_STDIN)).rejects.toMatchObject({
       exitCode: 2, message: 'Cannot read --input /nonexistent/body.json: no such file',
     });
-    await expect(prepareApiRequest({ path: 'https://evil.example/v1/ns_list', typedFields: [] })).rejects.toMatchObject({ exitCode: 2 });
-    await expect(prepareApiRequest({ path: 'ns_list', method: 'GET /x', typedFields: [] })).rejects.toMatchObject({ exitCode: 2 });
+    await expect(prepareApiRequest({ path: 'https://evil.example/v1/ns_list', typedFields: [] }, NO_STDIN)).rejects.toMatchObject({ exitCode: 2 });
+    await expect(prepareApiRequest({ path: 'ns_list', method: 'GET /x', typedFields: [] }, NO_STDIN)).rejects.toMatchObject({ exitCode: 2 });
   });
 });
 

@@ -13,6 +13,7 @@ const NOTHING: KbEnvironment = {
   debug: false,
   noColor: false,
   ci: undefined,
+  inkCi: undefined,
   proxy: false,
   editor: undefined,
 };
@@ -55,7 +56,8 @@ describe('readEnv: every environment variable kb reads, in one place', () => {
         (name) => [name, ''],
       ),
     );
-    expect(readEnv(empty)).toEqual(NOTHING);
+    // All but Ink's rule, for which a CI variable set at all is CI.
+    expect(readEnv(empty)).toEqual({ ...NOTHING, inkCi: 'CI' });
   });
 
   it.each([
@@ -85,6 +87,17 @@ describe('readEnv: every environment variable kb reads, in one place', () => {
     [{ CI: '0', CONTINUOUS_INTEGRATION: '1' }, 'CONTINUOUS_INTEGRATION'],
   ])('takes %j as ci: %s, naming the variable', (env, ci) => {
     expect(readEnv(env).ci).toBe(ci);
+  });
+
+  it.each([
+    [{ CI: '' }, 'CI'],
+    [{ CI: 'FALSE' }, 'CI'],
+    [{ CI: 'false' }, undefined],
+    [{ CI: '0' }, undefined],
+    [{ CI: '0', CONTINUOUS_INTEGRATION: '' }, 'CONTINUOUS_INTEGRATION'],
+    [{}, undefined],
+  ])('takes %j as inkCi: %s, by is-in-ci\'s rule (any value but 0 and false, even empty)', (env, inkCi) => {
+    expect(readEnv(env).inkCi).toBe(inkCi);
   });
 
   it.each(['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'])('says a proxy is configured when %s is set', (name) => {

@@ -37,6 +37,23 @@ describe('withFileLock', () => {
     expect(existsSync(lock)).toBe(false);
   });
 
+  it('runs fn and the release inside `hold`, and waits for the lock outside it', async () => {
+    const events: string[] = [];
+    foreignLock({ pid: process.pid }, 60_000);
+    const hold = async <T>(work: () => Promise<T>): Promise<T> => {
+      // The stale lock was taken over before: the wait is over once hold is called.
+      events.push(`hold, locked by us: ${JSON.parse(readFileSync(lock, 'utf8')).nonce !== 'someone-else'}`);
+      try {
+        return await work();
+      } finally {
+        events.push(`after work, lock file there: ${existsSync(lock)}`);
+      }
+    };
+    const result = await withFileLock(lock, () => (events.push('fn'), 'done'), { hold, staleMs: 30_000 });
+    expect(result).toBe('done');
+    expect(events).toEqual(['hold, locked by us: true', 'fn', 'after work, lock file there: false']);
+  });
+
   it('releases the lock when fn throws', async () => {
     await expect(withFileLock(lock, () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     expect(existsSync(lock)).toBe(false);

@@ -3,12 +3,15 @@
  * it: Node has none of its own). Ctrl-C is typed as a terminal sends it, so the terminal turns it into SIGINT, or
  * hands it to a prompt in raw mode.
  */
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
-import { isolatedEnv, KB_BIN, runProcess } from '../helpers/cli.js';
+import { isolatedEnv, KB_BIN, ROOT, runProcess } from '../helpers/cli.js';
 import { startSilentServer, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { tempDir } from '../helpers/server.js';
 
@@ -160,5 +163,126 @@ describe.concurrent('the secret prompt and the keys of a terminal', { timeout: T
     // Echoed as one star a character typed, and nothing of the token itself.
     expect(run.output).toContain('********');
     expect(run.output).not.toContain('kbt_ab');
+  });
+});
+
+/** A config of two profiles, `work` (the default, with a token) and `other`, as kb would have saved it. */
+function seedConfig(env: NodeJS.ProcessEnv): string {
+  const dir = env.KB_CONFIG_DIR as string;
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const text = `${JSON.stringify({ defaultProfile: 'work', profiles: { work: { url: 'http://127.0.0.1:1', token: 'kbt_work' }, other: { url: 'http://127.0.0.1:2' } } }, null, '\t')}\n`;
+  writeFileSync(join(dir, 'config.json'), text, { mode: 0o600 });
+  return text;
+}
+
+interface SignalledRun {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Starts the built kb, waits until `waiting()` says it waits, sends it SIGINT as a terminal's Ctrl-C would, and
+ * resolves once it has exited; `whileRunning` is called until then (to keep a lock served, say).
+ */
+async function interruptWhen(args: string[], env: NodeJS.ProcessEnv, waiting: (stderr: string) => boolean, whileRunning: () => void = () => undefined): Promise<SignalledRun> {
+  const child = spawn(process.execPath, [KB_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
+  let done = false;
+  void exited.then(() => (done = true));
+  const deadline = Date.now() + 20_000;
+  try {
+    while (!done && !waiting(stderr)) {
+      if (Date.now() > deadline) throw new Error(`kb never got to wait. stderr:\n${stderr}`);
+      whileRunning();
+      await sleep(5);
+    }
+    if (!done) child.kill('SIGINT');
+    while (!done) {
+      if (Date.now() > deadline) throw new Error(`kb did not exit after SIGINT. stderr:\n${stderr}`);
+      whileRunning();
+      await sleep(5);
+    }
+  } finally {
+    if (!done) child.kill('SIGKILL');
+  }
+  return { ...(await exited), stdout, stderr };
+}
+
+/**
+ * The config lock, held by this (live) process as another kb would hold it, as a named pipe: kb reads it to see who
+ * holds it, so each read this side serves is proof that kb waits for it. Returns the number of reads so far.
+ */
+function lockServer(env: NodeJS.ProcessEnv): { reads(): number; serve(): void } {
+  const path = join(env.KB_CONFIG_DIR as string, 'config.lock');
+  const made = spawnSync('mkfifo', ['-m', '600', path]);
+  if (made.status !== 0) throw new Error(`mkfifo failed: ${made.stderr}`);
+  const owner = JSON.stringify({ pid: process.pid, host: hostname(), nonce: 'another-kb' });
+  let reads = 0;
+  return {
+    reads: () => reads,
+    serve() {
+      let fd: number;
+      try {
+        fd = openSync(path, constants.O_WRONLY | constants.O_NONBLOCK);
+      } catch (error) {
+        // No reader yet: kb is not looking at the lock right now.
+        if ((error as { code?: string }).code === 'ENXIO') return;
+        throw error;
+      }
+      try {
+        writeSync(fd, owner);
+        reads++;
+      } finally {
+        closeSync(fd);
+      }
+    },
+  };
+}
+
+/** What a config dir holds besides the config and the lock: a half-done save would leave a temporary file. */
+function leftovers(env: NodeJS.ProcessEnv): string[] {
+  return configFiles(env).filter((name) => name !== 'config.json' && name !== 'config.lock');
+}
+
+describe.concurrent('Ctrl-C (SIGINT) while kb auth logout, switch and token wait: exit 130, the config untouched', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('auth logout, waiting for the config lock another kb holds', async () => {
+    const env = isolatedEnv();
+    const before = seedConfig(env);
+    const lock = lockServer(env);
+    const run = await interruptWhen(['auth', 'logout', '--profile', 'work'], env, () => lock.reads() > 0, () => lock.serve());
+    expect({ code: run.code, signal: run.signal }, run.stderr).toEqual({ code: 130, signal: null });
+    expect(run.stdout).toBe('');
+    expect(readFileSync(join(env.KB_CONFIG_DIR as string, 'config.json'), 'utf8')).toBe(before);
+    expect(leftovers(env)).toEqual([]);
+  });
+
+  it('auth switch, waiting for the config lock another kb holds', async () => {
+    const env = isolatedEnv();
+    const before = seedConfig(env);
+    const lock = lockServer(env);
+    const run = await interruptWhen(['auth', 'switch', 'other'], env, () => lock.reads() > 0, () => lock.serve());
+    expect({ code: run.code, signal: run.signal }, run.stderr).toEqual({ code: 130, signal: null });
+    expect(run.stdout).toBe('');
+    expect(readFileSync(join(env.KB_CONFIG_DIR as string, 'config.json'), 'utf8')).toBe(before);
+    expect(leftovers(env)).toEqual([]);
+  });
+
+  it('auth token, waiting while the config is read (its reader held up, as on a slow disk): no token printed', async () => {
+    const env = isolatedEnv();
+    seedConfig(env);
+    // The chunk of the bundle that holds conf, which kb loads to read the config.
+    const bundles = JSON.parse(readFileSync(join(ROOT, 'dist/bundle-inputs.json'), 'utf8')) as Record<string, string[]>;
+    const chunks = Object.entries(bundles).filter(([, inputs]) => inputs.some((input) => input.startsWith('node_modules/conf/'))).map(([file]) => file);
+    expect(chunks).toHaveLength(1);
+    const paused = { ...env, KB_PAUSE_IMPORT: `/dist/${chunks[0]}`, NODE_OPTIONS: `--import ${join(ROOT, 'test/fixtures/pause-import.mjs')}` };
+    const run = await interruptWhen(['auth', 'token'], paused, (stderr) => stderr.includes('kb-test: paused loading'));
+    expect({ code: run.code, signal: run.signal }, run.stderr).toEqual({ code: 130, signal: null });
+    expect(run.stdout).toBe('');
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Base, Namespace } from '../../src/api/schemas.js';
 import { ApiError, BaseListUnsupportedError, exitCodeFor } from '../../src/client/errors.js';
-import type { IO } from '../../src/cli/io.js';
+import { memoryIO } from '../helpers/io.js';
 import {
   ApplyError,
   applyChanges,
@@ -117,27 +117,6 @@ class FakeDeployment implements SyncClient {
     bases.delete(body.base);
     return { namespace: body.namespace, key: body.base, description };
   }
-}
-
-/** An IO that records what it is given; no terminal, so no prompts. */
-function memoryIO(options: { canPrompt?: boolean } = {}): IO & { out: string; err: string } {
-  const io = {
-    out: '',
-    err: '',
-    stdout: (text: string) => {
-      io.out += text;
-    },
-    stderr: (text: string) => {
-      io.err += text;
-    },
-    isStdoutTTY: false,
-    isStderrTTY: false,
-    canPrompt: options.canPrompt ?? false,
-    color: false,
-    animate: false,
-    columns: undefined,
-  };
-  return io;
 }
 
 const resources = (namespaces: { key: string; description?: string | null; bases?: { key: string; description?: string | null }[] }[]): Resources =>

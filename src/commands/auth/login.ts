@@ -2,11 +2,9 @@ import { Flags } from '@oclif/core';
 import { ApiCommand } from '../../cli/api-command.js';
 import { DEFAULT_URL } from '../../cli/auth.js';
 import { UsageError } from '../../cli/errors.js';
-import { ask, askSecret, readStdin } from '../../cli/prompt.js';
+import { ask, askSecret } from '../../cli/prompt.js';
 import { ClientOptionsError } from '../../client/errors.js';
 import { normalizeBaseUrl } from '../../client/client.js';
-import { uninterrupted } from '../../cli/interrupt.js';
-import { ProfileStore } from '../../config/profiles.js';
 
 interface LoginResult {
   profile: string;
@@ -40,7 +38,7 @@ never put a token in argv, where other users can read it. Nothing is saved unles
 
   async run(): Promise<LoginResult> {
     const { flags } = await this.parse(AuthLogin);
-    const store = new ProfileStore();
+    const store = this.context.profiles();
     const config = await store.read();
     const name = flags.profile ?? config.defaultProfile ?? 'default';
     const known = config.profiles.get(name)?.url;
@@ -50,20 +48,20 @@ never put a token in argv, where other users can read it. Nothing is saved unles
     if (url === undefined && !flags['with-token'] && known === undefined && this.io.canPrompt) {
       url = this.baseUrl(await ask(this.io, 'URL of the kb deployment:', '', DEFAULT_URL), 'URL');
     }
-    url ??= this.baseUrl((process.env.KB_URL || undefined) ?? known ?? DEFAULT_URL, 'URL');
+    url ??= this.baseUrl(this.context.env.url ?? known ?? DEFAULT_URL, 'URL');
 
     let token: string;
     if (flags['with-token']) {
-      token = await readStdin();
+      token = (await this.io.readStdin()).trim();
       if (token === '') throw new UsageError('--with-token read nothing from stdin', 'Pipe the token in: kb auth login --with-token < token.txt');
     } else {
       token = await askSecret(this.io, `Token for ${url}: `, 'Pass --with-token and pipe the token on stdin.');
       if (token === '') throw new UsageError('No token given.');
     }
 
-    const organization = await this.request('Checking the token', this.newClient(url, token, flags).auth());
-    // Ctrl-C from here on waits for the save, so the config and its lock are never left half-done.
-    const saved = await uninterrupted(() => store.saveProfile(name, { url, token }));
+    const client = await this.newClient(url, token, flags);
+    const organization = await this.request('Checking the token', client.auth());
+    const saved = await store.saveProfile(name, { url, token });
     if (!this.jsonEnabled()) {
       this.io.stderr(
         `✓ Logged in to ${url} as organization ${organization}; saved as profile "${name}"${saved.isDefault ? ' (the default)' : ''}.\n`,

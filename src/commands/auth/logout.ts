@@ -1,8 +1,6 @@
 import { KbCommand } from '../../cli/base-command.js';
 import { profileFlag } from '../../cli/auth.js';
 import { CliError } from '../../cli/errors.js';
-import { uninterrupted } from '../../cli/interrupt.js';
-import { ProfileStore } from '../../config/profiles.js';
 import { EXIT } from '../../client/exit-codes.js';
 
 export default class AuthLogout extends KbCommand {
@@ -16,10 +14,10 @@ export default class AuthLogout extends KbCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AuthLogout);
-    const store = new ProfileStore();
-    const name = flags.profile ?? (process.env.KB_PROFILE || undefined) ?? (await store.read()).defaultProfile;
+    const store = this.context.profiles();
+    const name = flags.profile ?? this.context.env.profile ?? (await store.read()).defaultProfile;
     if (name === undefined) throw new CliError('No profile to log out of: none is configured', EXIT.auth);
-    const { hadToken } = await uninterrupted(() => store.logout(name));
+    const { hadToken } = await store.logout(name);
     this.io.stderr(hadToken ? `✓ Logged out of profile "${name}": its token is removed from ${store.path}.\n` : `Profile "${name}" had no token.\n`);
   }
 }

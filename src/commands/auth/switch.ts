@@ -1,7 +1,5 @@
 import { Args } from '@oclif/core';
 import { KbCommand } from '../../cli/base-command.js';
-import { uninterrupted } from '../../cli/interrupt.js';
-import { ProfileStore } from '../../config/profiles.js';
 
 export default class AuthSwitch extends KbCommand {
   static override summary = 'Make a saved profile the default';
@@ -12,8 +10,8 @@ export default class AuthSwitch extends KbCommand {
 
   async run(): Promise<void> {
     const { args } = await this.parse(AuthSwitch);
-    const store = new ProfileStore();
-    await uninterrupted(() => store.setDefault(args.profile));
+    const store = this.context.profiles();
+    await store.setDefault(args.profile);
     const url = (await store.read()).profiles.get(args.profile)?.url;
     this.io.stderr(`✓ The default profile is now "${args.profile}" (${url}).\n`);
   }

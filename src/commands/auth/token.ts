@@ -1,7 +1,6 @@
 import { KbCommand } from '../../cli/base-command.js';
 import { profileFlag } from '../../cli/auth.js';
 import { CliError } from '../../cli/errors.js';
-import { resolveDeployment } from '../../config/profiles.js';
 import { EXIT } from '../../client/exit-codes.js';
 
 export default class AuthToken extends KbCommand {
@@ -15,7 +14,7 @@ export default class AuthToken extends KbCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AuthToken);
-    const deployment = await resolveDeployment({ profileFlag: flags.profile });
+    const deployment = await this.context.deployment(flags.profile);
     if (deployment.token === undefined) {
       throw new CliError('No token configured', EXIT.auth, `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`.`);
     }

@@ -36,7 +36,7 @@ On PostgreSQL (--database or KB_DATABASE_URL) use PostgreSQL's own tool instead,
         'pg_dump --format=custom --file kb.dump "$KB_DATABASE_URL"',
       );
     }
-    const copy = await withStorage(flags, this.io, 'kb serve backup', async (store) => {
+    const copy = await withStorage(flags, this.context, 'kb serve backup', async (store) => {
       if (!store.backup) throw new CliError('This storage cannot be backed up by kb.', 1);
       try {
         return await store.backup(args.dest);

@@ -103,7 +103,7 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
   async run(): Promise<void> {
     const { flags } = await this.parse(Serve);
     const shutdownMs = parseTimeout(flags['shutdown-timeout'], '--shutdown-timeout');
-    const storage = storageOptions(flags, {
+    const storage = storageOptions(flags, this.context, {
       poolSize: flags['pool-size'],
       onWaiting: (message) => this.io.stderr(`kb serve: ${message}\n`),
     });
@@ -138,7 +138,7 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
       `Created the first token, for organization "local" at ${server.url}. It is shown only this once:\n\n  ${token}\n\n`,
     );
     try {
-      const saved = await saveLocalProfile(server.store, { url: server.url, token, name: profile });
+      const saved = await saveLocalProfile(server.store, this.context.profiles(), { url: server.url, token, name: profile });
       const tryIt = saved.isDefault ? 'kb ns list' : `kb ns list --profile ${saved.name}`;
       this.io.stdout(`Saved as CLI profile "${saved.name}"${saved.isDefault ? ' (the default)' : ''}: try \`${tryIt}\` in another terminal.\n`);
     } catch (error) {
@@ -151,7 +151,7 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
 
   /** On a later start: which profile holds a token of this server, or exactly how to get one when none does. */
   private async sayWhoHoldsAToken(server: RunningServer, dataDirFlag: string | undefined): Promise<void> {
-    const holder = await userHoldsToken(server.store);
+    const holder = await userHoldsToken(server.store, this.context);
     if (holder) {
       this.io.stderr(`kb serve: ${holder === 'KB_TOKEN' ? 'KB_TOKEN holds' : `CLI profile "${holder}" holds`} a token of this server\n`);
       return;

@@ -45,7 +45,7 @@ holds another server's token is never replaced.`;
     if (flags.save && !/^https?:\/\/[^\s/]+/.test(url)) throw new UsageError(`Invalid --url ${JSON.stringify(url)}: expected http://HOST:PORT`);
     const { generateToken } = await import('../../../server/tokens.js');
     const minted = generateToken();
-    return withStorage(flags, this.io, 'kb serve token', async (store) => {
+    return withStorage(flags, this.context, 'kb serve token', async (store) => {
       const info = await store.createToken(flags.org, minted.id, minted.hash);
       // Shown before anything else can fail, so that a token is never made without reaching its user.
       if (!this.jsonEnabled()) {
@@ -54,7 +54,7 @@ holds another server's token is never replaced.`;
       }
       if (!flags.save) return { org: info.org, token: minted.token };
       try {
-        const saved = await saveLocalProfile(store, { url, token: minted.token, name: flags.profile });
+        const saved = await saveLocalProfile(store, this.context.profiles(), { url, token: minted.token, name: flags.profile });
         this.io.stderr(`Saved as CLI profile "${saved.name}" for ${url}${saved.isDefault ? ' (the default)' : ''}.\n`);
         return { org: info.org, token: minted.token, profile: saved.name };
       } catch (error) {

@@ -17,7 +17,7 @@ export default class TokenList extends KbCommand {
 
   async run(): Promise<TokenInfo[]> {
     const { flags } = await this.parse(TokenList);
-    const tokens = await withStorage(flags, this.io, 'kb serve token', (store) => store.listTokens());
+    const tokens = await withStorage(flags, this.context, 'kb serve token', (store) => store.listTokens());
     if (!this.jsonEnabled()) {
       if (tokens.length === 0) this.io.stderr('No tokens yet: create one with `kb serve token create --org ORG`.\n');
       else {

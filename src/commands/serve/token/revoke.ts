@@ -7,12 +7,6 @@ import type { TokenInfo } from '../../../store/store.js';
 /** Token ids as `kb serve token list` shows them; anything else is never echoed back (it may be a token). */
 const TOKEN_ID = /^tok_[0-9a-f]{12}$/;
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').trim();
-}
-
 export default class TokenRevoke extends KbCommand {
   static override summary = 'Revoke a token of the local server: requests with it get 401 at once';
 
@@ -41,10 +35,10 @@ stdin (never from argv, where other users could see it). Nothing that looks like
         'Find the id with `kb serve token list`, or pass "-" and the token itself on stdin.',
       );
     }
-    const token = fromStdin ? await readStdin() : undefined;
+    const token = fromStdin ? (await this.io.readStdin()).trim() : undefined;
     if (fromStdin && !token) throw new UsageError('No token on stdin: nothing was revoked.');
     const { hashToken } = await import('../../../server/tokens.js');
-    const info = await withStorage(flags, this.io, 'kb serve token', async (store) => {
+    const info = await withStorage(flags, this.context, 'kb serve token', async (store) => {
       if (token === undefined) return store.revokeToken(args.id);
       const principal = await store.authenticate(hashToken(token));
       return principal ? store.revokeToken(principal.tokenId) : null;
