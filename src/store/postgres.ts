@@ -22,6 +22,7 @@ import {
   IdempotentReplay,
   type Principal,
   type Store,
+  type StoredReply,
   StoreOpenError,
   StoreUnreachableError,
   type TokenInfo,
@@ -204,13 +205,24 @@ const overloaded = () => new KbApiError('unavailable', 'The server is busy with 
 /** What a write may change, so that a commit tells the caches that keep it: tokens (and organizations), or data. */
 type Changes = 'tokens' | 'data';
 
+/** A base create, which a batch inserts together with the others of its batch in one statement (insertBases). */
+interface BaseRow {
+  orgId: number;
+  base: Base;
+}
+
 interface Pending {
   op: (step: WriteStep) => Promise<unknown>;
   capture: IdempotencyCapture | undefined;
   changes: Changes;
+  /** Set on a base create that may go into its batch's one INSERT; cleared when it must run on its own (op). */
+  row?: BaseRow | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
+
+/** What the batch's INSERT of base rows decided for a write: inserted, taken already, or left to the write's own op. */
+type RowVerdict = 'created' | 'exists' | 'alone';
 
 /**
  * Writes of one group commit at most. Each write's savepoint takes a subtransaction id, and a backend keeps 64 of them
@@ -516,23 +528,27 @@ export class PostgresStore implements Store {
 
   /**
    * A write, in the next group commit: resolves with its own outcome once the commit is done, or rejects with the
-   * commit's failure (503 for a lost connection), which then kept nothing of any write of the batch.
+   * commit's failure (503 for a lost connection), which then kept nothing of any write of the batch. A base create
+   * gives its row, so that its batch can insert it with the others in one statement.
    */
-  private write<T>(op: (step: WriteStep) => Promise<T>, capture?: IdempotencyCapture, changes: Changes = 'data'): Promise<T> {
+  private write<T>(op: (step: WriteStep) => Promise<T>, capture?: IdempotencyCapture, changes: Changes = 'data', row?: BaseRow): Promise<T> {
     return this.track(
       () =>
         new Promise<T>((resolve, reject) => {
-          this.queue.push({ op, capture, changes, resolve: resolve as (value: unknown) => void, reject });
-          // Writes that arrive in this turn of the event loop go together.
-          if (!this.flushScheduled) {
-            this.flushScheduled = true;
-            setImmediate(() => {
-              this.flushScheduled = false;
-              this.pump();
-            });
-          }
+          this.queue.push({ op, capture, changes, row, resolve: resolve as (value: unknown) => void, reject });
+          this.schedule();
         }),
     );
+  }
+
+  /** Writes that arrive in this turn of the event loop go together. */
+  private schedule(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.pump();
+    });
   }
 
   private pump(): void {
@@ -547,10 +563,10 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * One transaction for a batch of writes, each in a savepoint, so that one failing write (a 409, a 404) is undone
-   * alone. Under an Idempotency-Key, a write first takes the key's advisory lock (another replica holding it is
-   * running the same key now: IdempotencyInProgress, a 409), then looks for a kept reply (IdempotentReplay); its
-   * reply is kept in the same transaction as the write, even when the write failed: both are committed, or neither.
+   * Commits a batch and tells each write its own outcome, only once the commit is done. A write the batch left to
+   * run on its own (a base whose namespace does not exist yet) goes first into the next batch. A commit that failed
+   * (or a lost connection) kept nothing of any write in the batch: each fails, none is told its own outcome, and a
+   * reply made under a key is not sent (Idempotency sees an error other than the write's).
    */
   private async flush(batch: Pending[]): Promise<void> {
     let client: Client;
@@ -560,52 +576,183 @@ export class PostgresStore implements Store {
       for (const item of batch) item.reject(error);
       return;
     }
-    const outcomes: WriteOutcome[] = [];
-    const changed = new Set<Changes>();
-    let failure: unknown;
+    let outcomes: Array<WriteOutcome | undefined>;
     try {
-      await client.query('BEGIN');
-      const savepoint = { taken: false };
-      for (const item of batch) {
-        const outcome = await this.runInBatch(client, item, savepoint);
-        if (outcome.ok) changed.add(item.changes);
-        outcomes.push(outcome);
-      }
-      // The last write's savepoint goes with the COMMIT.
-      await client.query('COMMIT');
+      outcomes = await this.commit(client, batch);
     } catch (error) {
-      failure = error;
+      let failure: unknown = error;
       await client.query('ROLLBACK').catch((rollbackError: unknown) => {
         failure = rollbackError;
       });
       this.release(client, failure);
-      // A commit that failed (or a lost connection) kept nothing of any write in the batch: each fails, none is told
-      // its own outcome, and a reply made under a key is not sent (Idempotency sees an error other than the write's).
       const rejected = this.broken.has(client) ? unreachable() : storageFailure(error);
       for (const item of batch) item.reject(rejected);
       return;
     }
     this.release(client);
+    const changed = new Set<Changes>();
+    const later: Pending[] = [];
+    batch.forEach((item, index) => {
+      const outcome = outcomes[index];
+      if (outcome === undefined) later.push(item);
+      else if (outcome.ok) changed.add(item.changes);
+    });
     this.changes.committed(changed);
     batch.forEach((item, index) => {
-      const outcome = outcomes[index] as WriteOutcome;
+      const outcome = outcomes[index];
+      if (outcome === undefined) return;
       if (outcome.ok) item.resolve(outcome.value);
       else item.reject(outcome.error);
     });
+    if (later.length > 0) {
+      this.queue.unshift(...later);
+      this.schedule();
+    }
   }
 
+  /**
+   * Runs a batch in one transaction and commits it; resolves each write's outcome, or undefined for a write left to
+   * the next batch. The base creates of a batch go into one INSERT (insertBases). A batch of nothing else, without
+   * Idempotency-Keys, is that one statement on its own, committed by itself: one round trip. Otherwise the transaction
+   * takes the keys first (claim), then inserts the bases, then runs every other write in a savepoint of its own, so
+   * that one failing write (a 409, a 404) is undone alone; the replies kept under keys are committed with their writes.
+   */
+  private async commit(client: Client, batch: Pending[]): Promise<Array<WriteOutcome | undefined>> {
+    const outcomes: Array<WriteOutcome | undefined> = batch.map(() => undefined);
+    const keyed = batch.some((item) => item.capture !== undefined);
+    if (!keyed && batch.every((item) => item.row !== undefined)) {
+      const verdicts = await this.insertBases(client, batch);
+      // Refused as a whole: nothing was written (the statement committed, or failed, by itself). Each write runs alone.
+      if (verdicts === undefined) return this.commit(client, alone(batch));
+      batch.forEach((item, index) => {
+        const verdict = verdicts[index] as RowVerdict;
+        if (verdict === 'alone') item.row = undefined;
+        else outcomes[index] = rowOutcome(item, verdict);
+      });
+      return outcomes;
+    }
+
+    await (keyed ? this.claim(client, batch, outcomes) : client.query('BEGIN'));
+    const rows = batch.filter((item, index) => item.row !== undefined && outcomes[index] === undefined);
+    if (rows.length > 0) {
+      const verdicts = await this.insertBases(client, rows);
+      if (verdicts === undefined) {
+        await client.query('ROLLBACK');
+        return this.commit(client, alone(batch));
+      }
+      rows.forEach((item, at) => {
+        const verdict = verdicts[at] as RowVerdict;
+        if (verdict === 'alone') item.row = undefined;
+        else outcomes[batch.indexOf(item)] = rowOutcome(item, verdict);
+      });
+    }
+    const replies: string[] = [];
+    for (const item of rows) {
+      const outcome = outcomes[batch.indexOf(item)];
+      const reply = outcome && item.capture?.reply(outcome);
+      if (item.capture && reply) replies.push(keptReplyRow(item.capture, reply));
+    }
+    const savepoint = { taken: false };
+    for (const [index, item] of batch.entries()) {
+      if (outcomes[index] === undefined) outcomes[index] = await this.runInBatch(client, item, savepoint);
+    }
+    // The last write's savepoint goes with the COMMIT, and so do the replies of the base rows.
+    await client.query(replies.length > 0 ? `${KEEP_REPLIES} VALUES ${replies.join(', ')} ${ON_KEPT_CONFLICT}; COMMIT` : 'COMMIT');
+    return outcomes;
+  }
+
+  /**
+   * Opens the batch's transaction and takes every Idempotency-Key of the batch, in one round trip: first each key's
+   * advisory lock (held by another connection: that replica runs the key now, IdempotencyInProgress, a 409), then, in a
+   * statement of its own and so a snapshot taken after the locks, the replies kept under them (IdempotentReplay). A key
+   * twice in one batch runs once: the second is in progress.
+   */
+  private async claim(client: Client, batch: Pending[], outcomes: Array<WriteOutcome | undefined>): Promise<void> {
+    const claims: Array<{ index: number; capture: IdempotencyCapture; lock: string; org: string; key: string }> = [];
+    const seen = new Set<string>();
+    for (const [index, { capture }] of batch.entries()) {
+      if (capture === undefined) continue;
+      const slot = `${capture.orgId}\u0000${capture.key}`;
+      if (seen.has(slot)) {
+        outcomes[index] = { ok: false, error: new IdempotencyInProgress() };
+        continue;
+      }
+      seen.add(slot);
+      try {
+        // Written into statements here and with the reply (keptReplyRow): a value that cannot be fails this write alone.
+        sql.text(capture.fingerprint);
+        claims.push({ index, capture, lock: idempotencyLock(capture.orgId, capture.key), org: sql.integer(capture.orgId), key: sql.text(capture.key) });
+      } catch (error) {
+        outcomes[index] = { ok: false, error };
+      }
+    }
+    if (claims.length === 0) {
+      await client.query('BEGIN');
+      return;
+    }
+    const [, locks, kept] = (await client.query(
+      `BEGIN;
+       SELECT pg_try_advisory_xact_lock(claim.lock) AS locked FROM unnest(ARRAY[${claims.map((claim) => claim.lock).join(', ')}]::int8[])
+         WITH ORDINALITY AS claim(lock, n) ORDER BY claim.n;
+       SELECT claim.n, kept.fingerprint, kept.status, kept.body, kept.created_at
+         FROM (VALUES ${claims.map((claim, n) => `(${n}, ${claim.org}::int8, ${claim.key}::text)`).join(', ')}) AS claim(n, org_id, key)
+         JOIN idempotency kept ON kept.org_id = claim.org_id AND kept.key = claim.key COLLATE "C"
+         WHERE kept.created_at >= now() - ${sql.integer(IDEMPOTENCY_RETENTION_MS)}::float8 * interval '1 millisecond'`,
+    )) as unknown as [pg.QueryResult, pg.QueryResult<{ locked: boolean }>, pg.QueryResult<KeptRow & { n: number }>];
+    const keptBy = new Map(kept.rows.map((row) => [row.n, row]));
+    claims.forEach((claim, n) => {
+      const row = keptBy.get(n);
+      if (!locks.rows[n]?.locked) outcomes[claim.index] = { ok: false, error: new IdempotencyInProgress() };
+      else if (row) outcomes[claim.index] = { ok: false, error: new IdempotentReplay(keptRecord(row)) };
+    });
+  }
+
+  /**
+   * Inserts the bases of several creates with one statement, in key order (so that two batches inserting the same
+   * keys wait for each other rather than deadlock), skipping a key taken already (ON CONFLICT DO NOTHING waits for a
+   * concurrent insert of the key to commit or roll back, so of concurrent creates exactly one is 'created'). A row
+   * whose namespace does not exist, that repeats another row of the batch, or that would fail the statement as a whole
+   * is left 'alone', to its write's own op. Undefined when PostgreSQL refused the statement as a whole,
+   * which then wrote nothing; a lost connection throws.
+   */
+  private async insertBases(client: Client, items: Pending[]): Promise<RowVerdict[] | undefined> {
+    const verdicts: RowVerdict[] = items.map(() => 'alone');
+    const sent: number[] = [];
+    const columns = { org: [] as number[], namespace: [] as string[], key: [] as string[], description: [] as Array<Buffer | null> };
+    const seen = new Set<string>();
+    for (const [n, item] of items.entries()) {
+      const { orgId, base } = item.row as BaseRow;
+      // What would fail the whole statement (a key that is not text, or holds a NUL, which PostgreSQL's text cannot)
+      // fails its write alone, in its op.
+      if (!isText(base.namespace) || !isText(base.key) || !(base.description == null || typeof base.description === 'string')) continue;
+      const slot = `${orgId}\u0000${base.namespace}\u0000${base.key}`;
+      if (seen.has(slot)) continue;
+      seen.add(slot);
+      sent.push(n);
+      columns.org.push(orgId);
+      columns.namespace.push(base.namespace);
+      columns.key.push(base.key);
+      columns.description.push(encode(base.description));
+    }
+    if (sent.length === 0) return verdicts;
+    let rows: Array<{ n: number; created: boolean }>;
+    try {
+      ({ rows } = await client.query<{ n: number; created: boolean }>({
+        name: 'insert_bases',
+        text: INSERT_BASES,
+        values: [columns.org, columns.namespace, columns.key, columns.description],
+      }));
+    } catch (error) {
+      if (this.broken.has(client) || isConnectionFailure(error)) throw error;
+      return undefined;
+    }
+    for (const row of rows) verdicts[sent[row.n - 1] as number] = row.created ? 'created' : 'exists';
+    return verdicts;
+  }
+
+  /** One write of a batch, in a savepoint of its own; its Idempotency-Key was claimed with the batch's (claim). */
   private async runInBatch(client: Client, item: Pending, savepoint: { taken: boolean }): Promise<WriteOutcome> {
     const { capture } = item;
-    if (capture) {
-      const lock = await client.query<{ locked: boolean }>({
-        name: 'idempotency_lock',
-        text: 'SELECT pg_try_advisory_xact_lock($1) AS locked',
-        values: [idempotencyLock(capture.orgId, capture.key)],
-      });
-      if (!lock.rows[0]?.locked) return { ok: false, error: new IdempotencyInProgress() };
-      const kept = await keptReply(client, capture.orgId, capture.key);
-      if (kept) return { ok: false, error: new IdempotentReplay(kept) };
-    }
     // The previous write's savepoint is released as this one's is taken, with the write's first statement.
     const step = new WriteStep(client, savepoint.taken ? 'RELEASE SAVEPOINT write; SAVEPOINT write' : 'SAVEPOINT write');
     let outcome: WriteOutcome;
@@ -623,9 +770,7 @@ export class PostgresStore implements Store {
     if (capture && reply) {
       await client.query({
         name: 'idempotency_put',
-        text: `INSERT INTO idempotency (org_id, key, fingerprint, status, body, created_at) VALUES ($1, $2, $3, $4, $5, now())
-               ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
-                 body = excluded.body, created_at = excluded.created_at`,
+        text: `${KEEP_REPLIES} VALUES ($1, $2, $3, $4, $5, now()) ${ON_KEPT_CONFLICT}`,
         values: [capture.orgId, capture.key, capture.fingerprint, reply.status, reply.body],
       });
     }
@@ -785,7 +930,7 @@ export class PostgresStore implements Store {
         throw error;
       }
       return { namespace: base.namespace, key: base.key, description: base.description };
-    }, capture);
+    }, capture, 'data', { orgId, base });
   }
 
   baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch, capture?: IdempotencyCapture): Promise<Base> {
@@ -895,9 +1040,47 @@ function keptRecord(row: KeptRow): IdempotencyRecord {
   return { fingerprint: row.fingerprint, status: row.status, body: row.body, createdAt: row.created_at.toISOString() };
 }
 
-async function keptReply(client: Queryable, orgId: number, key: string): Promise<IdempotencyRecord | null> {
-  const { rows } = await client.query<KeptRow>({ name: 'kept_reply', text: KEPT_REPLY, values: [orgId, key, IDEMPOTENCY_RETENTION_MS] });
-  return rows[0] ? keptRecord(rows[0]) : null;
+/**
+ * The base rows of a batch (see insertBases), as arrays, one a column: one prepared statement whatever the batch's size.
+ * A row appears in the result when its namespace exists, created or not; n is its place in the arrays, from 1.
+ */
+const INSERT_BASES = `
+  WITH input AS (
+    SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::bytea[]) WITH ORDINALITY AS input (org_id, namespace, key, description, n)),
+  target AS (
+    SELECT input.n, ns.id AS namespace_id, input.key COLLATE "C" AS key, input.description
+    FROM input JOIN namespaces ns ON ns.org_id = input.org_id AND ns.key = input.namespace COLLATE "C"),
+  created AS (
+    INSERT INTO bases (namespace_id, key, description, created_at, updated_at)
+    SELECT namespace_id, key, description, now(), now() FROM target ORDER BY namespace_id, key
+    ON CONFLICT (namespace_id, key) DO NOTHING
+    RETURNING namespace_id, key)
+  SELECT target.n, created.key IS NOT NULL AS created FROM target LEFT JOIN created USING (namespace_id, key)`;
+
+/** The start and the end of the statement that keeps replies under Idempotency-Keys (a later reply replaces one expired). */
+const KEEP_REPLIES = 'INSERT INTO idempotency (org_id, key, fingerprint, status, body, created_at)';
+const ON_KEPT_CONFLICT = `ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+  body = excluded.body, created_at = excluded.created_at`;
+
+/** A reply as a row of KEEP_REPLIES, its values written in. */
+function keptReplyRow(capture: IdempotencyCapture, reply: StoredReply): string {
+  return `(${sql.integer(capture.orgId)}, ${sql.text(capture.key)}, ${sql.text(capture.fingerprint)}, ${sql.integer(reply.status)}, ${sql.text(reply.body)}, now())`;
+}
+
+const isText = (value: unknown): value is string => typeof value === 'string' && !value.includes('\u0000');
+
+/** The writes of a batch, each to run on its own (its op, in a savepoint), none in a shared INSERT of base rows. */
+function alone(batch: Pending[]): Pending[] {
+  for (const item of batch) item.row = undefined;
+  return batch;
+}
+
+/** A base create's outcome as the batch's INSERT decided it. */
+function rowOutcome(item: Pending, verdict: 'created' | 'exists'): WriteOutcome {
+  const { base } = item.row as BaseRow;
+  return verdict === 'created'
+    ? { ok: true, value: { namespace: base.namespace, key: base.key, description: base.description } }
+    : { ok: false, error: failures.baseExists(base.namespace, base.key) };
 }
 
 async function insertToken(client: Queryable, org: string, id: string, tokenHash: Buffer): Promise<TokenInfo> {

@@ -167,6 +167,41 @@ describe('two kb serve replicas over one PostgreSQL behave as one server', () =>
     expect((await send(a, token, 'GET', '/base_list?namespace=idem')).body.data).toHaveLength(1);
   });
 
+  it('answer concurrent base creates each with its own outcome under its own Idempotency-Key, and replay each through the other', async () => {
+    expect((await send(a, token, 'POST', '/base_create', { namespace: 'mixed', key: 'taken' })).status).toBe(200);
+    // Most keys are new; every tenth is taken already; two requests race for 'twice'.
+    const keyOf = (i: number) => (i % 10 === 5 ? 'taken' : i === 20 || i === 21 ? 'twice' : `mixed-${i}`);
+    const request = (i: number, replica: string) =>
+      send(replica, token, 'POST', '/base_create', { namespace: 'mixed', key: keyOf(i), description: `request ${i}` }, { 'idempotency-key': `mixed-request-${i}` });
+    const first = await Promise.all(Array.from({ length: 40 }, (_, i) => request(i, either(i))));
+    first.forEach((reply, i) => {
+      if (keyOf(i) === 'taken') expect({ i, status: reply.status, message: reply.body.message }).toEqual({ i, status: 409, message: 'Base taken already exists in namespace mixed' });
+      else if (keyOf(i) !== 'twice') expect({ i, status: reply.status, data: reply.body.data }).toEqual({ i, status: 200, data: { namespace: 'mixed', key: keyOf(i), description: `request ${i}` } });
+    });
+    const raced = [first[20], first[21]].map((reply) => reply?.status).sort();
+    expect(raced).toEqual([200, 409]);
+    const winner = first[20]?.status === 200 ? 20 : 21;
+    expect(first[winner]?.body.data).toEqual({ namespace: 'mixed', key: 'twice', description: `request ${winner}` });
+
+    // Each key replays its own first reply, through the other replica.
+    const again = await Promise.all(Array.from({ length: 40 }, (_, i) => request(i, either(i + 1))));
+    again.forEach((reply, i) => {
+      expect({ i, status: reply.status, text: reply.text, replayed: reply.headers.get('idempotent-replayed') }).toEqual({
+        i,
+        status: first[i]?.status,
+        text: first[i]?.text,
+        replayed: 'true',
+      });
+    });
+    const listed = (await send(b, token, 'GET', '/base_list?namespace=mixed')).body.data as Array<{ key: string; description: string | null }>;
+    const expected = [
+      { key: 'taken', description: null },
+      { key: 'twice', description: `request ${winner}` },
+      ...Array.from({ length: 40 }, (_, i) => i).filter((i) => !['taken', 'twice'].includes(keyOf(i))).map((i) => ({ key: `mixed-${i}`, description: `request ${i}` })),
+    ].sort((x, y) => (x.key < y.key ? -1 : 1));
+    expect(listed.map(({ key, description }) => ({ key, description }))).toEqual(expected);
+  });
+
   it('run a write once when its Idempotency-Key arrives at both replicas at once', async () => {
     const key = { 'idempotency-key': 'at-once' };
     const replies = await Promise.all(

@@ -4,7 +4,7 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { generateToken } from '../../src/server/tokens.js';
 import { POSTGRES_SCHEMA_VERSION } from '../../src/store/postgres-migrations.js';
 import { idempotencyLock, PostgresStore } from '../../src/store/postgres.js';
-import { IdempotencyInProgress, type IdempotencyCapture, StoreOpenError, StoreUnreachableError } from '../../src/store/store.js';
+import { IdempotencyInProgress, type IdempotencyCapture, StoreOpenError, StoreUnreachableError, type WriteOutcome } from '../../src/store/store.js';
 import { createTestDatabase, databaseUrl, pgQuery, postgresCluster, type TestDatabase } from '../helpers/database.js';
 import { rejection } from '../helpers/rejection.js';
 import { orgIdOf } from '../helpers/store.js';
@@ -435,6 +435,116 @@ describe('PostgresStore: group commit', () => {
     );
     expect(paired).toEqual([{ n: 10 }]);
   });
+
+  /** What each write of a batch got: 'ok', an API error's status, or the class of another rejection. */
+  const verdicts = (results: PromiseSettledResult<unknown>[]) =>
+    results.map((result) =>
+      result.status === 'fulfilled'
+        ? 'ok'
+        : result.reason instanceof Error && 'status' in result.reason
+          ? (result.reason as { status: number }).status
+          : (result.reason as Error).constructor.name,
+    );
+
+  it('inserts the bases of a batch together, each with its own outcome: a taken key, a repeat and a new namespace among them', async () => {
+    const database = await freshDatabase();
+    const store = await open(database);
+    const org = await orgId(store, 'acme');
+    await store.baseCreate(org, { namespace: 'docs', key: 'taken', description: 'first' });
+    const results = await Promise.allSettled([
+      store.baseCreate(org, { namespace: 'docs', key: 'twice', description: 'one' }),
+      store.baseCreate(org, { namespace: 'docs', key: 'twice', description: 'two' }),
+      store.baseCreate(org, { namespace: 'fresh', key: 'in-new-ns', description: null }),
+      ...Array.from({ length: 10 }, (_, i) => store.baseCreate(org, { namespace: 'docs', key: `new-${i}`, description: `d${i}` })),
+      store.baseCreate(org, { namespace: 'docs', key: 'taken', description: 'again' }),
+    ]);
+    expect(verdicts(results)).toEqual(['ok', 409, 'ok', ...Array.from({ length: 10 }, () => 'ok'), 409]);
+    results.slice(3, 13).forEach((result, i) => expect(result).toMatchObject({ value: { namespace: 'docs', key: `new-${i}`, description: `d${i}` } }));
+    const rows = await database.sql(
+      `SELECT n.key AS namespace, b.key, convert_from(b.description, 'UTF8') AS description
+       FROM bases b JOIN namespaces n ON n.id = b.namespace_id ORDER BY n.key, b.key`,
+    );
+    expect(rows).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => ({ namespace: 'docs', key: `new-${i}`, description: `d${i}` })),
+      { namespace: 'docs', key: 'taken', description: 'first' },
+      { namespace: 'docs', key: 'twice', description: 'one' },
+      { namespace: 'fresh', key: 'in-new-ns', description: null },
+    ]);
+  });
+
+  it('keeps under each Idempotency-Key of a batch of base creates the reply of its own write, whatever the others got', async () => {
+    const database = await freshDatabase();
+    const store = await open(database);
+    const org = await orgId(store, 'acme');
+    const body = (outcome: WriteOutcome) => JSON.stringify(outcome.ok ? outcome.value : (outcome.error as Error).message);
+    const capture = (key: string): IdempotencyCapture => ({
+      orgId: org,
+      key,
+      fingerprint: `print-${key}`,
+      reply: (outcome) => ({ status: outcome.ok ? 200 : 409, body: body(outcome) }),
+    });
+    await store.baseCreate(org, { namespace: 'docs', key: 'taken', description: null });
+    // A key used before, for another base: its repeat is answered with that reply, and writes nothing.
+    await store.baseCreate(org, { namespace: 'docs', key: 'earlier', description: null }, capture('k-reused'));
+    const other = new pg.Client({ connectionString: (database.storage as { url: string }).url });
+    await other.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT pg_advisory_xact_lock($1)', [idempotencyLock(org, 'k-held')]);
+      const results = await Promise.allSettled([
+        ...Array.from({ length: 8 }, (_, i) => store.baseCreate(org, { namespace: 'docs', key: `b-${i}`, description: null }, capture(`k-${i}`))),
+        store.baseCreate(org, { namespace: 'docs', key: 'taken', description: null }, capture('k-taken')),
+        store.baseCreate(org, { namespace: 'docs', key: 'race', description: null }, capture('k-race-1')),
+        store.baseCreate(org, { namespace: 'docs', key: 'race', description: null }, capture('k-race-2')),
+        store.baseCreate(org, { namespace: 'docs', key: 'not-written', description: null }, capture('k-reused')),
+        store.baseCreate(org, { namespace: 'docs', key: 'not-held', description: null }, capture('k-held')),
+        store.baseCreate(org, { namespace: 'new-ns', key: 'b-new', description: null }, capture('k-new-ns')),
+        store.baseCreate(org, { namespace: 'docs', key: 'unkeyed', description: null }),
+      ]);
+      expect(verdicts(results)).toEqual([...Array.from({ length: 8 }, () => 'ok'), 409, 'ok', 409, 'IdempotentReplay', 'IdempotencyInProgress', 'ok', 'ok']);
+      expect((results[11] as PromiseRejectedResult).reason).toMatchObject({ record: { fingerprint: 'print-k-reused', status: 200 } });
+    } finally {
+      await other.query('ROLLBACK');
+      await other.end();
+    }
+    const kept = (await database.sql('SELECT key, fingerprint, status, body FROM idempotency ORDER BY key')) as Array<Record<string, unknown>>;
+    const reply = (key: string, status: number, data: unknown) => ({ key, fingerprint: `print-${key}`, status, body: JSON.stringify(data) });
+    expect(kept).toEqual(
+      [
+        ...Array.from({ length: 8 }, (_, i) => reply(`k-${i}`, 200, { namespace: 'docs', key: `b-${i}`, description: null })),
+        reply('k-taken', 409, 'Base taken already exists in namespace docs'),
+        reply('k-race-1', 200, { namespace: 'docs', key: 'race', description: null }),
+        reply('k-race-2', 409, 'Base race already exists in namespace docs'),
+        reply('k-reused', 200, { namespace: 'docs', key: 'earlier', description: null }),
+        reply('k-new-ns', 200, { namespace: 'new-ns', key: 'b-new', description: null }),
+      ].sort((a, b) => (a.key < b.key ? -1 : 1)),
+    );
+    const bases = (await database.sql('SELECT key FROM bases ORDER BY key')) as Array<{ key: string }>;
+    expect(bases.map((row) => row.key)).toEqual(
+      ['taken', 'earlier', ...Array.from({ length: 8 }, (_, i) => `b-${i}`), 'race', 'b-new', 'unkeyed'].sort(),
+    );
+  });
+
+  for (const keyed of [false, true]) {
+    it(`runs each base create of a batch alone when PostgreSQL refuses their shared INSERT, ${keyed ? 'with' : 'without'} Idempotency-Keys: only the failing one fails`, async () => {
+      const database = await freshDatabase();
+      const store = await open(database);
+      const org = await orgId(store, 'acme');
+      await store.nsCreate(org, { key: 'docs', description: null });
+      // A row of the batch that PostgreSQL refuses fails the one statement that inserts them all.
+      await database.sql(`CREATE FUNCTION refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.key = 'poison' THEN RAISE EXCEPTION 'poisoned'; END IF; RETURN NEW; END $$`);
+      await database.sql('CREATE TRIGGER refuse_poison BEFORE INSERT ON bases FOR EACH ROW EXECUTE FUNCTION refuse_poison()');
+      const capture = (key: string): IdempotencyCapture | undefined =>
+        keyed ? { orgId: org, key, fingerprint: key, reply: (outcome) => (outcome.ok ? { status: 200, body: key } : undefined) } : undefined;
+      const results = await Promise.allSettled(
+        ['a', 'b', 'poison', 'c', 'd'].map((key) => store.baseCreate(org, { namespace: 'docs', key, description: null }, capture(key))),
+      );
+      expect(verdicts(results)).toEqual(['ok', 'ok', 'DatabaseError', 'ok', 'ok']);
+      expect(await database.sql('SELECT key FROM bases ORDER BY key')).toEqual(['a', 'b', 'c', 'd'].map((key) => ({ key })));
+      expect(await database.sql('SELECT key FROM idempotency ORDER BY key')).toEqual(keyed ? ['a', 'b', 'c', 'd'].map((key) => ({ key })) : []);
+    });
+  }
 
   it('fails every write of a batch whose connection is lost before COMMIT with 503, keeping nothing of any, keyed or not', async () => {
     const database = await freshDatabase();

@@ -26,18 +26,22 @@ async function withClient(url, fn) {
 }
 
 /**
- * Transactions committed in the database so far (reads too: a replica's fences are transactions), and WAL flushes to
- * disk in the whole cluster (pg_stat_io, PostgreSQL 16 and later): what a durable commit costs. Backends report their
- * counts when idle, at most once a second: hence the wait.
+ * Transactions committed in the database so far (reads too: a replica's fences are transactions), transaction ids
+ * handed out in the cluster (one per transaction that wrote, and one per savepoint that wrote: nothing else runs in
+ * the bench's cluster meanwhile), and WAL flushes to disk in the whole cluster (pg_stat_io, PostgreSQL 16 and later):
+ * what a durable commit costs. Backends report their counts when idle, at most once a second: hence the wait.
  */
 async function counters(url) {
   await new Promise((resolve) => setTimeout(resolve, 1200));
   return withClient(url, async (client) => {
-    const { rows } = await client.query('SELECT xact_commit::bigint AS n FROM pg_stat_database WHERE datname = current_database()');
+    const { rows } = await client.query(
+      `SELECT xact_commit::bigint AS n, pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xids
+       FROM pg_stat_database WHERE datname = current_database()`,
+    );
     const fsyncs = await client
       .query("SELECT coalesce(sum(fsyncs), 0)::bigint AS n FROM pg_stat_io WHERE object = 'wal'")
       .then((result) => Number(result.rows[0].n), () => NaN);
-    return { commits: Number(rows[0].n), fsyncs };
+    return { commits: Number(rows[0].n), xids: Number(rows[0].xids), fsyncs };
   });
 }
 
@@ -87,6 +91,7 @@ export async function replicasSection(ctx) {
     const perReplica = CLIENTS / REPLICAS;
     const runs = { pg: [], baseline: [], sqlite: [], pgList: [], sqliteList: [] };
     const commitRatios = [];
+    const writeRatios = [];
     const flushRatios = { kb: [], plain: [] };
     const rows = [];
     if (options.wrkWarmup > 0) {
@@ -101,10 +106,12 @@ export async function replicasSection(ctx) {
       const after = await counters(pgUrl);
       runs.pg.push(pg);
       const perCommit = pg.requests / Math.max(1, after.commits - before.commits);
+      const perWrite = pg.requests / Math.max(1, after.xids - before.xids);
       const perFlush = pg.requests / Math.max(1, after.fsyncs - before.fsyncs);
       commitRatios.push(perCommit);
+      writeRatios.push(perWrite);
       flushRatios.kb.push(perFlush);
-      rows.push(['base_create', `kb serve x${REPLICAS}, PostgreSQL`, round, Math.round(pg.rps).toLocaleString('en-US'), pg.p99.toFixed(2), pg.errors, perCommit.toFixed(1), perFlush.toFixed(1)]);
+      rows.push(['base_create', `kb serve x${REPLICAS}, PostgreSQL`, round, Math.round(pg.rps).toLocaleString('en-US'), pg.p99.toFixed(2), pg.errors, perCommit.toFixed(1), perWrite.toFixed(1), perFlush.toFixed(1)]);
 
       ctx.progress(`replicas: one INSERT per commit from a plain pg program, round ${round}`);
       const plainBefore = await counters(pgUrl);
@@ -114,21 +121,21 @@ export async function replicasSection(ctx) {
       runs.baseline.push({ rps: plain.inserts / plain.seconds });
       const plainPerFlush = plain.inserts / Math.max(1, plainAfter.fsyncs - plainBefore.fsyncs);
       flushRatios.plain.push(plainPerFlush);
-      rows.push(['INSERT', `plain pg, ${CLIENTS} clients`, round, Math.round(plain.inserts / plain.seconds).toLocaleString('en-US'), '', 0, (plain.inserts / Math.max(1, plainAfter.commits - plainBefore.commits)).toFixed(1), plainPerFlush.toFixed(1)]);
+      rows.push(['INSERT', `plain pg, ${CLIENTS} clients`, round, Math.round(plain.inserts / plain.seconds).toLocaleString('en-US'), '', 0, (plain.inserts / Math.max(1, plainAfter.commits - plainBefore.commits)).toFixed(1), (plain.inserts / Math.max(1, plainAfter.xids - plainBefore.xids)).toFixed(1), plainPerFlush.toFixed(1)]);
 
       ctx.progress(`replicas: creates through kb serve on SQLite, round ${round}`);
       const sqlite = await wrk(sqliteGroup.urls, '/v1/base_create', tokens.sqlite.create, LUA.create, CLIENTS);
       runs.sqlite.push(sqlite);
-      rows.push(['base_create', 'kb serve, SQLite', round, Math.round(sqlite.rps).toLocaleString('en-US'), sqlite.p99.toFixed(2), sqlite.errors, '', '']);
+      rows.push(['base_create', 'kb serve, SQLite', round, Math.round(sqlite.rps).toLocaleString('en-US'), sqlite.p99.toFixed(2), sqlite.errors, '', '', '']);
 
       ctx.progress(`replicas: ns_list of ${large.toLocaleString('en-US')} namespaces, round ${round}`);
       // What one replica serves: the other is idle meanwhile (on their own hosts, each would have its own cores).
       const pgList = await wrk(pgGroup.urls.slice(0, 1), '/v1/ns_list', tokens.pg.large, LUA.get, CLIENTS);
       runs.pgList.push(pgList);
-      rows.push([`ns_list (${large.toLocaleString('en-US')})`, 'one kb serve replica, PostgreSQL', round, Math.round(pgList.rps).toLocaleString('en-US'), pgList.p99.toFixed(2), pgList.errors, '', '']);
+      rows.push([`ns_list (${large.toLocaleString('en-US')})`, 'one kb serve replica, PostgreSQL', round, Math.round(pgList.rps).toLocaleString('en-US'), pgList.p99.toFixed(2), pgList.errors, '', '', '']);
       const sqliteList = await wrk(sqliteGroup.urls, '/v1/ns_list', tokens.sqlite.large, LUA.get, CLIENTS);
       runs.sqliteList.push(sqliteList);
-      rows.push([`ns_list (${large.toLocaleString('en-US')})`, 'kb serve, SQLite', round, Math.round(sqliteList.rps).toLocaleString('en-US'), sqliteList.p99.toFixed(2), sqliteList.errors, '', '']);
+      rows.push([`ns_list (${large.toLocaleString('en-US')})`, 'kb serve, SQLite', round, Math.round(sqliteList.rps).toLocaleString('en-US'), sqliteList.p99.toFixed(2), sqliteList.errors, '', '', '']);
     }
     const rps = (list) => median(list.map((r) => r.rps));
     const errors = [...runs.pg, ...runs.sqlite].reduce((sum, r) => sum + r.errors, 0);
@@ -140,6 +147,7 @@ export async function replicasSection(ctx) {
         figure({ name: `durable base_create through ${REPLICAS} PostgreSQL replicas, ${CLIENTS} clients, vs plain pg (one INSERT per commit)`, value: rps(runs.pg), baseline: rps(runs.baseline), unit: 'req/s', budget: { on: 'value', op: '>=', limit: 5000 } }),
         figure({ name: `durable base_create through ${REPLICAS} PostgreSQL replicas vs kb serve on SQLite`, value: rps(runs.pg), baseline: rps(runs.sqlite), unit: 'req/s' }),
         figure({ name: 'creates per PostgreSQL commit (pg_stat_database.xact_commit, reads included)', value: median(commitRatios), unit: 'x' }),
+        figure({ name: 'creates per write transaction (transaction ids assigned, savepoints included)', value: median(writeRatios), unit: 'x' }),
         figure({ name: 'creates per WAL flush (pg_stat_io) vs plain pg inserts per WAL flush', value: median(flushRatios.kb), baseline: median(flushRatios.plain), unit: 'x', budget: { on: 'value', op: '>', limit: 1 } }),
         figure({ name: `ns_list (${large.toLocaleString('en-US')} ns) per PostgreSQL replica vs kb serve on SQLite`, value: pgListPerReplica, baseline: rps(runs.sqliteList), unit: 'req/s', budget: { on: 'ratio', op: '>=', limit: 0.5 } }),
         figure({ name: `ns_list (${large.toLocaleString('en-US')} ns) per PostgreSQL replica`, value: pgListPerReplica, unit: 'req/s', budget: { on: 'value', op: '>=', limit: 1000 } }),
@@ -148,17 +156,17 @@ export async function replicasSection(ctx) {
       details: [
         {
           title: `Runs (${options.duration} s each, ${options.rounds} round${options.rounds > 1 ? 's' : ''}; creates on PostgreSQL: one wrk of ${perReplica} connections per replica at once, req/s summed; ns_list on PostgreSQL: one wrk of ${CLIENTS} on one replica; SQLite: one wrk of ${CLIENTS})`,
-          headers: ['what', 'server', 'round', 'req/s', 'p99 ms', 'errors', 'writes/commit', 'writes/WAL flush'],
-          align: ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r'],
+          headers: ['what', 'server', 'round', 'req/s', 'p99 ms', 'errors', 'writes/commit', 'writes/xid', 'writes/WAL flush'],
+          align: ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
           rows,
         },
       ],
       notes: [
         `Everything on one machine: PostgreSQL, the ${REPLICAS} replicas, the SQLite server, wrk and the plain pg program share its cores.`,
         'Plain pg: scripts/bench/baselines/pg-inserts.mjs, a connection per client, each INSERT its own transaction, into a table shaped like bases.',
-        'writes/commit: the writes counted over the transactions pg_stat_database counted in the database meanwhile, read-only ones included (each replica\'s fence before a turn of requests is one); writes/WAL flush: over the WAL fsyncs of the cluster (pg_stat_io), the cost a durable commit pays.',
+        'writes/commit: the writes counted over the transactions pg_stat_database counted in the database meanwhile, read-only ones included (each replica\'s fence before a turn of requests is one); writes/xid: over the transaction ids handed out meanwhile (one per transaction that wrote, one per savepoint that wrote), so over the write transactions alone; writes/WAL flush: over the WAL fsyncs of the cluster (pg_stat_io), the cost a durable commit pays.',
       ],
-      raw: { settings, runs, commitRatios, flushRatios },
+      raw: { settings, runs, commitRatios, writeRatios, flushRatios },
     };
   } finally {
     await pgGroup.stop();
