@@ -1,22 +1,16 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { isolatedEnv, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
-import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/database.js';
+import { describe, expect, it } from 'vitest';
+import { isolatedEnv, killedAfterEach, runKb, startServe } from '../helpers/cli.js';
+import { createTestDatabase, droppedAfterAll, ENGINE } from '../helpers/database.js';
 import { acknowledged, check, type Op } from '../helpers/history.js';
 
 /** `npm test` runs 10 cycles; `npm run test:torture` sets KB_CRASH_CYCLES=200. */
 const CYCLES = Number(process.env.KB_CRASH_CYCLES ?? 10);
 const WRITERS = 32;
 
-const running: ServeProcess[] = [];
-afterEach(() => {
-  for (const server of running.splice(0)) server.child.kill('SIGKILL');
-});
-const databases: TestDatabase[] = [];
-afterAll(async () => {
-  await Promise.all(databases.splice(0).map((database) => database.drop()));
-});
+const running = killedAfterEach();
+const databases = droppedAfterAll();
 
 describe(`durability under kill -9 (${ENGINE})`, () => {
   it(`loses no acknowledged create, update or delete, keyed or not, through ${CYCLES} crashes under ${WRITERS} concurrent writers`, async () => {

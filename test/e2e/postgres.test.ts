@@ -2,18 +2,15 @@ import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isolatedEnv, KB_BIN, ROOT, runKb, runProcess, startServe } from '../helpers/cli.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { createTestDatabase, droppedAfterAll, type TestDatabase } from '../helpers/database.js';
 import { tempDir } from '../helpers/temp.js';
 
 const UNREACHABLE = 'postgres://u:secret@127.0.0.1:1/x';
 const SHOWN = 'postgres://u:***@127.0.0.1:1/x';
 
-const databases: TestDatabase[] = [];
-afterAll(async () => {
-  await Promise.all(databases.splice(0).map((database) => database.drop()));
-});
+const databases = droppedAfterAll();
 async function freshDatabase(): Promise<TestDatabase> {
   const database = await createTestDatabase('postgres');
   databases.push(database);

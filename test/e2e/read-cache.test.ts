@@ -1,10 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { isolatedEnv, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { isolatedEnv, killedAfterEach, runKb, startServe } from '../helpers/cli.js';
 
-const running: ServeProcess[] = [];
-afterEach(() => {
-  for (const server of running.splice(0)) server.child.kill('SIGKILL');
-});
+const running = killedAfterEach();
 
 async function status(url: string, token: string): Promise<number> {
   const response = await fetch(`${url}/v1/ns_list`, { headers: { authorization: `Bearer ${token}` } });

@@ -2,14 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { isolatedEnv, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
+import { isolatedEnv, killedAfterEach, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
 import { startTestServer, tempDir } from '../helpers/server.js';
 
-const running: ServeProcess[] = [];
-afterEach(() => {
-  for (const server of running.splice(0)) server.child.kill('SIGKILL');
-});
+const running = killedAfterEach();
 
 async function serve(args: string[], env: NodeJS.ProcessEnv): Promise<ServeProcess> {
   const server = await startServe(args, env);

@@ -2,19 +2,13 @@ import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { isolatedEnv, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
-import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/database.js';
+import { describe, expect, it } from 'vitest';
+import { isolatedEnv, killedAfterEach, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
+import { createTestDatabase, droppedAfterAll, ENGINE } from '../helpers/database.js';
 
-const running: ServeProcess[] = [];
-afterEach(() => {
-  for (const server of running.splice(0)) server.child.kill('SIGKILL');
-});
+const running = killedAfterEach();
 
-const databases: TestDatabase[] = [];
-afterAll(async () => {
-  await Promise.all(databases.splice(0).map((database) => database.drop()));
-});
+const databases = droppedAfterAll();
 
 /** An environment of its own, pointing kb serve at a fresh database of the engine under test (KB_DATA_DIR or KB_DATABASE_URL). */
 async function storageEnv(): Promise<NodeJS.ProcessEnv> {

@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { afterEach } from 'vitest';
 import { tempDir } from './server.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -110,4 +111,13 @@ export function startServe(args: readonly string[], env: NodeJS.ProcessEnv): Pro
       }
     });
   });
+}
+
+/** A list for the `kb serve` processes a test file starts: each is killed (SIGKILL) after the test that started it. */
+export function killedAfterEach(): ServeProcess[] {
+  const running: ServeProcess[] = [];
+  afterEach(() => {
+    for (const server of running.splice(0)) server.child.kill('SIGKILL');
+  });
+  return running;
 }

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterAll, inject } from 'vitest';
 import type { StorageOptions } from '../../src/store/open.js';
 import { PostgresStore } from '../../src/store/postgres.js';
 import { DATABASE_FILE, SqliteStore } from '../../src/store/sqlite.js';
@@ -149,4 +149,13 @@ function listFiles(dir: string): string[] {
   return readdirSync(dir)
     .map((name) => join(dir, name))
     .filter((path) => statSync(path).isFile());
+}
+
+/** A list for the test databases a test file creates: each is dropped once the file's tests are done. */
+export function droppedAfterAll(): TestDatabase[] {
+  const databases: TestDatabase[] = [];
+  afterAll(async () => {
+    await Promise.all(databases.splice(0).map((database) => database.drop()));
+  });
+  return databases;
 }
