@@ -49,6 +49,14 @@ export function processIO(env: Pick<KbEnvironment, 'ci' | 'noColor'>): IO {
   };
 }
 
+/**
+ * For a process that must outlive whoever reads its output (`kb serve | head`, a log collector that went away): a
+ * write to a closed stdout or stderr is dropped, instead of an 'error' event that would end the process.
+ */
+export function outliveClosedOutput(): void {
+  for (const stream of [process.stdout, process.stderr]) stream.on('error', () => undefined);
+}
+
 const codes = { red: [31, 39], green: [32, 39], yellow: [33, 39], dim: [2, 22], bold: [1, 22] } as const;
 
 export function paint(io: Pick<IO, 'color'>, style: keyof typeof codes, text: string): string {

@@ -156,11 +156,17 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
     },
     stream,
   );
+  // A reader that went away (EPIPE): pino's destination then drops every line and never closes; nothing is left to
+  // wait for. Any other write error is pino's to report.
+  let readerGone = false;
+  destination?.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') readerGone = true;
+  });
   let closed: Promise<void> | undefined;
   const close = () =>
     (closed ??= new Promise<void>((resolve) => {
       clearInterval(flusher);
-      if (destination === undefined) return resolve();
+      if (destination === undefined || readerGone) return resolve();
       destination.once('close', () => resolve());
       destination.once('error', () => resolve());
       destination.end();

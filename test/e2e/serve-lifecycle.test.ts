@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { type AddressInfo, connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isolatedEnv, KB_BIN, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
@@ -310,5 +310,35 @@ describe('kb serve shutdown', () => {
     const exit = await server.exited;
     expect(exit.code).toBe(130);
     expect(server.stderr()).toMatch(/SIGINT again, exiting now/);
+  });
+});
+
+describe('kb serve with nobody reading its output', () => {
+  it('keeps serving when its stdout and stderr are closed (`kb serve | head`), and stops cleanly on SIGTERM', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = createNetServer().listen(0, '127.0.0.1', () => {
+        const { port: free } = probe.address() as AddressInfo;
+        probe.close(() => resolve(free));
+      });
+    });
+    const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', String(port), '--log-level', 'info'], {
+      env: isolatedEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // Both readers go away at once: the first token, "listening" and every log line meet a closed pipe.
+    child.stdout.destroy();
+    child.stderr.destroy();
+    try {
+      const url = `http://127.0.0.1:${port}`;
+      const status = async () => (await fetch(`${url}/v1/health`).catch(() => undefined))?.status;
+      await expect.poll(status, { timeout: 20_000, interval: 100 }).toBe(200);
+      for (let i = 0; i < 50; i++) expect(await status()).toBe(200);
+      expect(child.exitCode).toBeNull();
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });

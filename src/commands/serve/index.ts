@@ -2,6 +2,7 @@ import { Flags } from '@oclif/core';
 import { KbCommand } from '../../cli/base-command.js';
 import { parseTimeout } from '../../cli/duration.js';
 import { CliError } from '../../cli/errors.js';
+import { outliveClosedOutput } from '../../cli/io.js';
 import { saveLocalProfile, userHoldsToken } from '../../cli/serve-profile.js';
 import { storageFailure, storageFlags, storageOptions } from '../../cli/storage.js';
 import { LOG_FORMATS, LOG_LEVELS } from '../../server/log.js';
@@ -102,6 +103,7 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Serve);
+    outliveClosedOutput();
     const shutdownMs = parseTimeout(flags['shutdown-timeout'], '--shutdown-timeout');
     const storage = storageOptions(flags, this.context, {
       poolSize: flags['pool-size'],
