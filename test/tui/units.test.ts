@@ -10,7 +10,7 @@ import { HINTS } from '../../src/tui/keymap.js';
 import stringWidth from '../../node_modules/ink/node_modules/string-width/index.js';
 import { columns } from '../../src/tui/components/Table.js';
 import { osc52 } from '../../src/tui/terminal.js';
-import { ago, cell, count, cut, displayWidth, printable, sortRows, upsertRow } from '../../src/tui/text.js';
+import { ago, cell, count, cut, displayWidth, printable, sortRows, thousands, upsertRow } from '../../src/tui/text.js';
 import type { Row } from '../../src/tui/types.js';
 
 const NONE: Key = {
@@ -132,6 +132,11 @@ describe('text helpers', () => {
 
   it('count spells plurals', () => {
     expect([count(1, 'base'), count(10_000, 'namespace'), count(2, 'match')]).toEqual(['1 base', '10,000 namespaces', '2 matches']);
+  });
+
+  it('thousands writes whole numbers as toLocaleString("en-US") does', () => {
+    const numbers = [0, 7, 42, 999, 1_000, 12_345, 100_000, 999_999, 1_000_000, 123_456_789];
+    expect(numbers.map(thousands)).toEqual(numbers.map((n) => n.toLocaleString('en-US')));
   });
 });
 

@@ -15,7 +15,7 @@ import { useKeys } from '../hooks/useKeys.js';
 import { filterRows, useList } from '../hooks/useList.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
 import { commandFor, FORM_HINTS, type Hint, HINTS, PROMPT_HINTS } from '../keymap.js';
-import { count, printable } from '../text.js';
+import { count, printable, thousands } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row, Status } from '../types.js';
 
@@ -247,7 +247,7 @@ export function ListView(props: ListViewProps) {
               HINTS.quit,
             ]);
 
-  const counted = source.rows === undefined ? '' : list.filter === '' ? ` (${all.length.toLocaleString('en-US')})` : ` (${list.rows.length.toLocaleString('en-US')}/${all.length.toLocaleString('en-US')})`;
+  const counted = source.rows === undefined ? '' : list.filter === '' ? ` (${thousands(all.length)})` : ` (${thousands(list.rows.length)}/${thousands(all.length)})`;
   const title = (
     <>
       {props.crumbs.map((crumb) => `${printable(crumb)} › `).join('')}
@@ -255,7 +255,7 @@ export function ListView(props: ListViewProps) {
       {list.filter === '' ? '' : `  filter "${printable(list.filter)}"`}
     </>
   );
-  const aside = list.rows.length > 0 ? `${(list.index + 1).toLocaleString('en-US')}/${list.rows.length.toLocaleString('en-US')}` : undefined;
+  const aside = list.rows.length > 0 ? `${thousands(list.index + 1)}/${thousands(list.rows.length)}` : undefined;
 
   return (
     <Screen height={props.height} width={props.width} title={title} aside={aside} notice={notice} status={status} hints={hints}>
