@@ -69,6 +69,26 @@ export function cut(text: string, width: number): string {
   return `${kept}…`;
 }
 
+/**
+ * The text in lines of at most `width` columns, broken at spaces; a word wider than a line is cut (with "…").
+ * Always at least one line.
+ */
+export function wrapWords(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ').filter((part) => part !== '')) {
+    const joined = line === '' ? word : `${line} ${word}`;
+    if (displayWidth(joined) <= width) {
+      line = joined;
+      continue;
+    }
+    if (line !== '') lines.push(line);
+    line = cut(word, width);
+  }
+  lines.push(line);
+  return lines;
+}
+
 /** A cell of exactly `width` columns: the text cut to fit, then padded with spaces. */
 export function cell(text: string, width: number): string {
   const fitted = cut(text, width);

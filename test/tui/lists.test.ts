@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import stringWidth from '../../node_modules/ink/node_modules/string-width/index.js';
 import { KbClient } from '../../src/client/client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { helpSections } from '../../src/tui/keymap.js';
 import { KEY, orgClient, renderApp, type AppOptions, type Screen } from './harness.js';
 import { type Proxy, startProxy } from './proxy.js';
 
@@ -230,6 +231,34 @@ describe('kb tui: help lists the keys of the screen it was asked on, in columns 
     }
     expect(frame).not.toContain('open a base by key');
   });
+
+  for (const columns of [60, 120]) {
+    it(`at ${columns} columns: every key of the keymap for the screen, in two columns that line up, nothing cut`, async () => {
+      const screen = open({ client: await fourNamespaces(`help-${columns}`), organization: `help-${columns}`, columns, rows: 80 });
+      await screen.waitFor('gamma');
+      await screen.press('?');
+      const lines = screen.lines();
+      for (const line of lines) expect(stringWidth(line), line).toBeLessThanOrEqual(columns);
+      // An entry: two spaces, its keys, three spaces at least, what they do; what does not fit goes on under it.
+      const entries: [string, string][] = [];
+      const starts = new Set<number>();
+      for (const line of lines) {
+        const first = /^ {2}(\S(?:.*?\S)?) {3,}(\S.*)$/.exec(line);
+        const more = /^ {5,}(\S.*)$/.exec(line);
+        if (more?.[1] !== undefined && entries.length > 0) {
+          starts.add(line.length - more[1].length);
+          const last = entries.at(-1) as [string, string];
+          last[1] += ` ${more[1]}`;
+        } else if (first?.[1] !== undefined && first[2] !== undefined) {
+          starts.add(line.length - first[2].length);
+          entries.push([first[1], first[2]]);
+        }
+      }
+      expect(entries).toEqual(helpSections('namespaces').flatMap((section) => section.keys.map(([keys, does]) => [keys, does])));
+      expect([...starts]).toHaveLength(1);
+      expect(screen.frame()).not.toContain('…');
+    });
+  }
 
   it('on a base: its own keys (back, edit, delete), not those of a list', async () => {
     const { client } = await orgClient(server, 'help-base');

@@ -56,7 +56,8 @@ describe('kb tui: browsing namespaces against a real server', () => {
       expect.stringMatching(/^ {2}delta *$/),
       expect.stringMatching(/^ {2}gamma +third$/),
     ]);
-    expect(lines.at(-1)).toBe('j/k move  enter open  n new  e edit  d delete  / filter  r refresh  ? help  q quit');
+    // At 100 columns the key help keeps what matters most: j/k (move) and r (refresh) make room for s/S, E, c and :.
+    expect(lines.at(-1)).toBe('enter open  n new  e edit  E $EDITOR  / filter  s/S sort  c copy  : command  ? help  q quit');
   });
 
   it('moves with j/k and the arrows, jumps with G and g, and keeps the selection marked by ">"', async () => {
