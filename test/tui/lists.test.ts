@@ -1,31 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import stringWidth from '../../node_modules/ink/node_modules/string-width/index.js';
 import { KbClient } from '../../src/client/client.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
 import { helpSections } from '../../src/tui/keymap.js';
-import { KEY, orgClient, renderApp, type AppOptions, type Screen } from './harness.js';
-import { type Proxy, startProxy } from './proxy.js';
+import { selected, tuiFixture } from './fixture.js';
+import { KEY, orgClient } from './harness.js';
 
-let server: TestServer;
-const screens: Screen[] = [];
-const proxies: Proxy[] = [];
-beforeAll(async () => {
-  server = await startTestServer({ org: 'tui-lists' });
-});
-afterEach(async () => {
-  for (const screen of screens.splice(0)) screen.unmount();
-  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
-});
-afterAll(async () => {
-  await server?.close();
-});
-
-function open(options: AppOptions): Screen {
-  const screen = renderApp(options);
-  screens.push(screen);
-  return screen;
-}
+const tui = tuiFixture('tui-lists');
+const { open } = tui;
 
 /** The rows of the table on screen, as their keys, in order. */
 function keys(frame: string): string[] {
@@ -35,17 +17,13 @@ function keys(frame: string): string[] {
     .map((line) => line.slice(2).split(/\s+/)[0] ?? '');
 }
 
-function selected(frame: string): string | undefined {
-  return frame.split('\n').find((line) => line.startsWith('> '))?.slice(2).split(/\s+/)[0];
-}
-
 function header(frame: string): string | undefined {
   return frame.split('\n').find((line) => line.includes('KEY') && line.includes('DESCRIPTION'));
 }
 
 /** alpha, beta, delta, gamma; delta without a description. */
 async function fourNamespaces(org: string): Promise<KbClient> {
-  const { client } = await orgClient(server, org);
+  const { client } = await orgClient(tui.server, org);
   await client.nsCreate({ key: 'alpha', description: 'first letter' });
   await client.nsCreate({ key: 'beta', description: 'second' });
   await client.nsCreate({ key: 'gamma', description: 'third' });
@@ -116,7 +94,7 @@ describe('kb tui: wide text is measured by display width, cut with "…", and ne
   }
 
   it('at 60 columns: every line fits, the columns line up, and each cell is cut where its width ends', async () => {
-    const { client } = await orgClient(server, 'wide');
+    const { client } = await orgClient(tui.server, 'wide');
     await client.nsCreate({ key: 'combining', description: combining });
     await client.nsCreate({ key: 'emoji', description: emoji });
     await client.nsCreate({ key: longKey, description: 'the key is longer than its column' });
@@ -142,7 +120,7 @@ describe('kb tui: wide text is measured by display width, cut with "…", and ne
   });
 
   it('reflows at once when the terminal narrows, still cutting rather than wrapping', async () => {
-    const { client } = await orgClient(server, 'reflow');
+    const { client } = await orgClient(tui.server, 'reflow');
     await client.nsCreate({ key: 'wide', description: wide });
     const screen = open({ client, organization: 'reflow', columns: 100, rows: 20 });
     await screen.waitFor('wide  ');
@@ -174,10 +152,9 @@ describe('kb tui: lists refresh by themselves while idle', () => {
   });
 
   it('shows a server that went away in place, keeps the list, and recovers by itself when it returns', async () => {
-    const { client: direct, token } = await orgClient(server, 'outage');
+    const { client: direct, token } = await orgClient(tui.server, 'outage');
     await direct.nsCreate({ key: 'docs', description: 'Docs' });
-    const proxy = await startProxy(server.url);
-    proxies.push(proxy);
+    const proxy = await tui.proxy();
     const screen = open({ client: new KbClient({ url: proxy.url, token, retries: 0 }), organization: 'outage', refreshSeconds: 1 });
     await screen.waitFor('> docs');
 
@@ -261,7 +238,7 @@ describe('kb tui: help lists the keys of the screen it was asked on, in columns 
   }
 
   it('on a base: its own keys (back, edit, delete), not those of a list', async () => {
-    const { client } = await orgClient(server, 'help-base');
+    const { client } = await orgClient(tui.server, 'help-base');
     await client.baseCreate({ namespace: 'books', key: 'alpha' });
     const screen = open({ client, organization: 'help-base', rows: 50 });
     await screen.waitFor('books');
