@@ -43,7 +43,8 @@ It needs an interactive terminal: without one (a script, a pipe, CI) it exits 2.
     const namespaces = client.nsList();
     organization.catch(() => undefined);
     namespaces.catch(() => undefined);
-    const { runTui } = await import('../tui/index.js');
+    const { loadTui } = await import('../tui/load.js');
+    const { runTui } = await loadTui();
     // As git and k9s choose the editor.
     const editor = this.context.env.editor ?? 'vi';
     await runTui({ client, deployment, organization, namespaces, color: this.io.color, refreshSeconds: flags.refresh, editor });

@@ -29,7 +29,8 @@ export function isEnter(input: string, key: Key): boolean {
   return key.return || input === '\r' || input === '\n';
 }
 
-export function commandFor(input: string, key: Key): Command | undefined {
+/** What the key means on any screen; `commandFor` keeps only the commands of the screen it is asked for. */
+function anyCommandFor(input: string, key: Key): Command | undefined {
   if (key.upArrow) return 'up';
   if (key.downArrow) return 'down';
   if (key.pageUp) return 'pageUp';
@@ -67,19 +68,83 @@ export function commandFor(input: string, key: Key): Command | undefined {
  */
 export type Hint = readonly [keys: string, does: string, rank?: number];
 
-export const HINTS = {
-  move: ['j/k', 'move', 1],
-  open: ['enter', 'open', 4],
-  new: ['n', 'new', 6],
-  edit: ['e', 'edit', 5],
-  delete: ['d', 'delete', 5],
-  filter: ['/', 'filter', 3],
-  refresh: ['r', 'refresh', 2],
-  openByKey: ['o', 'open by key', 7],
-  back: ['esc', 'back', 8],
-  help: ['?', 'help', 9],
-  quit: ['q', 'quit', 9],
-} as const satisfies Record<string, Hint>;
+/** The screens with keys of their own: each one's help (`?`) and key-help line list those keys, and no others. */
+export type HelpTopic = 'namespaces' | 'bases' | 'base' | 'help';
+
+interface Binding {
+  /** The keys as the help writes them: names ("PgUp", "esc", "ctrl-c") or the characters typed, "/" between keys of a pair, ", " between groups. */
+  keys: string;
+  /** What the keys are for `commandFor`: on a screen a binding is not `on`, they do nothing. */
+  commands: readonly Command[];
+  does: string;
+  on: readonly HelpTopic[];
+  /** Its place on the key-help line, if it has one. */
+  hint?: Hint;
+}
+
+const LISTS: readonly HelpTopic[] = ['namespaces', 'bases'];
+const SCREENS: readonly HelpTopic[] = ['namespaces', 'bases', 'base'];
+
+/**
+ * Every key of every screen, once: the one source of what the keys do (`commandFor`), of the help of `?`, and of
+ * the key-help line, so the three cannot disagree. In the order the help lists them and the key-help line shows them.
+ */
+const BINDINGS: readonly Binding[] = [
+  { keys: 'up/down, j/k', commands: ['up', 'down'], does: 'move the selection', on: LISTS, hint: ['j/k', 'move', 1] },
+  { keys: 'PgUp/PgDn', commands: ['pageUp', 'pageDown'], does: 'move a page', on: LISTS },
+  { keys: 'g/Home, G/End', commands: ['first', 'last'], does: 'go to the first / the last row', on: LISTS },
+  { keys: 'enter', commands: ['open'], does: 'open the selected namespace', on: ['namespaces'], hint: ['enter', 'open', 6] },
+  { keys: 'enter', commands: ['open'], does: 'open the selected base', on: ['bases'], hint: ['enter', 'open', 6] },
+  { keys: 'n', commands: ['new'], does: 'new namespace (a form: key, then description)', on: ['namespaces'], hint: ['n', 'new', 4] },
+  { keys: 'n', commands: ['new'], does: 'new base (a form: key, then description)', on: ['bases'], hint: ['n', 'new', 4] },
+  { keys: 'e', commands: ['edit'], does: 'edit the description here, on one line', on: SCREENS, hint: ['e', 'edit', 4] },
+  {
+    keys: 'E',
+    commands: ['editInEditor'],
+    does: 'edit the description in $VISUAL / $EDITOR (unchanged or emptied: nothing is sent)',
+    on: SCREENS,
+    hint: ['E', '$EDITOR', 5],
+  },
+  { keys: 'd', commands: ['delete'], does: 'namespaces cannot be deleted (the kb API has no namespace delete)', on: ['namespaces'] },
+  { keys: 'd', commands: ['delete'], does: 'delete the base (asks first: y confirms, any other key cancels)', on: ['bases', 'base'], hint: ['d', 'delete', 5] },
+  { keys: '/', commands: ['filter'], does: 'filter by key or description: type to narrow, enter keeps, esc clears', on: LISTS, hint: ['/', 'filter', 7] },
+  { keys: 's', commands: ['sortByKey'], does: 'sort by key; again: the other way', on: LISTS, hint: ['s/S', 'sort', 6] },
+  { keys: 'S', commands: ['sortByDescription'], does: 'sort by description; again: the other way', on: LISTS },
+  { keys: 'c', commands: ['copy'], does: 'copy the key to the clipboard (OSC 52: works over ssh)', on: SCREENS, hint: ['c', 'copy', 5] },
+  { keys: ':', commands: ['commandLine'], does: 'command line: :ns (namespaces), :ns KEY (open one), :q (quit)', on: SCREENS, hint: [':', 'command', 6] },
+  { keys: 'r', commands: ['refresh'], does: 'refresh now (lists also refresh by themselves while idle)', on: SCREENS, hint: ['r', 'refresh', 2] },
+  { keys: 'o', commands: ['openByKey'], does: 'open a base by key (when the deployment cannot list bases)', on: ['bases'], hint: ['o', 'open by key', 7] },
+  { keys: 'esc', commands: ['back'], does: 'clear the filter, else go back', on: ['bases'], hint: ['esc', 'back', 8] },
+  { keys: 'esc', commands: ['back'], does: 'clear the filter', on: ['namespaces'], hint: ['esc', 'clear filter', 8] },
+  { keys: 'esc', commands: ['back'], does: 'back to the list', on: ['base'], hint: ['esc', 'back', 8] },
+  { keys: '?', commands: ['help'], does: 'this help', on: SCREENS, hint: ['?', 'help', 9] },
+  { keys: 'q, ctrl-c', commands: ['quit'], does: 'quit', on: SCREENS, hint: ['q', 'quit', 9] },
+  { keys: 'up/down, j/k', commands: ['up', 'down'], does: 'scroll', on: ['help'], hint: ['j/k', 'scroll', 5] },
+  { keys: 'PgUp/PgDn', commands: ['pageUp', 'pageDown'], does: 'scroll a page', on: ['help'] },
+  { keys: 'esc, ?, enter', commands: ['back', 'help', 'open'], does: 'close the help', on: ['help'], hint: ['esc/?', 'close help', 9] },
+  { keys: 'q, ctrl-c', commands: ['quit'], does: 'quit', on: ['help'], hint: ['q', 'quit', 9] },
+];
+
+const COMMANDS = new Map<HelpTopic, ReadonlySet<Command>>(
+  (['namespaces', 'bases', 'base', 'help'] as const).map((topic) => [
+    topic,
+    new Set(BINDINGS.filter((binding) => binding.on.includes(topic)).flatMap((binding) => binding.commands)),
+  ]),
+);
+
+/** What the key does on the screen of `topic` (CONTRACT section 5); undefined when it does nothing there. */
+export function commandFor(input: string, key: Key, topic: HelpTopic): Command | undefined {
+  const command = anyCommandFor(input, key);
+  return command !== undefined && COMMANDS.get(topic)?.has(command) ? command : undefined;
+}
+
+/** The key-help line of a screen: its keys that have a hint, but for the commands it cannot give right now. */
+export function hintsFor(topic: HelpTopic, unavailable: readonly Command[] = []): readonly Hint[] {
+  return BINDINGS.filter(
+    (binding): binding is Binding & { hint: Hint } =>
+      binding.hint !== undefined && binding.on.includes(topic) && !binding.commands.every((command) => unavailable.includes(command)),
+  ).map((binding) => binding.hint);
+}
 
 export const FORM_HINTS: readonly Hint[] = [
   ['enter/tab', 'next field', 8],
@@ -95,6 +160,13 @@ export const EDIT_HINTS: readonly Hint[] = [
   ['esc', 'cancel', 9],
 ];
 
+export const FILTER_HINTS: readonly Hint[] = [
+  ['type', 'filter', 6],
+  ['enter', 'keep', 8],
+  ['esc', 'clear', 9],
+  ['up/down', 'move', 1],
+];
+
 export const CONFIRM_HINTS: readonly Hint[] = [
   ['y', 'delete', 9],
   ['any other key', 'cancel', 9],
@@ -105,61 +177,26 @@ export const PROMPT_HINTS: readonly Hint[] = [
   ['esc', 'cancel', 9],
 ];
 
-/** The screens `?` explains: each lists the keys that work there, and no others. */
-export type HelpTopic = 'namespaces' | 'bases' | 'base';
-
-interface Binding {
-  keys: string;
-  does: string;
-  on: readonly HelpTopic[];
-}
-
-const LISTS: readonly HelpTopic[] = ['namespaces', 'bases'];
-const ALL: readonly HelpTopic[] = ['namespaces', 'bases', 'base'];
-
-/** Every key of the screens, once: the help of each screen is the keys whose `on` names it. */
-const BINDINGS: readonly Binding[] = [
-  { keys: 'up/down, j/k', does: 'move the selection', on: LISTS },
-  { keys: 'PgUp/PgDn', does: 'move a page', on: LISTS },
-  { keys: 'g/Home, G/End', does: 'go to the first / the last row', on: LISTS },
-  { keys: 'enter', does: 'open the selected namespace', on: ['namespaces'] },
-  { keys: 'enter', does: 'open the selected base', on: ['bases'] },
-  { keys: 'n', does: 'new namespace (a form: key, then description)', on: ['namespaces'] },
-  { keys: 'n', does: 'new base (a form: key, then description)', on: ['bases'] },
-  { keys: 'e', does: 'edit the description here, on one line', on: ALL },
-  { keys: 'E', does: 'edit the description in $VISUAL / $EDITOR (unchanged or emptied: nothing is sent)', on: ALL },
-  { keys: 'd', does: 'namespaces cannot be deleted (the kb API has no namespace delete)', on: ['namespaces'] },
-  { keys: 'd', does: 'delete the base (asks first: y confirms, any other key cancels)', on: ['bases', 'base'] },
-  { keys: 's', does: 'sort by key; again: the other way', on: LISTS },
-  { keys: 'S', does: 'sort by description; again: the other way', on: LISTS },
-  { keys: '/', does: 'filter by key or description: type to narrow, enter keeps, esc clears', on: LISTS },
-  { keys: 'c', does: 'copy the key to the clipboard (OSC 52: works over ssh)', on: ALL },
-  { keys: 'r', does: 'refresh now (lists also refresh by themselves while idle)', on: ALL },
-  { keys: 'o', does: 'open a base by key (when the deployment cannot list bases)', on: ['bases'] },
-  { keys: ':', does: 'command line: :ns (namespaces), :ns KEY (open one), :q (quit)', on: ALL },
-  { keys: 'esc', does: 'clear the filter, else go back', on: ['bases'] },
-  { keys: 'esc', does: 'clear the filter', on: ['namespaces'] },
-  { keys: 'esc', does: 'back to the list', on: ['base'] },
-  { keys: '?', does: 'this help', on: ALL },
-  { keys: 'q, ctrl-c', does: 'quit', on: ALL },
+/** The keys of the forms (n, e), the prompts (/, :) and the question of d, which every screen's help ends with. */
+const FIELD_KEYS: readonly Hint[] = [
+  ['enter, tab', 'next field; enter on the last field submits (in a prompt: runs it)'],
+  ['shift-tab', 'previous field'],
+  ['left/right, Home/End', 'move in the field'],
+  ['backspace, ctrl-u', 'delete a character, clear up to the cursor'],
+  ['ctrl-k', 'clear from the cursor to the end'],
+  ['up/down', 'while filtering (/): move the selection'],
+  ['esc', 'cancel (in the filter: clear it)'],
+  ['letters', 'text, never commands, while a field has the focus'],
+  ['empty key', 'the server generates one; an empty description is none (in an edit: cleared)'],
+  ['y, any other key', 'after d: delete, or cancel'],
 ];
 
-/** The help of `?` on one screen: its keys, then those of the forms it opens. */
+const TITLES: Record<HelpTopic, string> = { namespaces: 'Namespaces', bases: 'Bases of a namespace', base: 'A base', help: 'This help' };
+
+/** The help of `?` on one screen: its keys, then those of the forms and prompts it opens. */
 export function helpSections(topic: HelpTopic): readonly { title: string; keys: readonly Hint[] }[] {
-  const title = topic === 'namespaces' ? 'Namespaces' : topic === 'bases' ? 'Bases of a namespace' : 'A base';
   return [
-    { title, keys: BINDINGS.filter((binding) => binding.on.includes(topic)).map(({ keys, does }) => [keys, does] as const) },
-    {
-      title: 'Forms (n, e) and prompts (/, :)',
-      keys: [
-        ['enter, tab', 'next field; enter on the last field submits'],
-        ['shift-tab', 'previous field'],
-        ['left/right, Home/End', 'move in the field'],
-        ['backspace, ctrl-u', 'delete a character, clear up to the cursor'],
-        ['esc', 'cancel'],
-        ['letters', 'text, never commands, while a field has the focus'],
-        ['empty key', 'the server generates one; an empty description is none (in an edit: cleared)'],
-      ],
-    },
+    { title: TITLES[topic], keys: BINDINGS.filter((binding) => binding.on.includes(topic)).map(({ keys, does }) => [keys, does] as const) },
+    ...(topic === 'help' ? [] : [{ title: 'Forms (n, e), prompts (/, :) and questions (d)', keys: FIELD_KEYS }]),
   ];
 }

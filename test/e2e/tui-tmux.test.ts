@@ -189,6 +189,34 @@ describe('kb tui in a real terminal (tmux), against kb serve', () => {
     expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
   });
 
+  for (const columns of [60, 120]) {
+    it.skipIf(!TMUX)(`at ${columns} columns the key line names ? help, s/S and :, and ? lists every key in columns that stay apart${SKIPPED}`, async () => {
+      const tui = session(env);
+      await tui.startSized(columns, 50, '--refresh', '0');
+      // The tests before this one have edited docs' description: only its key is certain.
+      let screen = await tui.waitFor((s) => /^> docs /m.test(s));
+      const keyLine = screen.split('\n').find((line) => line.includes('? help')) ?? '';
+      for (const hint of ['s/S sort', ': command', '? help', 'q quit']) expect(keyLine).toContain(hint);
+      if (columns >= 120) for (const hint of ['E $EDITOR', 'c copy']) expect(keyLine).toContain(hint);
+
+      await tui.keys('?');
+      screen = await tui.waitFor('Help: keys (namespaces)');
+      for (const line of screen.split('\n')) expect(stringWidth(line), line).toBeLessThanOrEqual(columns);
+      for (const keys of ['s', 'S', 'E', 'c', ':', 'r', '/', '?', 'q, ctrl-c']) {
+        expect(screen).toMatch(new RegExp(`^ {2}${keys.replace(/[/.*+?^${}()|[\]\\]/g, '\\$&')} {3,}\\S`, 'm'));
+      }
+      expect(screen).toMatch(/^ {2}: {3,}command line: :ns \(namespaces\), :ns/m);
+      await tui.keys('Escape');
+      await tui.waitFor((s) => /^> docs /m.test(s));
+      // One key at a time, as typed: the command line opens on ":", then takes the text.
+      await tui.text(':');
+      await tui.waitFor(':ns lists namespaces');
+      await tui.text('q');
+      await tui.keys('Enter');
+      expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
+    });
+  }
+
   it.skipIf(!TMUX)(`marks the selection with ">" and uses no color with NO_COLOR; with color, the selection is colored${SKIPPED}`, async () => {
     // An SGR sequence that sets a foreground color (16 colors, bright, or 256/RGB).
     const color = new RegExp(`${ESC}\\[[0-9;]*(3[0-7]|9[0-7]|38;[0-9;]+)m`);

@@ -1,27 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { KbClient } from '../../src/client/client.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { KEY, orgClient, renderApp, type Screen } from './harness.js';
+import { rows, selected, tuiFixture } from './fixture.js';
+import { KEY, orgClient, type Screen } from './harness.js';
 
-let server: TestServer;
-const screens: Screen[] = [];
-beforeAll(async () => {
-  server = await startTestServer({ org: 'tui-bases' });
-});
-afterEach(() => {
-  for (const screen of screens.splice(0)) screen.unmount();
-});
-afterAll(async () => {
-  await server?.close();
-});
-
-function rows(frame: string): string[] {
-  return frame.split('\n').filter((line) => /^[> ] [A-Za-z0-9_-]{3,63}( |$)/.test(line));
-}
-
-function selected(frame: string): string | undefined {
-  return rows(frame).find((line) => line.startsWith('> '))?.split(/\s+/)[1];
-}
+const tui = tuiFixture('tui-bases');
 
 async function keys(client: KbClient, namespace: string): Promise<{ key: string; description: string | null }[]> {
   return (await client.baseList(namespace)).map(({ key, description }) => ({ key, description }));
@@ -29,11 +11,10 @@ async function keys(client: KbClient, namespace: string): Promise<{ key: string;
 
 /** The app opened on namespace "books", which holds bases alpha and beta. */
 async function insideKb(org: string): Promise<{ client: KbClient; screen: Screen }> {
-  const { client } = await orgClient(server, org);
+  const { client } = await orgClient(tui.server, org);
   await client.baseCreate({ namespace: 'books', key: 'alpha', description: 'First' });
   await client.baseCreate({ namespace: 'books', key: 'beta', description: 'Second' });
-  const screen = renderApp({ client });
-  screens.push(screen);
+  const screen = tui.open({ client });
   await screen.waitFor('books');
   await screen.press(KEY.enter);
   await screen.waitFor('books › bases (2)');

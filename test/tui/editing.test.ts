@@ -1,22 +1,17 @@
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KbClient } from '../../src/client/client.js';
-import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
-import { KEY, orgClient, renderApp, type AppOptions, type Screen } from './harness.js';
+import { tempDir } from '../helpers/server.js';
+import { selected, tuiFixture } from './fixture.js';
+import { KEY, orgClient, type AppOptions, type Screen } from './harness.js';
 
-let server: TestServer;
+const tui = tuiFixture('tui-editing');
 let scripts: string;
-const screens: Screen[] = [];
-beforeAll(async () => {
-  server = await startTestServer({ org: 'tui-editing' });
+beforeAll(() => {
   scripts = tempDir('kb-editors-');
 });
-afterEach(() => {
-  for (const screen of screens.splice(0)) screen.unmount();
-});
-afterAll(async () => {
-  await server?.close();
+afterAll(() => {
   rmSync(scripts, { recursive: true, force: true });
 });
 
@@ -29,18 +24,14 @@ function editor(name: string, body: string): string {
 }
 
 async function open(org: string, options: Partial<AppOptions> = {}): Promise<{ client: KbClient; screen: Screen }> {
-  const { client } = await orgClient(server, org);
+  const { client } = await orgClient(tui.server, org);
   await client.nsCreate({ key: 'alpha', description: 'First' });
   await client.nsCreate({ key: 'docs', description: 'Old words' });
-  const screen = renderApp({ client, organization: org, ...options });
-  screens.push(screen);
+  const screen = tui.open({ client, organization: org, ...options });
   await screen.waitFor('docs');
   return { client, screen };
 }
 
-function selected(frame: string): string | undefined {
-  return frame.split('\n').find((line) => line.startsWith('> '))?.split(/\s+/)[1];
-}
 
 describe('kb tui: E edits the description in $VISUAL/$EDITOR', () => {
   it('hands the editor a file holding the description, sends what it saved, and says so', async () => {

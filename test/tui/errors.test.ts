@@ -1,42 +1,27 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KbClient } from '../../src/client/client.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { KEY, orgClient, renderApp, type Screen } from './harness.js';
-import { startProxy, type Proxy } from './proxy.js';
+import { tuiFixture } from './fixture.js';
+import { KEY, orgClient, type Screen } from './harness.js';
+import type { Proxy } from './proxy.js';
 
-let server: TestServer;
-const proxies: Proxy[] = [];
-const screens: Screen[] = [];
-beforeAll(async () => {
-  server = await startTestServer({ org: 'tui-errors' });
-});
-afterEach(async () => {
-  for (const screen of screens.splice(0)) screen.unmount();
-  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
-});
-afterAll(async () => {
-  await server?.close();
-});
+const tui = tuiFixture('tui-errors');
 
 function open(client: KbClient, url: string): Screen {
-  const screen = renderApp({ client, deployment: { profile: 'work', url } });
-  screens.push(screen);
-  return screen;
+  return tui.open({ client, deployment: { profile: 'work', url } });
 }
 
 /** An organization with namespace "docs", seen through a proxy that can play dead. */
 async function behindProxy(org: string): Promise<{ proxy: Proxy; client: KbClient; direct: KbClient }> {
-  const { client: direct, token } = await orgClient(server, org);
+  const { client: direct, token } = await orgClient(tui.server, org);
   await direct.nsCreate({ key: 'docs', description: 'Docs' });
-  const proxy = await startProxy(server.url);
-  proxies.push(proxy);
+  const proxy = await tui.proxy();
   return { proxy, client: new KbClient({ url: proxy.url, token, retries: 0 }), direct };
 }
 
 describe('kb tui: errors appear in place, say what to do, and the UI keeps running', () => {
   it('a refused token (401): the message, how to log in again for this profile, and the UI still answers keys', async () => {
-    const client = new KbClient({ url: server.url, token: 'not-a-valid-token', retries: 0 });
-    const screen = open(client, server.url);
+    const client = new KbClient({ url: tui.server.url, token: 'not-a-valid-token', retries: 0 });
+    const screen = open(client, tui.server.url);
     const frame = await screen.waitFor('(401)');
     expect(frame).toMatch(/^Error: .+ \(401\)$/m);
     expect(frame).toContain('The token was refused: log in again with `kb auth login --profile work`, or set KB_TOKEN. r retries.');

@@ -1,37 +1,26 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KbClient } from '../../src/client/client.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { KEY, orgClient, renderApp, type Screen } from './harness.js';
+import { rows, tuiFixture } from './fixture.js';
+import { KEY, orgClient, type Screen } from './harness.js';
 import { startProxy, type Proxy } from './proxy.js';
 
 // A deployment with only the documented API: a proxy in front of a real server that answers 404 on base_list.
-let server: TestServer;
+const tui = tuiFixture('tui-fallback');
 let proxy: Proxy;
-const screens: Screen[] = [];
 beforeAll(async () => {
-  server = await startTestServer({ org: 'tui-fallback' });
-  proxy = await startProxy(server.url, { without: ['/v1/base_list'] });
-});
-afterEach(() => {
-  for (const screen of screens.splice(0)) screen.unmount();
+  proxy = await startProxy(tui.server.url, { without: ['/v1/base_list'] });
 });
 afterAll(async () => {
   await proxy?.close();
-  await server?.close();
 });
-
-function rows(frame: string): string[] {
-  return frame.split('\n').filter((line) => /^[> ] [A-Za-z0-9_-]{3,63}( |$)/.test(line));
-}
 
 /** The app on the proxy, opened on namespace "legacy", which holds base faq; `direct` talks to the server itself. */
 async function insideLegacy(org: string): Promise<{ direct: KbClient; screen: Screen }> {
-  const { client: direct, token } = await orgClient(server, org);
+  const { client: direct, token } = await orgClient(tui.server, org);
   await direct.baseCreate({ namespace: 'legacy', key: 'faq', description: 'Questions' });
   const client = new KbClient({ url: proxy.url, token, retries: 0 });
   await expect(client.baseList('legacy')).rejects.toMatchObject({ name: 'BaseListUnsupportedError' });
-  const screen = renderApp({ client, deployment: { profile: 'remote', url: proxy.url } });
-  screens.push(screen);
+  const screen = tui.open({ client, deployment: { profile: 'remote', url: proxy.url } });
   await screen.waitFor('legacy');
   await screen.press(KEY.enter);
   await screen.waitFor('does not offer base_list');

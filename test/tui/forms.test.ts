@@ -1,25 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DESCRIPTION_RULE, KEY_RULE } from '../../src/api/schemas.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { KEY, orgClient, renderApp, type AppOptions, type Screen } from './harness.js';
+import { tuiFixture } from './fixture.js';
+import { KEY, orgClient, type AppOptions } from './harness.js';
 
-let server: TestServer;
-const screens: Screen[] = [];
-beforeAll(async () => {
-  server = await startTestServer({ org: 'tui-forms' });
-});
-afterEach(() => {
-  for (const screen of screens.splice(0)) screen.unmount();
-});
-afterAll(async () => {
-  await server?.close();
-});
+const tui = tuiFixture('tui-forms');
 
 async function open(org: string, setup?: (client: Awaited<ReturnType<typeof orgClient>>['client']) => Promise<unknown>, options: Partial<AppOptions> = {}) {
-  const { client } = await orgClient(server, org);
+  const { client } = await orgClient(tui.server, org);
   await setup?.(client);
-  const screen = renderApp({ client, ...options });
-  screens.push(screen);
+  const screen = tui.open({ client, ...options });
   await screen.waitFor((f) => /namespaces \(\d+\)/.test(f));
   return { client, screen };
 }

@@ -1,30 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import stringWidth from '../../node_modules/ink/node_modules/string-width/index.js';
 import { KbClient } from '../../src/client/client.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { KEY, orgClient, renderApp, type AppOptions, type Screen } from './harness.js';
-import { type Proxy, startProxy } from './proxy.js';
+import { helpSections } from '../../src/tui/keymap.js';
+import { selected, tuiFixture } from './fixture.js';
+import { KEY, orgClient } from './harness.js';
 
-let server: TestServer;
-const screens: Screen[] = [];
-const proxies: Proxy[] = [];
-beforeAll(async () => {
-  server = await startTestServer({ org: 'tui-lists' });
-});
-afterEach(async () => {
-  for (const screen of screens.splice(0)) screen.unmount();
-  await Promise.all(proxies.splice(0).map((proxy) => proxy.close()));
-});
-afterAll(async () => {
-  await server?.close();
-});
-
-function open(options: AppOptions): Screen {
-  const screen = renderApp(options);
-  screens.push(screen);
-  return screen;
-}
+const tui = tuiFixture('tui-lists');
+const { open } = tui;
 
 /** The rows of the table on screen, as their keys, in order. */
 function keys(frame: string): string[] {
@@ -34,17 +17,13 @@ function keys(frame: string): string[] {
     .map((line) => line.slice(2).split(/\s+/)[0] ?? '');
 }
 
-function selected(frame: string): string | undefined {
-  return frame.split('\n').find((line) => line.startsWith('> '))?.slice(2).split(/\s+/)[0];
-}
-
 function header(frame: string): string | undefined {
   return frame.split('\n').find((line) => line.includes('KEY') && line.includes('DESCRIPTION'));
 }
 
 /** alpha, beta, delta, gamma; delta without a description. */
 async function fourNamespaces(org: string): Promise<KbClient> {
-  const { client } = await orgClient(server, org);
+  const { client } = await orgClient(tui.server, org);
   await client.nsCreate({ key: 'alpha', description: 'first letter' });
   await client.nsCreate({ key: 'beta', description: 'second' });
   await client.nsCreate({ key: 'gamma', description: 'third' });
@@ -115,7 +94,7 @@ describe('kb tui: wide text is measured by display width, cut with "…", and ne
   }
 
   it('at 60 columns: every line fits, the columns line up, and each cell is cut where its width ends', async () => {
-    const { client } = await orgClient(server, 'wide');
+    const { client } = await orgClient(tui.server, 'wide');
     await client.nsCreate({ key: 'combining', description: combining });
     await client.nsCreate({ key: 'emoji', description: emoji });
     await client.nsCreate({ key: longKey, description: 'the key is longer than its column' });
@@ -141,7 +120,7 @@ describe('kb tui: wide text is measured by display width, cut with "…", and ne
   });
 
   it('reflows at once when the terminal narrows, still cutting rather than wrapping', async () => {
-    const { client } = await orgClient(server, 'reflow');
+    const { client } = await orgClient(tui.server, 'reflow');
     await client.nsCreate({ key: 'wide', description: wide });
     const screen = open({ client, organization: 'reflow', columns: 100, rows: 20 });
     await screen.waitFor('wide  ');
@@ -173,10 +152,9 @@ describe('kb tui: lists refresh by themselves while idle', () => {
   });
 
   it('shows a server that went away in place, keeps the list, and recovers by itself when it returns', async () => {
-    const { client: direct, token } = await orgClient(server, 'outage');
+    const { client: direct, token } = await orgClient(tui.server, 'outage');
     await direct.nsCreate({ key: 'docs', description: 'Docs' });
-    const proxy = await startProxy(server.url);
-    proxies.push(proxy);
+    const proxy = await tui.proxy();
     const screen = open({ client: new KbClient({ url: proxy.url, token, retries: 0 }), organization: 'outage', refreshSeconds: 1 });
     await screen.waitFor('> docs');
 
@@ -231,8 +209,36 @@ describe('kb tui: help lists the keys of the screen it was asked on, in columns 
     expect(frame).not.toContain('open a base by key');
   });
 
+  for (const columns of [60, 120]) {
+    it(`at ${columns} columns: every key of the keymap for the screen, in two columns that line up, nothing cut`, async () => {
+      const screen = open({ client: await fourNamespaces(`help-${columns}`), organization: `help-${columns}`, columns, rows: 80 });
+      await screen.waitFor('gamma');
+      await screen.press('?');
+      const lines = screen.lines();
+      for (const line of lines) expect(stringWidth(line), line).toBeLessThanOrEqual(columns);
+      // An entry: two spaces, its keys, three spaces at least, what they do; what does not fit goes on under it.
+      const entries: [string, string][] = [];
+      const starts = new Set<number>();
+      for (const line of lines) {
+        const first = /^ {2}(\S(?:.*?\S)?) {3,}(\S.*)$/.exec(line);
+        const more = /^ {5,}(\S.*)$/.exec(line);
+        if (more?.[1] !== undefined && entries.length > 0) {
+          starts.add(line.length - more[1].length);
+          const last = entries.at(-1) as [string, string];
+          last[1] += ` ${more[1]}`;
+        } else if (first?.[1] !== undefined && first[2] !== undefined) {
+          starts.add(line.length - first[2].length);
+          entries.push([first[1], first[2]]);
+        }
+      }
+      expect(entries).toEqual(helpSections('namespaces').flatMap((section) => section.keys.map(([keys, does]) => [keys, does])));
+      expect([...starts]).toHaveLength(1);
+      expect(screen.frame()).not.toContain('…');
+    });
+  }
+
   it('on a base: its own keys (back, edit, delete), not those of a list', async () => {
-    const { client } = await orgClient(server, 'help-base');
+    const { client } = await orgClient(tui.server, 'help-base');
     await client.baseCreate({ namespace: 'books', key: 'alpha' });
     const screen = open({ client, organization: 'help-base', rows: 50 });
     await screen.waitFor('books');

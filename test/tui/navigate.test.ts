@@ -1,37 +1,13 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { KEY, orgClient, renderApp, type AppOptions, type Screen } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { rows, selected, tuiFixture } from './fixture.js';
+import { KEY, orgClient } from './harness.js';
 
-let server: TestServer;
-const screens: Screen[] = [];
-beforeAll(async () => {
-  server = await startTestServer({ org: 'tui-navigate' });
-});
-afterEach(() => {
-  for (const screen of screens.splice(0)) screen.unmount();
-});
-afterAll(async () => {
-  await server?.close();
-});
-
-function open(options: AppOptions): Screen {
-  const screen = renderApp(options);
-  screens.push(screen);
-  return screen;
-}
-
-/** The rows of the list on screen: "> key ..." for the selection, "  key ..." for the others. */
-function rows(frame: string): string[] {
-  return frame.split('\n').filter((line) => /^[> ] [A-Za-z0-9_-]{3,63}( |$)/.test(line));
-}
-
-function selected(frame: string): string | undefined {
-  return rows(frame).find((line) => line.startsWith('> '))?.split(/\s+/)[1];
-}
+const tui = tuiFixture('tui-navigate');
+const { open } = tui;
 
 /** An organization with namespaces alpha, beta, delta, gamma (listed by key) and a base in beta. */
 async function fourNamespaces(org: string) {
-  const { client } = await orgClient(server, org);
+  const { client } = await orgClient(tui.server, org);
   await client.nsCreate({ key: 'alpha', description: 'first letter' });
   await client.nsCreate({ key: 'beta', description: 'second' });
   await client.nsCreate({ key: 'gamma', description: 'third' });
@@ -43,11 +19,11 @@ async function fourNamespaces(org: string) {
 describe('kb tui: browsing namespaces against a real server', () => {
   it('shows profile, URL and organization on the top line, the namespaces with their descriptions, and the key help', async () => {
     const client = await fourNamespaces('browse-header');
-    const screen = open({ client, deployment: { profile: 'staging', url: server.url } });
+    const screen = open({ client, deployment: { profile: 'staging', url: tui.server.url } });
 
     const frame = await screen.waitFor((f) => f.includes('org browse-header') && f.includes('gamma'));
     const lines = frame.split('\n');
-    expect(lines[0]).toBe(`kb  profile staging  url ${server.url}  org browse-header`);
+    expect(lines[0]).toBe(`kb  profile staging  url ${tui.server.url}  org browse-header`);
     expect(lines[1]).toMatch(/^browse-header › namespaces \(4\) +1\/4$/);
     expect(lines[2]).toMatch(/^ {2}KEY↑ +DESCRIPTION$/);
     expect(rows(frame)).toEqual([
@@ -56,7 +32,8 @@ describe('kb tui: browsing namespaces against a real server', () => {
       expect.stringMatching(/^ {2}delta *$/),
       expect.stringMatching(/^ {2}gamma +third$/),
     ]);
-    expect(lines.at(-1)).toBe('j/k move  enter open  n new  e edit  d delete  / filter  r refresh  ? help  q quit');
+    // At 100 columns the key help keeps what matters most: j/k (move) and r (refresh) make room for s/S, E, c and :.
+    expect(lines.at(-1)).toBe('enter open  n new  e edit  E $EDITOR  / filter  s/S sort  c copy  : command  ? help  q quit');
   });
 
   it('moves with j/k and the arrows, jumps with G and g, and keeps the selection marked by ">"', async () => {

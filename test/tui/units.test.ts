@@ -6,11 +6,11 @@ import { describeError } from '../../src/tui/errors.js';
 import { editText, textAt } from '../../src/tui/hooks/textEdit.js';
 import { splitKeys } from '../../src/tui/hooks/useKeys.js';
 import { filterRows, windowTop } from '../../src/tui/hooks/useList.js';
-import { HINTS } from '../../src/tui/keymap.js';
+import { commandFor, type Hint, helpSections, hintsFor } from '../../src/tui/keymap.js';
 import stringWidth from '../../node_modules/ink/node_modules/string-width/index.js';
 import { columns } from '../../src/tui/components/Table.js';
 import { osc52 } from '../../src/tui/terminal.js';
-import { ago, cell, count, cut, displayWidth, printable, sortRows, upsertRow } from '../../src/tui/text.js';
+import { ago, cell, count, cut, displayWidth, printable, sortRows, thousands, upsertRow } from '../../src/tui/text.js';
 import type { Row } from '../../src/tui/types.js';
 
 const NONE: Key = {
@@ -92,12 +92,71 @@ describe('splitKeys: what Ink reads at once, as the keys typed', () => {
 });
 
 describe('fitHints: the key-help line of a narrow terminal', () => {
-  const all = [HINTS.move, HINTS.open, HINTS.new, HINTS.edit, HINTS.delete, HINTS.filter, HINTS.refresh, HINTS.back, HINTS.help, HINTS.quit];
-  it('keeps every hint that fits, and drops those that matter least first, never help, quit or back', () => {
+  const all = hintsFor('bases');
+  const keys = (hints: readonly Hint[]) => hints.map(([typed]) => typed);
+  it('keeps every hint that fits, and drops those that matter least first, never help or quit', () => {
+    expect(keys(all)).toEqual(['j/k', 'enter', 'n', 'e', 'E', 'd', '/', 's/S', 'c', ':', 'r', 'o', 'esc', '?', 'q']);
     expect(fitHints(all, 200)).toEqual(all);
-    const narrow = fitHints(all, 40);
-    expect(narrow).toEqual([HINTS.new, HINTS.back, HINTS.help, HINTS.quit]);
-    expect(fitHints(all, 20)).toEqual([HINTS.help, HINTS.quit]);
+    expect(keys(fitHints(all, 100))).toEqual(['enter', 'd', '/', 's/S', 'c', ':', 'o', 'esc', '?', 'q']);
+    expect(keys(fitHints(all, 60))).toEqual(['/', ':', 'o', 'esc', '?', 'q']);
+    expect(keys(fitHints(all, 40))).toEqual(['o', 'esc', '?', 'q']);
+    expect(keys(fitHints(all, 20))).toEqual(['?', 'q']);
+  });
+
+  it('leaves out what a screen cannot do right now', () => {
+    expect(keys(hintsFor('namespaces'))).toContain('esc');
+    expect(keys(hintsFor('namespaces', ['back']))).not.toContain('esc');
+    expect(keys(hintsFor('bases', ['openByKey']))).not.toContain('o');
+    expect(keys(hintsFor('base', ['refresh']))).toEqual(['e', 'E', 'd', 'c', ':', 'esc', '?', 'q']);
+  });
+});
+
+describe('the keymap: one table for what the keys do, the help and the key-help line', () => {
+  const letters = 'abcdefghijklmnopqrstuvwxyz';
+  /** Every key Ink names, every printable ASCII character and every ctrl-letter, each with its name in the help. */
+  const UNIVERSE: [name: string, input: string, key: Key][] = [
+    ['up', '', key({ upArrow: true })],
+    ['down', '', key({ downArrow: true })],
+    ['left', '', key({ leftArrow: true })],
+    ['right', '', key({ rightArrow: true })],
+    ['PgUp', '', key({ pageUp: true })],
+    ['PgDn', '', key({ pageDown: true })],
+    ['Home', '', key({ home: true })],
+    ['End', '', key({ end: true })],
+    ['enter', '\r', key({ return: true })],
+    ['esc', '', key({ escape: true })],
+    ['tab', '', key({ tab: true })],
+    ['shift-tab', '', key({ tab: true, shift: true })],
+    ['backspace', '', key({ backspace: true })],
+    ['delete', '', key({ delete: true })],
+    ...Array.from({ length: 0x7e - 0x20 }, (_, i) => String.fromCharCode(0x21 + i)).map((char): [string, string, Key] => [char, char, key({ shift: /[A-Z]/.test(char) })]),
+    ...Array.from(letters, (char): [string, string, Key] => [`ctrl-${char}`, char, key({ ctrl: true })]),
+  ];
+  /** The key names in a help entry: "g/Home, G/End" is g, Home, G and End; "/" is itself. */
+  const names = (label: string) =>
+    label.split(/, /).flatMap((part) => {
+      const pieces = part.split('/');
+      return pieces.includes('') ? [part] : pieces;
+    });
+
+  for (const topic of ['namespaces', 'bases', 'base', 'help'] as const) {
+    it(`${topic}: every key that does something there is in its help, and every key its help names does something`, () => {
+      const [screen] = helpSections(topic);
+      const help = (screen?.keys ?? []).flatMap(([label]) => names(label));
+      const live = UNIVERSE.filter(([, input, k]) => commandFor(input, k, topic) !== undefined).map(([name]) => name);
+      expect(live).toEqual(expect.arrayContaining(['esc', '?', 'q']));
+      for (const name of live) expect(help, `${name} does something on ${topic}`).toContain(name);
+      // ctrl-c quits on every screen in the key router, before any screen sees it.
+      for (const name of help.filter((each) => each !== 'ctrl-c')) expect(live, `help on ${topic} names ${name}`).toContain(name);
+    });
+  }
+
+  it('the lists take s, S, E, c and : (and the key-help line says so); the base screen E, c and :', () => {
+    for (const topic of ['namespaces', 'bases'] as const) {
+      expect(['s', 'S', 'E', 'c', ':'].map((typed) => commandFor(typed, key({ shift: /[A-Z]/.test(typed) }), topic))).toEqual(['sortByKey', 'sortByDescription', 'editInEditor', 'copy', 'commandLine']);
+      expect(hintsFor(topic).map(([typed]) => typed)).toEqual(expect.arrayContaining(['s/S', 'E', 'c', ':', '?']));
+    }
+    expect(['E', 'c', ':', 's'].map((typed) => commandFor(typed, key({ shift: typed === 'E' }), 'base'))).toEqual(['editInEditor', 'copy', 'commandLine', undefined]);
   });
 });
 
@@ -132,6 +191,11 @@ describe('text helpers', () => {
 
   it('count spells plurals', () => {
     expect([count(1, 'base'), count(10_000, 'namespace'), count(2, 'match')]).toEqual(['1 base', '10,000 namespaces', '2 matches']);
+  });
+
+  it('thousands writes whole numbers as toLocaleString("en-US") does', () => {
+    const numbers = [0, 7, 42, 999, 1_000, 12_345, 100_000, 999_999, 1_000_000, 123_456_789];
+    expect(numbers.map(thousands)).toEqual(numbers.map((n) => n.toLocaleString('en-US')));
   });
 });
 

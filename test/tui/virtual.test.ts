@@ -1,26 +1,18 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { KbClient } from '../../src/client/client.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { KEY, orgClient, renderApp, type Screen } from './harness.js';
+import { tuiFixture } from './fixture.js';
+import { KEY, orgClient } from './harness.js';
 
 const COUNT = 10_000;
 const key = (i: number) => `ns-${String(i).padStart(5, '0')}`;
 
-let server: TestServer;
+const tui = tuiFixture('tui-virtual');
 let client: KbClient;
-const screens: Screen[] = [];
 beforeAll(async () => {
-  server = await startTestServer({ org: 'tui-virtual' });
-  const org = await orgClient(server, 'ten-thousand');
+  const org = await orgClient(tui.server, 'ten-thousand');
   client = org.client;
   // Through the store, in one batch (one transaction): 10,000 requests would take most of a minute.
-  await Promise.all(Array.from({ length: COUNT }, (_, i) => server.store.nsCreate(org.orgId, { key: key(i), description: `namespace number ${i}` })));
-});
-afterEach(() => {
-  for (const screen of screens.splice(0)) screen.unmount();
-});
-afterAll(async () => {
-  await server?.close();
+  await Promise.all(Array.from({ length: COUNT }, (_, i) => tui.server.store.nsCreate(org.orgId, { key: key(i), description: `namespace number ${i}` })));
 });
 
 /** The rows of the list on screen, as [key, selected]. */
@@ -40,8 +32,7 @@ const LIST_ROWS = 24 - 1 - 1 - 1 - 1 - 2 - 1;
 
 describe('kb tui: a list of 10,000 namespaces renders only the rows that fit', () => {
   it('draws exactly the rows that fit, and keeps the selection in view from the first row to the last', async () => {
-    const screen = renderApp({ client, rows: 24 });
-    screens.push(screen);
+    const screen = tui.open({ client, rows: 24 });
     let frame = await screen.waitFor('namespaces (10,000)');
     expect(frame.split('\n')).toHaveLength(23);
     expect(rows(frame).map(([k]) => k)).toEqual(Array.from({ length: LIST_ROWS }, (_, i) => key(i)));
@@ -81,8 +72,7 @@ describe('kb tui: a list of 10,000 namespaces renders only the rows that fit', (
   });
 
   it('keeps the selection in view when the terminal shrinks, and shows more rows when it grows', async () => {
-    const screen = renderApp({ client, rows: 24 });
-    screens.push(screen);
+    const screen = tui.open({ client, rows: 24 });
     await screen.waitFor('namespaces (10,000)');
     await screen.press('G');
     screen.resize(100, 10);
@@ -97,8 +87,7 @@ describe('kb tui: a list of 10,000 namespaces renders only the rows that fit', (
   });
 
   it('filters 10,000 rows live and draws only the matches that fit', async () => {
-    const screen = renderApp({ client, rows: 24 });
-    screens.push(screen);
+    const screen = tui.open({ client, rows: 24 });
     await screen.waitFor('namespaces (10,000)');
     await screen.press('/');
     await screen.type('number 99');

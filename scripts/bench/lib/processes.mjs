@@ -58,10 +58,12 @@ export function stripAnsi(text) {
 /**
  * Starts `shellCommand` in a pseudo-terminal of rows x cols (util-linux `script`) and watches what it draws.
  * `until(text)` is checked on the output so far, escapes removed; resolves with the milliseconds from spawn to
- * the first moment it holds, and the output (`settleMs` more of it, for a look at the whole screen). Then sends
- * `quit` and waits for the exit, ending the processes after 5 s.
+ * the first moment it holds, and the output (`settleMs` more of it, for a look at the whole screen). Then each of
+ * `steps` ({ name, keys, until }) in turn: its keys are written to the terminal, and `stepMs[name]` is the time from
+ * that write to the first moment its `until` holds on what was drawn since. Then sends `quit` and waits for the exit,
+ * ending the processes after 5 s.
  */
-export function timeTerminal(shellCommand, { env, cwd, rows, cols, until, quit = 'q', timeoutMs = 30_000, settleMs = 0 }) {
+export function timeTerminal(shellCommand, { env, cwd, rows, cols, until, steps = [], quit = 'q', timeoutMs = 30_000, settleMs = 0 }) {
   return new Promise((resolve, reject) => {
     const start = performance.now();
     const inner = `stty rows ${rows} cols ${cols}; exec ${shellCommand}`;
@@ -70,6 +72,21 @@ export function timeTerminal(shellCommand, { env, cwd, rows, cols, until, quit =
     let raw = '';
     let seenAt = 0;
     let inside = [];
+    const stepMs = {};
+    // The step under way: its index in `steps`, where what it drew starts in `raw`, and when its keys were sent.
+    let step = -1;
+    let stepFrom = 0;
+    let stepAt = 0;
+    const nextStep = () => {
+      step++;
+      if (step >= steps.length) {
+        setTimeout(() => void finish(), settleMs);
+        return;
+      }
+      stepFrom = raw.length;
+      stepAt = performance.now();
+      child.stdin.write(steps[step].keys);
+    };
     const kill = (pid) => {
       try {
         process.kill(pid, 'SIGKILL');
@@ -87,12 +104,13 @@ export function timeTerminal(shellCommand, { env, cwd, rows, cols, until, quit =
       await closed;
       clearTimeout(killer);
       for (const pid of inside) untrackGrandchild(pid);
-      resolve({ ms: seenAt - start, output: stripAnsi(raw) });
+      resolve({ ms: seenAt - start, stepMs, output: stripAnsi(raw) });
     };
     const timer = setTimeout(() => {
       inside.forEach(kill);
       child.kill('SIGKILL');
-      reject(new Error(`${shellCommand}: nothing awaited came in ${timeoutMs} ms; it drew:\n${stripAnsi(raw).slice(-2000)}`));
+      const awaited = seenAt === 0 ? 'nothing awaited came' : `the step "${steps[step]?.name}" did not end`;
+      reject(new Error(`${shellCommand}: ${awaited} in ${timeoutMs} ms; it drew:\n${stripAnsi(raw).slice(-2000)}`));
     }, timeoutMs);
     child.stdout.setEncoding('utf8').on('data', (chunk) => {
       if (inside.length === 0) {
@@ -101,9 +119,13 @@ export function timeTerminal(shellCommand, { env, cwd, rows, cols, until, quit =
         for (const pid of inside) trackGrandchild(pid, 'run.js');
       }
       raw += chunk;
-      if (seenAt === 0 && until(stripAnsi(raw))) {
+      if (seenAt === 0) {
+        if (!until(stripAnsi(raw))) return;
         seenAt = performance.now();
-        setTimeout(() => void finish(), settleMs);
+        nextStep();
+      } else if (step < steps.length && steps[step].until(stripAnsi(raw.slice(stepFrom)))) {
+        stepMs[steps[step].name] = performance.now() - stepAt;
+        nextStep();
       }
     });
     child.stdin.on('error', () => undefined);

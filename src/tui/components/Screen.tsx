@@ -15,7 +15,9 @@ export function bodyHeight(height: number, noticeLines = 0): number {
 /**
  * The frame of every screen: a title (with `aside` at its right end), an optional notice, the body (exactly
  * `bodyHeight` rows, clipped), the status lines and the key help, so the key help stays on the bottom line whatever
- * the body holds.
+ * the body holds. The body is clipped at the bottom only: what it holds is as wide as the screen at most (the lists
+ * cut their lines, Ink wraps text to its box), and clipping at the sides too would have Ink cut every line again, some
+ * 20 ms of the first screen.
  */
 export function Screen(props: {
   height: number;
@@ -48,7 +50,7 @@ export function Screen(props: {
           {line}
         </Text>
       ))}
-      <Box flexDirection="column" height={bodyHeight(props.height, notice.length)} overflow="hidden" flexShrink={0}>
+      <Box flexDirection="column" height={bodyHeight(props.height, notice.length)} overflowY="hidden" flexShrink={0}>
         {props.children}
       </Box>
       {props.status}

@@ -1,13 +1,12 @@
 import { Box, Text } from 'ink';
-import { memo, useMemo } from 'react';
-import { cell, printable, type SortOrder } from '../text.js';
+import { useMemo } from 'react';
+import type { SortOrder } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row } from '../types.js';
+import { GAP, MARKER, TableRow } from './TableRow.js';
 
 /** The widest a key column gets, as a share of the width: the description needs room too. */
 const KEY_SHARE = 0.45;
-const MARKER = 2;
-const GAP = 2;
 
 /** The column widths: the key column as wide as the longest key (keys are ASCII: one column a character), within its share. */
 export function columns(rows: readonly Row[], width: number): { key: number; description: number } {
@@ -51,17 +50,3 @@ export function Table(props: { all: readonly Row[]; rows: readonly Row[]; order:
     </Box>
   );
 }
-
-const TableRow = memo(function TableRow(props: { row: Row; selected: boolean; keyWidth: number; descriptionWidth: number }) {
-  const theme = useTheme();
-  const { row, selected } = props;
-  const description = row.description === undefined ? '(description not read)' : printable(row.description ?? '');
-  return (
-    <Text bold={selected} color={selected ? theme.accent : undefined}>
-      {selected ? '> ' : '  '}
-      {cell(row.key, props.keyWidth)}
-      {' '.repeat(GAP)}
-      <Text dimColor={theme.muted && (!selected || row.description === undefined)}>{cell(description, props.descriptionWidth).trimEnd()}</Text>
-    </Text>
-  );
-});

@@ -56,7 +56,8 @@ interface Cursor {
 /** Selection, filter and scrolling of a list of `height` visible rows; renders nothing, keeps no copy of the rows. */
 export function useList<T extends Row>(all: readonly T[], height: number): ListState<T> {
   const [filter, setFilterText] = useState('');
-  const [cursor, setCursor] = useState<Cursor>({ key: undefined, index: 0 });
+  // On the first row from the start when the rows are in hand (the first screen's are): no second pass to anchor it.
+  const [cursor, setCursor] = useState<Cursor>(() => ({ key: all[0]?.key, index: 0 }));
   const [order, setOrder] = useState<SortOrder>(KEY_ORDER);
   const rows = useMemo(() => sortRows(filterRows(all, filter), order), [all, filter, order]);
 

@@ -7,7 +7,7 @@ import { useTui } from '../context.js';
 import { textAt, type TextState } from '../hooks/textEdit.js';
 import { useKeys } from '../hooks/useKeys.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
-import { commandFor, type Hint, HINTS, PROMPT_HINTS } from '../keymap.js';
+import { commandFor, type Hint, hintsFor, PROMPT_HINTS } from '../keymap.js';
 import { printable } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row, Status } from '../types.js';
@@ -39,7 +39,7 @@ export function BaseView(props: BaseViewProps) {
   const flow = useRowFlow(props.ops, { active: props.active, width: props.width, setStatus, onDeleted: props.onBack });
 
   const onKey = (input: string, key: Key) => {
-    const command = commandFor(input, key);
+    const command = commandFor(input, key, 'base');
     if (flow.start(command, row)) return;
     switch (command) {
       case 'refresh':
@@ -87,7 +87,7 @@ export function BaseView(props: BaseViewProps) {
     (command === undefined ? <StatusLines status={props.status} /> : <PromptLines sign=":" text={command} width={props.width} hint={COMMAND_LINE_HINT} />);
 
   const hints: readonly Hint[] =
-    flow.hints ?? (command !== undefined ? PROMPT_HINTS : [HINTS.edit, HINTS.delete, ...(props.onRefresh ? [HINTS.refresh] : []), HINTS.back, HINTS.help, HINTS.quit]);
+    flow.hints ?? (command !== undefined ? PROMPT_HINTS : hintsFor('base', props.onRefresh ? [] : ['refresh']));
 
   const title = (
     <>

@@ -14,8 +14,8 @@ import { useAutoRefresh } from '../hooks/useAutoRefresh.js';
 import { useKeys } from '../hooks/useKeys.js';
 import { filterRows, useList } from '../hooks/useList.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
-import { commandFor, FORM_HINTS, type Hint, HINTS, PROMPT_HINTS } from '../keymap.js';
-import { count, printable } from '../text.js';
+import { type Command, commandFor, FILTER_HINTS, FORM_HINTS, type Hint, hintsFor, PROMPT_HINTS } from '../keymap.js';
+import { count, printable, thousands } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row, Status } from '../types.js';
 
@@ -74,6 +74,7 @@ export function ListView(props: ListViewProps) {
   const [mode, setMode] = useState<Mode>({ kind: 'list' });
   const { ops, source, setStatus } = props;
   const notice = props.notice ?? [];
+  const topic = ops.noun === 'namespace' ? 'namespaces' : 'bases';
   // The column header takes a line of the body.
   const listHeight = Math.max(1, bodyHeight(props.height, notice.length) - 1);
   const all = source.rows ?? [];
@@ -91,7 +92,7 @@ export function ListView(props: ListViewProps) {
   useAutoRefresh(source.reload, { seconds: props.autoRefresh ? refreshSeconds : 0, idle, loading: source.loading });
 
   const onListKey = (input: string, key: Key) => {
-    const command = commandFor(input, key);
+    const command = commandFor(input, key, topic);
     const selected = list.selected;
     if (flow.start(command, selected)) return;
     switch (command) {
@@ -122,7 +123,7 @@ export function ListView(props: ListViewProps) {
         if (props.openByKey === undefined) return;
         setStatus(undefined);
         return setMode({ kind: 'openByKey' });
-      case 'help': return showHelp(ops.noun === 'namespace' ? 'namespaces' : 'bases');
+      case 'help': return showHelp(topic);
       case 'quit': return quit();
       case 'back':
         if (list.filter !== '') return list.clearFilter();
@@ -225,29 +226,19 @@ export function ListView(props: ListViewProps) {
     status = <StatusLines status={props.status ?? failedRefresh} freshness={props.autoRefresh ? source : undefined} />;
   }
 
+  // What this list cannot do right now stays off its key-help line.
+  const unavailable: Command[] = [...(props.openByKey ? [] : ['openByKey' as const]), ...(props.onBack || list.filter !== '' ? [] : ['back' as const])];
   const hints: readonly Hint[] =
     flow.hints ??
     (mode.kind === 'filter'
-      ? [['type', 'filter', 6], ['enter', 'keep', 8], ['esc', 'clear', 9], ['up/down', 'move', 1]]
+      ? FILTER_HINTS
       : mode.kind === 'command'
         ? PROMPT_HINTS
         : mode.kind === 'create' || mode.kind === 'openByKey'
           ? FORM_HINTS
-          : [
-              HINTS.move,
-              HINTS.open,
-              HINTS.new,
-              HINTS.edit,
-              HINTS.delete,
-              HINTS.filter,
-              HINTS.refresh,
-              ...(props.openByKey ? [HINTS.openByKey] : []),
-              ...(props.onBack || list.filter !== '' ? [HINTS.back] : []),
-              HINTS.help,
-              HINTS.quit,
-            ]);
+          : hintsFor(topic, unavailable));
 
-  const counted = source.rows === undefined ? '' : list.filter === '' ? ` (${all.length.toLocaleString('en-US')})` : ` (${list.rows.length.toLocaleString('en-US')}/${all.length.toLocaleString('en-US')})`;
+  const counted = source.rows === undefined ? '' : list.filter === '' ? ` (${thousands(all.length)})` : ` (${thousands(list.rows.length)}/${thousands(all.length)})`;
   const title = (
     <>
       {props.crumbs.map((crumb) => `${printable(crumb)} › `).join('')}
@@ -255,7 +246,7 @@ export function ListView(props: ListViewProps) {
       {list.filter === '' ? '' : `  filter "${printable(list.filter)}"`}
     </>
   );
-  const aside = list.rows.length > 0 ? `${(list.index + 1).toLocaleString('en-US')}/${list.rows.length.toLocaleString('en-US')}` : undefined;
+  const aside = list.rows.length > 0 ? `${thousands(list.index + 1)}/${thousands(list.rows.length)}` : undefined;
 
   return (
     <Screen height={props.height} width={props.width} title={title} aside={aside} notice={notice} status={status} hints={hints}>
