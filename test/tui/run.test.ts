@@ -104,6 +104,15 @@ describe('runTui, the plain function behind kb tui', () => {
     expect(terminal.stdout.written.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
   });
 
+  it(':q and enter read at once (typed quickly, or over a slow link) quit too', async () => {
+    const terminal = new FakeTerminal();
+    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });
+    await until(() => terminal.stdin.raw && terminal.stdout.written.includes('docs'), 'the list');
+    terminal.press(':q\r');
+    await done;
+    expect(terminal.stdout.written.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
+  });
+
   it('c writes the key to the clipboard of the terminal as OSC 52', async () => {
     const terminal = new FakeTerminal();
     const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });

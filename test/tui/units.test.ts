@@ -91,6 +91,30 @@ describe('splitKeys: what Ink reads at once, as the keys typed', () => {
   });
 });
 
+describe('splitKeys: a command line or a filter typed at once', () => {
+  it('reads `:` or `/` first, then the rest, so that the prompt it opens takes the rest', () => {
+    expect(splitKeys(':q', NONE)).toEqual([
+      [':', NONE],
+      ['q', NONE],
+    ]);
+    expect(splitKeys(':ns docs\r', NONE)).toEqual([
+      [':', NONE],
+      ['ns docs', NONE],
+      ['\r', key({ return: true })],
+    ]);
+    expect(splitKeys('/faq', NONE)).toEqual([
+      ['/', NONE],
+      ['faq', NONE],
+    ]);
+  });
+
+  it('leaves any other text one key, and a lone `:` or `/` as it is', () => {
+    expect(splitKeys('dy', NONE)).toEqual([['dy', NONE]]);
+    expect(splitKeys('a:q', NONE)).toEqual([['a:q', NONE]]);
+    expect(splitKeys(':', NONE)).toEqual([[':', NONE]]);
+  });
+});
+
 describe('fitHints: the key-help line of a narrow terminal', () => {
   const all = hintsFor('bases');
   const keys = (hints: readonly Hint[]) => hints.map(([typed]) => typed);

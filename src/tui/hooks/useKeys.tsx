@@ -27,12 +27,27 @@ function controlKey(char: string): [string, Key] {
  * on a slow machine) can arrive as "faq\tFrequently asked", whose tab must still move to the next field.
  */
 export function splitKeys(input: string, key: Key): [string, Key][] {
-  if (input.length <= 1 || !/\p{Cc}/u.test(input)) return [[input, key]];
+  if (input.length <= 1) return [[input, key]];
+  if (!/\p{Cc}/u.test(input)) return OPENS_PROMPT.test(input) && !key.ctrl && !key.meta ? text(input) : [[input, key]];
   const keys: [string, Key][] = [];
   for (const part of input.replace(/\r\n/g, '\r').split(/(\p{Cc})/u)) {
     if (part === '') continue;
-    keys.push(/^\p{Cc}$/u.test(part) ? controlKey(part) : [part, { ...PLAIN, shift: /^[A-Z]$/.test(part) }]);
+    keys.push(...(/^\p{Cc}$/u.test(part) ? [controlKey(part)] : text(part)));
   }
+  return keys;
+}
+
+/**
+ * Text read at once that begins with `:` or `/` (`:q`, `:ns docs`, `/faq` typed quickly, over ssh say) is that key, then
+ * the rest: on a list the key opens its command line or filter, which takes the rest as typed; in a text field the
+ * text is the same either way. Any other text stays one key, so a paste on a list is never read as commands.
+ */
+const OPENS_PROMPT = /^[:/]./su;
+
+function text(part: string): [string, Key][] {
+  const [first, rest] = OPENS_PROMPT.test(part) ? [part.slice(0, 1), part.slice(1)] : [part, ''];
+  const keys: [string, Key][] = [[first, { ...PLAIN, shift: /^[A-Z]$/.test(first) }]];
+  if (rest !== '') keys.push([rest, { ...PLAIN, shift: /^[A-Z]$/.test(rest) }]);
   return keys;
 }
 
