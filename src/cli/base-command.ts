@@ -60,9 +60,9 @@ export abstract class KbCommand extends Command {
     // Messages and help may be a server's words: control characters are shown, never sent to the terminal. Ours
     // (and oclif's) may span lines; a server's are one line each.
     const fromServer = (error instanceof ApiError && !error.local) || error instanceof ResponseFormatError;
-    const message = escapeControls(error.message || String(error), { keepNewlines: !fromServer });
+    const message = escapeControls(error.message || String(error), { keepLayout: !fromServer });
     this.io.stderr(`${paint(this.io, 'red', 'Error:')} ${message}\n`);
-    if (typeof error.help === 'string' && error.help !== '') this.io.stderr(`${escapeControls(error.help, { keepNewlines: !fromServer })}\n`);
+    if (typeof error.help === 'string' && error.help !== '') this.io.stderr(`${escapeControls(error.help, { keepLayout: !fromServer })}\n`);
     // The id under which the server logged the request, so that a report can be matched to its line.
     const requestId: unknown = (error as { requestId?: unknown }).requestId;
     if (this.verbose() && typeof requestId === 'string' && requestId !== '') this.io.stderr(`Request ID: ${escapeControls(requestId)}\n`);

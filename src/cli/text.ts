@@ -14,9 +14,12 @@ function escapeOne(char: string): string {
   return NAMED[char] ?? (code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
 }
 
-/** Control characters as visible escapes (`\x1b`, `\n`, `\u202e`); everything else as it is. */
-export function escapeControls(text: string, options: { keepNewlines?: boolean } = {}): string {
-  return text.replace(UNSAFE, (char) => (options.keepNewlines && char === '\n' ? char : escapeOne(char)));
+/**
+ * Control characters as visible escapes (`\x1b`, `\n`, `\u202e`); everything else as it is. `keepLayout` keeps newlines and
+ * tabs, for kb's (and oclif's) own messages, which are laid out with them.
+ */
+export function escapeControls(text: string, options: { keepLayout?: boolean } = {}): string {
+  return text.replace(UNSAFE, (char) => (options.keepLayout && (char === '\n' || char === '\t') ? char : escapeOne(char)));
 }
 
 /** Takes no column of its own: combining marks, joiners, variation selectors, tags, skin-tone modifiers. */

@@ -10,8 +10,9 @@ describe('escapeControls', () => {
     expect(escapeControls('日本語 👩‍💻 é ok')).toBe('日本語 👩‍💻 é ok');
   });
 
-  it('keeps newlines when asked (help of our own spans lines)', () => {
-    expect(escapeControls('a\nb\u001B', { keepNewlines: true })).toBe('a\nb\\x1b');
+  it('keeps newlines and tabs when asked (messages of our own, and oclif\'s, are laid out with them)', () => {
+    expect(escapeControls('a\nb\u001B', { keepLayout: true })).toBe('a\nb\\x1b');
+    expect(escapeControls('Parsing --port \n\tExpected an integer\r', { keepLayout: true })).toBe('Parsing --port \n\tExpected an integer\\r');
   });
 });
 
