@@ -1,5 +1,5 @@
-import { accessSync, constants, mkdirSync, readdirSync, statSync, unlinkSync, type Stats } from 'node:fs';
-import { join } from 'node:path';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, statSync, unlinkSync, type Stats } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type Conf from 'conf';
 import { ConfigError, ConfigWriteError } from './errors.js';
 import { withFileLock, type LockOptions } from './lock.js';
@@ -182,7 +182,7 @@ export class ConfigFile {
   /** Creates the directory 0700 (conf would leave it to the umask), and refuses one kb cannot trust or write. */
   #prepareDir(): void {
     try {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      makeDirectories(this.dir, 0o700);
     } catch (error) {
       throw new ConfigWriteError(this.dir, `cannot save the config in ${this.dir}: ${phrase(error)}`);
     }
@@ -243,5 +243,20 @@ export class ConfigFile {
         full ? 'Free some space and try again; the file was left as it was.' : 'The file was left as it was.',
       );
     }
+  }
+}
+
+/**
+ * `mkdir -p`, one level at a time, each level it makes with `mode`. Node's own recursive mkdirSync never returns when a
+ * level cannot be made under a parent that exists, with ENOENT (as under /proc): kb would hang, deaf to signals.
+ * (src/store/sqlite.ts has the same for the data dir; the two layers share no module.)
+ */
+function makeDirectories(dir: string, mode: number): void {
+  const parent = dirname(dir);
+  if (parent !== dir && !existsSync(parent)) makeDirectories(parent, mode);
+  try {
+    mkdirSync(dir, { mode });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(dir).isDirectory()) throw error;
   }
 }

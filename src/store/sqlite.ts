@@ -1,6 +1,6 @@
 import { accessSync, closeSync, constants, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { KbApiError } from '../api/errors.js';
 import type { Base, Namespace } from '../api/schemas.js';
@@ -294,7 +294,7 @@ export class SqliteStore implements Store {
    */
   static open(dataDir: string, options: SqliteStoreOptions = {}): SqliteStore {
     try {
-      mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+      createDirectories(dataDir);
     } catch (error) {
       throw new StoreOpenError(`cannot create data dir ${dataDir}: ${(error as Error).message}`);
     }
@@ -569,7 +569,7 @@ export class SqliteStore implements Store {
     this.ensureOpen();
     const target = join(destDir, DATABASE_FILE);
     try {
-      mkdirSync(destDir, { recursive: true, mode: 0o700 });
+      createDirectories(destDir);
     } catch (error) {
       throw new StoreOpenError(`cannot create ${destDir}: ${(error as Error).message}`);
     }
@@ -655,4 +655,18 @@ function storageFailure(error: unknown): unknown {
     return failures.busy();
   }
   return error;
+}
+
+/**
+ * The directory and any parents missing, 0700, made one at a time: Node's recursive mkdirSync never returns when a
+ * level fails with ENOENT under a parent that exists (as under /proc). Same as src/config/config-file.ts has.
+ */
+function createDirectories(dir: string): void {
+  const above = dirname(dir);
+  if (above !== dir && !existsSync(above)) createDirectories(above);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(dir).isDirectory()) throw error;
+  }
 }

@@ -141,6 +141,19 @@ describe('kb serve: opening a data dir', () => {
     expect(readdirSync(env.KB_DATA_DIR as string).filter((name) => name.startsWith('.'))).toEqual([]);
   });
 
+  // Under /proc no directory can be made (ENOENT under a parent that exists): Node's recursive mkdirSync never returns
+  // there, and kb hung, deaf even to SIGTERM. Linux only, as /proc is.
+  it.skipIf(!existsSync('/proc/self'))('refuses at once a data dir or a config dir that cannot be made (under /proc), and still serves without the profile', async () => {
+    const env = isolatedEnv();
+    const data = await runKb(['serve', '--port', '0'], { env: { ...env, KB_DATA_DIR: '/proc/kb-no-such-dir/data' }, timeoutMs: 20_000 });
+    expect(data.code, data.stderr).toBe(1);
+    expect(data.stderr).toContain('cannot create data dir /proc/kb-no-such-dir/data');
+    // A config dir that cannot be made costs the profile, not the server: the token is shown with how to save it.
+    const server = await serve([], { ...env, KB_CONFIG_DIR: '/proc/kb-no-such-dir/config' });
+    expect(server.stderr()).toMatch(/could not save the token as a CLI profile: cannot save the config in \/proc\/kb-no-such-dir\/config/);
+    expect(await works(server.url, firstToken(server) as string)).toBe(true);
+  });
+
   it('refuses a data dir it may not read, naming the path, without a stack trace (run as an unprivileged user)', async () => {
     const env = isolatedEnv();
     expect((await runKb(['serve', 'token', 'create', '--org', 'acme'], { env })).code).toBe(0);
