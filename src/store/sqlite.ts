@@ -299,14 +299,16 @@ export class SqliteStore implements Store {
       throw new StoreOpenError(`cannot create data dir ${dataDir}: ${(error as Error).message}`);
     }
     const path = join(dataDir, DATABASE_FILE);
-    let exists = false;
+    // One look: a second (existsSync) could see the file another process has just linked into place, and call it
+    // "not a file".
+    let found: 'file' | 'other' | 'none' = 'none';
     try {
-      exists = statSync(path).isFile();
+      found = statSync(path).isFile() ? 'file' : 'other';
     } catch (error) {
       if (sqliteCode(error) !== 'ENOENT') throw new StoreOpenError(describeOpenError(path, error));
     }
-    if (!exists) {
-      if (existsSync(path)) throw new StoreOpenError(`${path} is not a file. Move it aside, or pick another --data-dir.`);
+    if (found === 'other') throw new StoreOpenError(`${path} is not a file. Move it aside, or pick another --data-dir.`);
+    if (found === 'none') {
       refuseUnwritable(path, dataDir, 'data dir');
       createDatabase(dataDir, path);
     }
