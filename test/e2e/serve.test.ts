@@ -169,18 +169,30 @@ describe(`kb serve, as a process on a real port (${ENGINE})`, () => {
     expect(result.stdout).toMatch(/^kbt_[A-Za-z0-9_-]{43}\n$/);
   });
 
-  // A file of the SQLite engine; the PostgreSQL engine's refusals are in test/e2e/postgres.test.ts.
-  it.skipIf(ENGINE !== 'sqlite')('refuses a corrupt database with a clear message, exit 1, and leaves the file as it was (SQLite only: PostgreSQL has no database file)', async () => {
-    const env = isolatedEnv();
-    const file = join(env.KB_DATA_DIR as string, 'kb.db');
-    writeFileSync(file, Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(4000, 7)]));
-    const before = createHash('sha256').update(readFileSync(file)).digest('hex');
-    const result = await runKb(['serve', '--port', '0'], { env });
+  // Each engine's database that is not kb's own, intact: a SQLite file whose pages are garbage, a PostgreSQL database
+  // holding another application's tables (test/e2e/postgres.test.ts has PostgreSQL's other refusals).
+  it(`refuses a database it cannot trust with a clear message, exit 1, and leaves it as it was (${ENGINE})`, async () => {
+    if (ENGINE === 'sqlite') {
+      const env = isolatedEnv();
+      const file = join(env.KB_DATA_DIR as string, 'kb.db');
+      writeFileSync(file, Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(4000, 7)]));
+      const before = createHash('sha256').update(readFileSync(file)).digest('hex');
+      const result = await runKb(['serve', '--port', '0'], { env });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(file);
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+      expect(createHash('sha256').update(readFileSync(file)).digest('hex')).toBe(before);
+      expect(existsSync(`${file}-wal`)).toBe(false);
+      return;
+    }
+    const database = await createTestDatabase();
+    databases.push(database);
+    await database.sql('CREATE TABLE invoices (id integer PRIMARY KEY)');
+    const result = await runKb(['serve', '--port', '0'], { env: isolatedEnv(database.env) });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain(file);
+    expect(result.stderr).toMatch(/the database at postgres:\/\/kb:\*\*\*@\S+ is not a kb database/);
     expect(result.stderr).not.toMatch(/\n\s+at /);
-    expect(createHash('sha256').update(readFileSync(file)).digest('hex')).toBe(before);
-    expect(existsSync(`${file}-wal`)).toBe(false);
+    expect(await database.sql("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")).toEqual([{ tablename: 'invoices' }]);
   });
 
   it('says the port is in use instead of crashing', async () => {
