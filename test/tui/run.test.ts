@@ -95,20 +95,14 @@ describe('runTui, the plain function behind kb tui', () => {
     }
   });
 
-  it(':q quits too', async () => {
+  it.each([
+    ['typed key by key', [':', 'q', '\r']],
+    ['read at once (typed quickly, or over a slow link)', [':q\r']],
+  ])(':q and enter quit too, %s', async (_how, reads) => {
     const terminal = new FakeTerminal();
     const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });
     await until(() => terminal.stdin.raw && terminal.stdout.written.includes('docs'), 'the list');
-    for (const key of [':', 'q', '\r']) terminal.press(key);
-    await done;
-    expect(terminal.stdout.written.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
-  });
-
-  it(':q and enter read at once (typed quickly, or over a slow link) quit too', async () => {
-    const terminal = new FakeTerminal();
-    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });
-    await until(() => terminal.stdin.raw && terminal.stdout.written.includes('docs'), 'the list');
-    terminal.press(':q\r');
+    for (const read of reads) terminal.press(read);
     await done;
     expect(terminal.stdout.written.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
   });
