@@ -41,6 +41,8 @@ export default tseslint.config(
   // Every file of src is under one of the boundaries below; this one is for any that is not.
   boundary(['src/**'], []),
   boundary(['src/api/**'], ['../*', '!../api/*', 'undici', 'fastify', 'better-sqlite3', 'pg', 'conf', 'ink', 'react'], 'src/api imports only zod (zod/mini).'),
+  boundary(['src/os/**'], ['../*', '!../os/*', 'undici', 'fastify', 'better-sqlite3', 'pg', 'conf', 'ink', 'react', 'zod', 'zod/*'], 'src/os holds what the operating system gives every layer: it imports only Node built-ins.'),
+  boundary(['src/text/**'], ['../*', '!../text/*', 'undici', 'fastify', 'better-sqlite3', 'pg', 'conf', 'ink', 'react', 'zod', 'zod/*'], 'src/text measures terminal text for the CLI and the TUI: it imports only get-east-asian-width.'),
   boundary(['src/store/**'], ['../server/*', '../cli/*', '../commands/*', '../tui/*', '../client/*', '../config/*'], 'src/store depends only on src/api.'),
   boundary(['src/server/**'], ['../cli/*', '../commands/*', '../tui/*', '../client/*', '../config/*'], 'src/server never imports the CLI, the TUI or the client.'),
   boundary(['src/client/**'], ['../server/*', '../store/*', '../cli/*', '../commands/*', '../tui/*', '../config/*', 'fastify', 'better-sqlite3', 'pg'], 'src/client depends only on src/api.'),

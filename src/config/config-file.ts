@@ -1,5 +1,6 @@
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, statSync, unlinkSync, type Stats } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { accessSync, constants, readdirSync, statSync, unlinkSync, type Stats } from 'node:fs';
+import { join } from 'node:path';
+import { makeDirectories } from '../os/files.js';
 import type Conf from 'conf';
 import { ConfigError, ConfigWriteError } from './errors.js';
 import { withFileLock, type LockOptions } from './lock.js';
@@ -243,20 +244,5 @@ export class ConfigFile {
         full ? 'Free some space and try again; the file was left as it was.' : 'The file was left as it was.',
       );
     }
-  }
-}
-
-/**
- * `mkdir -p`, one level at a time, each level it makes with `mode`. Node's own recursive mkdirSync never returns when a
- * level cannot be made under a parent that exists, with ENOENT (as under /proc): kb would hang, deaf to signals.
- * (src/store/sqlite.ts has the same for the data dir; the two layers share no module.)
- */
-function makeDirectories(dir: string, mode: number): void {
-  const parent = dirname(dir);
-  if (parent !== dir && !existsSync(parent)) makeDirectories(parent, mode);
-  try {
-    mkdirSync(dir, { mode });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(dir).isDirectory()) throw error;
   }
 }

@@ -1,6 +1,7 @@
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { processRuns } from '../os/processes.js';
 
 export interface LockOptions {
   /** How long to wait for another holder before giving up. */
@@ -78,19 +79,10 @@ function look(path: string): Seen | undefined {
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return errno(error) === 'EPERM';
-  }
-}
-
 function isStale(seen: Seen, staleMs: number): boolean {
   if (Date.now() - seen.mtimeMs > staleMs) return true;
   // A pid means something only on the host that wrote it.
-  return seen.owner !== undefined && seen.owner.host === hostname() && !isAlive(seen.owner.pid);
+  return seen.owner !== undefined && seen.owner.host === hostname() && !processRuns(seen.owner.pid);
 }
 
 function tryCreate(path: string, owner: Owner): boolean {

@@ -1,9 +1,11 @@
-import { accessSync, closeSync, constants, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, fsyncSync, linkSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { KbApiError } from '../api/errors.js';
 import type { Base, Namespace } from '../api/schemas.js';
+import { makeDirectories } from '../os/files.js';
+import { processRuns } from '../os/processes.js';
 import { failures } from './failures.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 import {
@@ -160,17 +162,8 @@ function createDatabase(dataDir: string, path: string): void {
 function removeAbandonedBuilds(dataDir: string): void {
   for (const name of readdirSync(dataDir)) {
     const pid = /^\.kb\.db\.(\d+)\.[0-9a-f]+\.new(-wal|-shm)?$/.exec(name)?.[1];
-    if (pid === undefined || isRunning(Number(pid))) continue;
+    if (pid === undefined || processRuns(Number(pid))) continue;
     rmSync(join(dataDir, name), { force: true });
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return sqliteCode(error) === 'EPERM';
   }
 }
 
@@ -294,7 +287,7 @@ export class SqliteStore implements Store {
    */
   static open(dataDir: string, options: SqliteStoreOptions = {}): SqliteStore {
     try {
-      createDirectories(dataDir);
+      makeDirectories(dataDir, 0o700);
     } catch (error) {
       throw new StoreOpenError(`cannot create data dir ${dataDir}: ${(error as Error).message}`);
     }
@@ -571,7 +564,7 @@ export class SqliteStore implements Store {
     this.ensureOpen();
     const target = join(destDir, DATABASE_FILE);
     try {
-      createDirectories(destDir);
+      makeDirectories(destDir, 0o700);
     } catch (error) {
       throw new StoreOpenError(`cannot create ${destDir}: ${(error as Error).message}`);
     }
@@ -657,18 +650,4 @@ function storageFailure(error: unknown): unknown {
     return failures.busy();
   }
   return error;
-}
-
-/**
- * The directory and any parents missing, 0700, made one at a time: Node's recursive mkdirSync never returns when a
- * level fails with ENOENT under a parent that exists (as under /proc). Same as src/config/config-file.ts has.
- */
-function createDirectories(dir: string): void {
-  const above = dirname(dir);
-  if (above !== dir && !existsSync(above)) createDirectories(above);
-  try {
-    mkdirSync(dir, { mode: 0o700 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(dir).isDirectory()) throw error;
-  }
 }
