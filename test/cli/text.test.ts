@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderObject, renderTable } from '../../src/cli/output.js';
-import { displayWidth, escapeControls, truncate } from '../../src/cli/text.js';
+import { displayWidth, escapeControls } from '../../src/cli/text.js';
 
 describe('escapeControls', () => {
   it('shows C0, DEL, C1 and bidirectional controls as escapes, and leaves other text as it is', () => {
@@ -13,39 +13,6 @@ describe('escapeControls', () => {
   it('keeps newlines and tabs when asked (messages of our own, and oclif\'s, are laid out with them)', () => {
     expect(escapeControls('a\nb\u001B', { keepLayout: true })).toBe('a\nb\\x1b');
     expect(escapeControls('Parsing --port \n\tExpected an integer\r', { keepLayout: true })).toBe('Parsing --port \n\tExpected an integer\\r');
-  });
-});
-
-describe('displayWidth', () => {
-  it.each([
-    ['abc', 3],
-    ['日本語', 6],
-    ['한국어', 6],
-    ['ｶﾀｶﾅ', 4],
-    ['ＡＢ', 4],
-    ['e\u0301', 1],
-    ['ก้', 1],
-    ['😀', 2],
-    ['👩‍💻', 2],
-    ['👍🏽', 2],
-    ['🇯🇵', 2],
-    ['❤️', 2],
-    ['✔', 1],
-    ['a\u200Bb', 2],
-  ])('%j takes %i columns', (text, width) => {
-    expect(displayWidth(text)).toBe(width);
-  });
-});
-
-describe('truncate', () => {
-  it('cuts to a number of columns with an ellipsis, never through a wide character or an emoji sequence', () => {
-    expect(truncate('abcdef', 4)).toBe('abc…');
-    expect(truncate('abc', 3)).toBe('abc');
-    expect(truncate('日本語です', 6)).toBe('日本…');
-    expect(truncate('日本語です', 5)).toBe('日本…');
-    expect(truncate('ab👩‍💻cd', 4)).toBe('ab…');
-    expect(truncate('ab👩‍💻cd', 5)).toBe('ab👩‍💻…');
-    expect(truncate('e\u0301e\u0301e\u0301', 2)).toBe('e\u0301…');
   });
 });
 

@@ -7,10 +7,9 @@ import { editText, textAt } from '../../src/tui/hooks/textEdit.js';
 import { splitKeys } from '../../src/tui/hooks/useKeys.js';
 import { filterRows, windowTop } from '../../src/tui/hooks/useList.js';
 import { commandFor, type Hint, helpSections, hintsFor } from '../../src/tui/keymap.js';
-import stringWidth from '../../node_modules/ink/node_modules/string-width/index.js';
 import { columns } from '../../src/tui/components/Table.js';
 import { osc52 } from '../../src/tui/terminal.js';
-import { ago, cell, count, cut, displayWidth, printable, sortRows, thousands, upsertRow } from '../../src/tui/text.js';
+import { ago, count, printable, sortRows, thousands, upsertRow } from '../../src/tui/text.js';
 import type { Row } from '../../src/tui/types.js';
 
 const NONE: Key = {
@@ -220,27 +219,6 @@ describe('text helpers', () => {
   it('thousands writes whole numbers as toLocaleString("en-US") does', () => {
     const numbers = [0, 7, 42, 999, 1_000, 12_345, 100_000, 999_999, 1_000_000, 123_456_789];
     expect(numbers.map(thousands)).toEqual(numbers.map((n) => n.toLocaleString('en-US')));
-  });
-});
-
-describe('display width: what Ink measures, the lists measure alike', () => {
-  const samples = [
-    'plain ascii', '日本語のテキスト', '한국어', 'ｶﾞｷﾞ', 'e\u0301cole', 'nai\u0308ve', '👩‍👩‍👧 family', '🇫🇷🇩🇪', '1️⃣ keycap',
-    '✔︎ text-style', 'zero\u200Bwidth', 'Ωmega', 'mixed 日本 and 🎉 and e\u0301',
-  ];
-  it('agrees with the string-width Ink uses, on wide characters, emoji sequences and combining marks', () => {
-    for (const text of samples) expect(displayWidth(text), text).toBe(stringWidth(text));
-  });
-
-  it('cut keeps whole graphemes within the width and ends with "…"; cell pads to exactly the width', () => {
-    expect(cut('abcdef', 6)).toBe('abcdef');
-    expect(cut('abcdefg', 6)).toBe('abcde…');
-    // A wide character that would straddle the edge goes: the cell is a column short rather than half a character.
-    expect(cut('日本語のテキスト', 6)).toBe('日本…');
-    expect(cut('日本語のテキスト', 7)).toBe('日本語…');
-    expect(cut('e\u0301e\u0301e\u0301e\u0301', 3)).toBe('e\u0301e\u0301…');
-    expect(cut('👩‍👩‍👧👩‍👩‍👧', 3)).toBe('👩‍👩‍👧…');
-    for (const text of samples) for (const width of [1, 2, 5, 9]) expect(stringWidth(cell(text, width)), `${text} in ${width}`).toBe(width);
   });
 });
 
