@@ -217,6 +217,16 @@ describe('kb tui in a real terminal (tmux), against kb serve', () => {
     });
   }
 
+  it.skipIf(!TMUX)(`quits on :q sent at once, as a quick typist over ssh sends it${SKIPPED}`, async () => {
+    const tui = session(env);
+    await tui.start();
+    await tui.waitFor((s) => /^> docs /m.test(s));
+    // One write: the list reads ":" (opening the command line) and hands it the rest.
+    await tui.text(':q');
+    await tui.keys('Enter');
+    expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
+  });
+
   it.skipIf(!TMUX)(`marks the selection with ">" and uses no color with NO_COLOR; with color, the selection is colored${SKIPPED}`, async () => {
     // An SGR sequence that sets a foreground color (16 colors, bright, or 256/RGB).
     const color = new RegExp(`${ESC}\\[[0-9;]*(3[0-7]|9[0-7]|38;[0-9;]+)m`);
