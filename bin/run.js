@@ -3,7 +3,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import module from 'node:module';
 import { arch, platform, release } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
 
 /** True under Windows Subsystem for Linux, as oclif decides it (through is-wsl), outside a container. */
 function isWsl() {
@@ -21,10 +20,6 @@ if (process.argv[2] === '--version' || process.argv[2] === '-v') {
   const cpu = arch() === 'ia32' ? 'x86' : arch();
   process.stdout.write(`${name}/${version} ${isWsl() ? 'wsl' : platform()}-${cpu} node-${process.version}\n`);
 } else {
-  // undici parses HTTP with llhttp compiled to WebAssembly. V8 would also optimise that code on background
-  // threads, and a process that has made a request then waits ~100 ms at exit for that work to finish: far more
-  // than a command ever spends parsing HTTP. The baseline compiler alone is plenty.
-  setFlagsFromString('--liftoff-only');
   // oclif checks the Node version against its own package.json when it loads, loading semver to do so; bundled,
   // it cannot find that file and the check is skipped anyway, after semver has been loaded for nothing.
   // package.json's engines says which Node kb needs.
