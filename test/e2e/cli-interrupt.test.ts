@@ -276,9 +276,9 @@ describe.concurrent('Ctrl-C (SIGINT) while kb auth logout, switch and token wait
   it('auth token, waiting while the config is read (its reader held up, as on a slow disk): no token printed', async () => {
     const env = isolatedEnv();
     seedConfig(env);
-    // The chunk of the bundle that holds conf, which kb loads to read the config.
+    // The chunk that kb loads to read the config: the stand-in that takes conf from the vendor bundle (scripts/vendor.mjs).
     const bundles = JSON.parse(readFileSync(join(ROOT, 'dist/bundle-inputs.json'), 'utf8')) as Record<string, string[]>;
-    const chunks = Object.entries(bundles).filter(([, inputs]) => inputs.some((input) => input.startsWith('node_modules/conf/'))).map(([file]) => file);
+    const chunks = Object.entries(bundles).filter(([, inputs]) => inputs.includes('vendor:conf')).map(([file]) => file);
     expect(chunks).toHaveLength(1);
     const paused = { ...env, KB_PAUSE_IMPORT: `/dist/${chunks[0]}`, NODE_OPTIONS: `--import ${join(ROOT, 'test/fixtures/pause-import.mjs')}` };
     const run = await interruptWhen(['auth', 'token'], paused, (stderr) => stderr.includes('kb-test: paused loading'));

@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isolatedEnv, ROOT, runKb } from '../helpers/cli.js';
+import { isolatedEnv, ROOT, runKb, runProcess } from '../helpers/cli.js';
 import { runRecordingSources } from '../helpers/imports.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { tempDir } from '../helpers/temp.js';
 
 /** The sources a successful run loaded (test/helpers/imports.ts maps the bundle back to them). */
 async function sourcesLoaded(args: string[], env: NodeJS.ProcessEnv): Promise<string[]> {
@@ -44,6 +45,30 @@ describe('the start-up path loads only what the command needs', () => {
     expect(loaded.filter((source) => /node_modules\/undici\/(index\.js|lib\/dispatcher\/(env-http-)?proxy-agent\.js)$/.test(source))).toEqual([]);
   });
 
+  it('kb ns list runs oclif and undici from the vendor bundle, compiled from its code cache (scripts/vendor.mjs)', async () => {
+    // NODE_ENV=development would have oclif look for kb's TypeScript sources and load tsx to run them.
+    const loaded = await sourcesLoaded(['ns', 'list', '--json'], isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token, NODE_ENV: 'development' }));
+    expect(loaded.filter((source) => /node_modules\/(typescript|tsx|ts-node)\//.test(source))).toEqual([]);
+    // The vendor bundle reports its modules as they run: without that, the checks above would see none of them.
+    expect(loaded).toContain('node_modules/@oclif/core/lib/config/config.js');
+    expect(loaded).toContain('node_modules/undici/lib/dispatcher/agent.js');
+    expect(loaded).toContain('vendor-cache:accepted');
+    // One copy of each: kb's own modules take them from the vendor bundle, never from node_modules.
+    expect(loaded.filter((source) => source.startsWith('/') && /node_modules\/(@oclif\/core|undici|conf)\//.test(source))).toEqual([]);
+  });
+
+  it('kb ns list with a saved profile reads it with conf from the vendor bundle, from its code cache', async () => {
+    const home = tempDir('kb-startup-profile-');
+    const dir = join(home, 'config', 'kb');
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(join(dir, 'config.json'), JSON.stringify({ profiles: { local: { url: server.url, token: server.token } }, defaultProfile: 'local' }), { mode: 0o600 });
+    const loaded = await sourcesLoaded(['ns', 'list', '--json'], isolatedEnv({ KB_CONFIG_DIR: dir }));
+    expect(loaded).toContain('node_modules/conf/dist/source/index.js');
+    expect(loaded).toContain('vendor-cache:accepted');
+    // semver is bundled with conf, for migrations kb never asks for.
+    expect(loaded.filter((source) => /node_modules\/semver\//.test(source))).toEqual([]);
+  });
+
   it('kb ns list with HTTPS_PROXY set loads undici\'s proxy agent (through its index)', async () => {
     const loaded = await sourcesLoaded(
       ['ns', 'list', '--json'],
@@ -57,6 +82,38 @@ describe('the start-up path loads only what the command needs', () => {
     const bundles = JSON.parse(readFileSync(join(ROOT, 'dist/bundle-inputs.json'), 'utf8')) as Record<string, string[]>;
     expect(bundles['commands/serve/index.js']?.some((source) => source.startsWith('src/server/serve'))).toBe(false);
     expect(Object.values(bundles).some((inputs) => inputs.includes('src/server/serve.ts'))).toBe(true);
+  });
+});
+
+describe('the vendor bundle\'s code cache', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(() => server.close());
+
+  /** A copy of the built kb (bin, dist, manifest; node_modules linked), whose vendor code cache a test may spoil. */
+  function copyOfKb(): string {
+    const dir = tempDir('kb-copy-');
+    for (const entry of ['bin', 'dist', 'package.json', 'oclif.manifest.json']) cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+    return dir;
+  }
+
+  const spoilt: Array<[string, (cache: string) => void]> = [
+    ['missing', (cache) => rmSync(cache)],
+    ['corrupt', (cache) => writeFileSync(cache, Buffer.alloc(readFileSync(cache).length, 0x5a))],
+    ['truncated', (cache) => writeFileSync(cache, readFileSync(cache).subarray(0, 1000))],
+  ];
+  it.each(spoilt)('a %s cache costs time, never the answer', async (_, spoil) => {
+    const kb = copyOfKb();
+    spoil(join(kb, 'dist/vendor/vendor.cache'));
+    const env = isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token });
+    const copy = await runProcess(process.execPath, [join(kb, 'bin/run.js'), 'ns', 'list', '--json'], { env });
+    const built = await runKb(['ns', 'list', '--json'], { env });
+    expect(copy.code, copy.stderr).toBe(0);
+    expect(copy.stderr).toBe('');
+    expect(copy.stdout).toBe(built.stdout);
   });
 });
 

@@ -7,7 +7,8 @@ import { tempDir } from './temp.js';
 /**
  * Runs the built kb and lists the sources it loaded. dist/ is bundled (scripts/build.mjs), so a loaded dist file
  * stands for the sources it holds, as listed in dist/bundle-inputs.json (Ink, for one, is inside a
- * dist/chunks/tui-*.js); anything else (an unbundled package) is listed as itself.
+ * dist/chunks/tui-*.js); a module of the vendor bundle (scripts/vendor.mjs) is listed as it runs, by its source path;
+ * anything else (an unbundled package, `vendor-cache:accepted`) is listed as itself.
  */
 export async function runRecordingSources(args: string[], env: NodeJS.ProcessEnv): Promise<{ result: RunResult; sources: string[] }> {
   const log = join(tempDir('kb-imports-'), 'imports.log');
@@ -16,7 +17,10 @@ export async function runRecordingSources(args: string[], env: NodeJS.ProcessEnv
   });
   const bundles = JSON.parse(readFileSync(join(ROOT, 'dist/bundle-inputs.json'), 'utf8')) as Record<string, string[]>;
   const dist = join(ROOT, 'dist') + '/';
-  const files = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((entry) => (entry.startsWith('file:') ? fileURLToPath(entry) : entry));
+  const files = readFileSync(log, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((entry) => (entry.startsWith('file:') ? fileURLToPath(entry) : entry.startsWith('bundled:') ? entry.slice('bundled:'.length) : entry));
   const sources = files.flatMap((file) => {
     if (!file.startsWith(dist)) return [file];
     const inputs = bundles[file.slice(dist.length)];

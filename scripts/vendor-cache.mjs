@@ -1,0 +1,44 @@
+// Makes dist/vendor/vendor.cache, the V8 code cache of dist/vendor/vendor.cjs (scripts/build.mjs, "vendor").
+//
+// V8 caches the bytecode of the functions that have run, so the cache is taken at the exit of a real `kb ns list
+// --json`, the command scripts call most, with a saved profile (conf reads it) and a stand-in server that answers with
+// one namespace. Every other command shares most of that path (oclif's start, the profile, flag parsing, the client),
+// and compiles the rest as it would without a cache.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const cache = join(root, 'dist/vendor/vendor.cache');
+rmSync(cache, { force: true });
+
+const server = createServer((request, response) => {
+  request.resume();
+  response.setHeader('content-type', 'application/json');
+  response.end(JSON.stringify({ success: true, data: [{ key: 'notes', description: null }] }));
+});
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const home = mkdtempSync(join(tmpdir(), 'kb-vendor-cache-'));
+try {
+  const { port } = server.address();
+  const profile = { url: `http://127.0.0.1:${port}`, token: `kbt_${'a'.repeat(43)}` };
+  mkdirSync(join(home, 'config/kb'), { recursive: true, mode: 0o700 });
+  writeFileSync(join(home, 'config/kb/config.json'), JSON.stringify({ profiles: { local: profile }, defaultProfile: 'local' }), { mode: 0o600 });
+  await promisify(execFile)(process.execPath, ['--import', join(root, 'scripts/vendor-cache-writer.mjs'), join(root, 'bin/run.js'), 'ns', 'list', '--json'], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: home,
+      XDG_CONFIG_HOME: join(home, 'config'),
+      KB_VENDOR_CACHE: cache,
+    },
+    timeout: 60_000,
+  });
+  console.log(`vendor code cache: ${Math.round(statSync(cache).size / 1024)} KiB`);
+} finally {
+  server.close();
+  rmSync(home, { recursive: true, force: true });
+}

@@ -1,0 +1,183 @@
+// The vendor bundle: the packages every command loads (oclif, undici, conf), bundled as one CommonJS script,
+// dist/vendor/vendor.cjs, that scripts/vendor-load.mjs compiles with a V8 code cache made at build time
+// (scripts/vendor-cache.mjs). Node 20 keeps no compiled code between runs for ES modules, and compiling these
+// packages was half of what a `kb ns list` cost to start (README, "Performance").
+//
+// kb's own code stays ES modules (scripts/build.mjs); where it imports one of VENDORED, the import resolves to a
+// stand-in module that takes the package from the vendor bundle, so the process holds one copy of each.
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join, relative } from 'node:path';
+import { runInThisContext } from 'node:vm';
+import { build } from 'esbuild';
+import { confLean } from './conf-lean.mjs';
+
+/** What kb's sources import from the vendor bundle: each module runs the first time it is asked for. */
+export const VENDORED = ['@oclif/core', 'undici', 'undici/lib/dispatcher/agent.js', 'undici/lib/api/api-request.js', 'conf'];
+
+/**
+ * Modules that packages require when they load but use only on paths `kb` rarely takes: undici's HTTP/2 client
+ * (which loads node:http2; kb speaks HTTP/1.1), oclif's plugin globbing (used only without a manifest), its spinner
+ * frames, its text wrapping (help and oclif's own error output), the Node built-ins oclif needs only for a WSL
+ * shell check, flags read from stdin and performance tracing (off unless asked for), and the semver that conf needs
+ * only for migrations. Each is replaced by a stand-in that requires the real module on first use, so a plain
+ * `kb ns list` never runs them. The stand-in answers `__esModule` itself (these modules do not set it), so import
+ * helpers do not load the module early.
+ */
+const LAZY_MODULES = [
+  { importer: /undici\/lib\/dispatcher\/client\.js$/, specifier: './client-h2.js' },
+  { importer: /@oclif\/core\/lib\/config\/plugin\.js$/, specifier: 'tinyglobby' },
+  { importer: /@oclif\/core\/lib\/ux\/action\/spinner\.js$/, specifier: 'cli-spinners' },
+  { importer: /@oclif\/core\/lib\/(errors\/errors\/(pretty-print|cli)|help\/formatter)\.js$/, specifier: 'wrap-ansi' },
+  { importer: /@oclif\/core\/lib\/util\/os\.js$/, specifier: 'node:child_process' },
+  { importer: /@oclif\/core\/lib\/parser\/parse\.js$/, specifier: 'node:readline' },
+  { importer: /@oclif\/core\/lib\/performance\.js$/, specifier: 'node:perf_hooks' },
+  { importer: /conf\/dist\/source\/index\.js$/, specifier: 'semver' },
+];
+
+const lazyModules = {
+  name: 'lazy-modules',
+  setup(pluginBuild) {
+    const specifiers = new RegExp(`^(${LAZY_MODULES.map(({ specifier }) => specifier.replace(/[.]/g, '\\.')).join('|')})$`);
+    pluginBuild.onResolve({ filter: specifiers }, async (args) => {
+      if (args.pluginData?.lazy || !LAZY_MODULES.some(({ importer, specifier }) => specifier === args.path && importer.test(args.importer))) return undefined;
+      const real = await pluginBuild.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: { lazy: true } });
+      if (real.errors.length > 0) return { errors: real.errors };
+      return { path: real.path, namespace: 'lazy', pluginData: { real: real.path } };
+    });
+    pluginBuild.onLoad({ filter: /.*/, namespace: 'lazy' }, (args) => ({
+      resolveDir: dirname(args.pluginData.real),
+      loader: 'js',
+      contents: `let real;
+const load = () => (real ??= require(${JSON.stringify(args.pluginData.real)}));
+module.exports = new Proxy(function lazy() {}, {
+  get: (_, key) => (key === '__esModule' ? undefined : load()[key]),
+  has: (_, key) => key in load(),
+  apply: (_, self, args) => load().apply(self, args),
+});`,
+    }));
+  },
+};
+
+/**
+ * oclif asks `wsl-utils` whether this is WSL on every start (to name the platform), and wsl-utils loads
+ * node:child_process, node:fs/promises and its PowerShell helpers with it. Inside oclif, `wsl-utils` resolves to this:
+ * `is-wsl` (the answer wsl-utils gives) and its PowerShell path, loaded only if ever asked (on Windows).
+ */
+const wslLean = {
+  name: 'wsl-lean',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^wsl-utils$/ }, (args) =>
+      /[\\/]@oclif[\\/]core[\\/]/.test(args.importer) ? { path: 'wsl-utils', namespace: 'wsl-lean', pluginData: { resolveDir: args.resolveDir } } : undefined,
+    );
+    pluginBuild.onLoad({ filter: /.*/, namespace: 'wsl-lean' }, (args) => ({
+      resolveDir: args.pluginData.resolveDir,
+      loader: 'js',
+      contents: `export { default as isWsl } from 'is-wsl';
+export const powerShellPath = async () => (await import('wsl-utils')).powerShellPath();`,
+    }));
+  },
+};
+
+/**
+ * oclif sorts a plugin's commands with `localeCompare` as it loads them, on every start. The first `localeCompare` of a
+ * process builds ICU's collator and its list of locales, some 9% of all a `kb ns list` does. Command ids are ASCII
+ * (lowercase words and colons), which a code-unit comparison orders the same way.
+ */
+const OCLIF_SORT = '.sort((a, b) => a.id.localeCompare(b.id));';
+function plainSort(path, source) {
+  if (!/[\\/]@oclif[\\/]core[\\/]lib[\\/]config[\\/]plugin\.js$/.test(path)) return source;
+  if (!source.includes(OCLIF_SORT)) throw new Error(`${path} no longer sorts commands as scripts/vendor.mjs expects: review plainSort`);
+  return source.replace(OCLIF_SORT, '.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));');
+}
+
+/**
+ * `import(url)` with a computed URL (oclif loading kb's commands, hooks and help class) cannot run in a script
+ * compiled by `vm.Script` without an experimental Node option; it calls `__kbImport`, which the loader passes in and
+ * which imports as the loader's own module would. (An `import('literal')` is bundled by esbuild and left alone.)
+ */
+const DYNAMIC_IMPORT = /(?<![\w$.'"`])import\((?![)'"`])/g;
+
+/**
+ * Every module of the bundle, as it finishes loading, calls `globalThis[Symbol.for('kb.loaded')]` with its path, if
+ * that is set: test/fixtures/record-imports.mjs sets it, so that the start-up test sees what a command ran.
+ */
+function vendorSources(root) {
+  return {
+    name: 'vendor-sources',
+    setup(pluginBuild) {
+      pluginBuild.onLoad({ filter: /\.[cm]?js$/ }, async (args) => {
+        const source = plainSort(args.path, await readFile(args.path, 'utf8')).replace(DYNAMIC_IMPORT, '__kbImport(');
+        const loaded = `globalThis[Symbol.for('kb.loaded')]?.(${JSON.stringify(relative(root, args.path))});`;
+        return { contents: `${source}\n;${loaded}\n`, loader: 'js' };
+      });
+    },
+  };
+}
+
+/** Builds dist/vendor/vendor.cjs, and returns the names each of VENDORED exports. */
+export async function buildVendor(root, dist) {
+  const file = join(dist, 'vendor/vendor.cjs');
+  const result = await build({
+    absWorkingDir: root,
+    stdin: {
+      contents: VENDORED.map((name) => `Object.defineProperty(exports, ${JSON.stringify(name)}, { enumerable: true, get: () => require(${JSON.stringify(name)}) });`).join('\n'),
+      resolveDir: root,
+      sourcefile: 'vendor-entry.cjs',
+      loader: 'js',
+    },
+    outfile: file,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    minify: true,
+    keepNames: true,
+    sourcemap: 'linked',
+    legalComments: 'linked',
+    metafile: true,
+    // Optional peers of oclif (for TypeScript plugins) that are never used here.
+    external: ['typescript', 'ts-node', 'tsx'],
+    // oclif, as the CLI of an installed package: under NODE_ENV=development or test it would look for TypeScript
+    // sources of kb's commands and load tsx to run them.
+    define: { 'process.env.NODE_ENV': '"production"' },
+    // The file is one function expression, which scripts/vendor-load.mjs compiles and calls as Node calls a module.
+    banner: { js: '(function (exports, require, module, __filename, __dirname, __kbImport) {' },
+    footer: { js: '\n})' },
+    logLevel: 'warning',
+    plugins: [lazyModules, wslLean, confLean, vendorSources(root)],
+  });
+  // The names are read off the bundle itself, run here once.
+  const vendor = { exports: {} };
+  runInThisContext(await readFile(file, 'utf8'), { filename: file })(vendor.exports, createRequire(file), vendor, file, dirname(file), (specifier) => import(specifier));
+  const names = Object.fromEntries(VENDORED.map((name) => [name, Object.keys(vendor.exports[name]).filter((key) => key !== 'default' && key !== '__esModule')]));
+  const output = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith('.cjs'))[1];
+  return { names, inputs: Object.keys(output.inputs) };
+}
+
+/**
+ * For scripts/build.mjs: inside kb's own modules, each of VENDORED resolves to a stand-in that exports what the vendor
+ * bundle holds under that name. Its default export is what `import x from` gives in Node: the package's own default
+ * for an ES module (which the bundle marks `__esModule`), `module.exports` for CommonJS.
+ */
+export function vendorStandIns(root, names) {
+  return {
+    name: 'vendor-stand-ins',
+    setup(pluginBuild) {
+      const filter = new RegExp(`^(${VENDORED.map((name) => name.replace(/[./]/g, (c) => `\\${c}`)).join('|')})$`);
+      pluginBuild.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'vendor' }));
+      pluginBuild.onLoad({ filter: /.*/, namespace: 'vendor' }, (args) => {
+        const exported = names[args.path];
+        return {
+          resolveDir: join(root, 'scripts'),
+          loader: 'js',
+          contents: `import { vendored } from './vendor-load.mjs';
+const m = vendored(${JSON.stringify(args.path)});
+${exported.map((name, i) => `const $${i} = m[${JSON.stringify(name)}];`).join('\n')}
+export { ${exported.map((name, i) => `$${i} as ${JSON.stringify(name)}`).join(', ')} };
+export default m.__esModule ? m.default : m;`,
+        };
+      });
+    },
+  };
+}
