@@ -1,4 +1,5 @@
 import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, ROOT, runKb, runProcess } from '../helpers/cli.js';
@@ -55,6 +56,15 @@ describe('the start-up path loads only what the command needs', () => {
     expect(loaded).toContain('vendor-cache:accepted');
     // One copy of each: kb's own modules take them from the vendor bundle, never from node_modules.
     expect(loaded.filter((source) => source.startsWith('/') && /node_modules\/(@oclif\/core|undici|conf)\//.test(source))).toEqual([]);
+  });
+
+  it('kb ns list sets its V8 flag only once the built-ins it needs are loaded', async () => {
+    // A changed V8 flag makes V8 refuse the code caches made under the old flags, Node's own for its built-in modules
+    // among them: every built-in loaded after it is compiled from source (src/client/undici.ts).
+    const loaded = await sourcesLoaded(['ns', 'list', '--json'], isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token }));
+    const flag = loaded.indexOf('v8-flags:--liftoff-only');
+    expect(flag).toBeGreaterThan(0);
+    expect(loaded.slice(flag + 1).filter((source) => isBuiltin(source))).toEqual([]);
   });
 
   it('kb ns list with a saved profile reads it with conf from the vendor bundle, from its code cache', async () => {
