@@ -25,6 +25,8 @@ const entryPoints = [
   join(root, 'src/cli/run.ts'),
   join(root, 'src/cli/help.ts'),
   join(root, 'src/cli/hooks/not-found.ts'),
+  // Not part of kb: what scripts/vendor-cache.mjs runs to warm the vendor code cache with the TUI's first screen.
+  { in: join(root, 'scripts/vendor-warm-tui.mjs'), out: 'vendor/warm-tui' },
 ];
 
 rmSync(dist, { recursive: true, force: true });

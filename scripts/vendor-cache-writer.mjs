@@ -1,17 +1,26 @@
-// Loaded with `node --import` by scripts/vendor-cache.mjs: writes the code cache of the vendor bundle as the process
-// exits, with the bytecode of every function the command ran.
+// Loaded with `node --import` by scripts/vendor-cache.mjs into a `kb ns list --json`: once the command is done, draws
+// the TUI's first screen on a stand-in terminal (dist/vendor/warm-tui.js), then, as the process exits, writes the code
+// cache of the vendor bundle, with the bytecode of every function the two ran.
 import { writeFileSync } from 'node:fs';
-import { syncBuiltinESMExports } from 'node:module';
 import v8 from 'node:v8';
 
-// V8 stamps a code cache with a hash of its flags and refuses it under other flags. The vendor bundle is compiled
-// before kb sets any flag (src/client/undici.ts sets one before its first connection), so the cache is made under the
-// same, unchanged flags.
-v8.setFlagsFromString = () => {};
-syncBuiltinESMExports();
+let warmed = false;
+process.on('beforeExit', () => {
+  if (warmed) return;
+  warmed = true;
+  import(new URL('../dist/vendor/warm-tui.js', import.meta.url).href)
+    .then(({ warmTui }) => warmTui())
+    .catch((error) => {
+      process.exitCode = 1;
+      process.stderr.write(`drawing the TUI to warm the code cache failed: ${error.stack}\n`);
+    });
+});
 
 process.on('exit', () => {
   const script = globalThis[Symbol.for('kb.vendor.script')];
   if (script === undefined) throw new Error('the vendor bundle was not loaded');
+  // V8 stamps a code cache with a hash of its flags, and refuses it under other flags. kb compiles the bundle under
+  // Node's own; the TUI has set `--liftoff-only` (and the two flags it turns off) for good: put back first.
+  v8.setFlagsFromString('--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering');
   writeFileSync(process.env.KB_VENDOR_CACHE, script.createCachedData());
 });

@@ -12,8 +12,22 @@ import { runInThisContext } from 'node:vm';
 import { build } from 'esbuild';
 import { confLean } from './conf-lean.mjs';
 
-/** What kb's sources import from the vendor bundle: each module runs the first time it is asked for. */
-export const VENDORED = ['@oclif/core', 'undici', 'undici/lib/dispatcher/agent.js', 'undici/lib/api/api-request.js', 'conf'];
+/**
+ * What kb's sources import from the vendor bundle (Ink, bundled with kb's TUI, takes React from it too): each module
+ * runs the first time it is asked for.
+ */
+export const VENDORED = [
+  '@oclif/core',
+  'undici',
+  'undici/lib/dispatcher/agent.js',
+  'undici/lib/api/api-request.js',
+  'conf',
+  'react',
+  'react/jsx-runtime',
+  'react-reconciler',
+  'react-reconciler/constants.js',
+  'scheduler',
+];
 
 /**
  * Modules that packages require when they load but use only on paths `kb` rarely takes: undici's HTTP/2 client
@@ -92,6 +106,35 @@ function plainSort(path, source) {
 }
 
 /**
+ * undici parses HTTP with llhttp, compiled to WebAssembly on the first connection. V8 would also optimise that code on
+ * background threads, and a process that has made a request then waits ~100 ms at exit for that work to finish: far
+ * more than a command ever spends parsing HTTP. So llhttp is compiled by the baseline compiler alone (`--liftoff-only`,
+ * which V8 reads when it compiles a module, and which decides its tiers for good).
+ *
+ * The flag is set for that compile only, and put back at once with the two it turns off (`node --print-flag-values`
+ * shows them): while V8's flags differ from Node's start, V8 refuses the code caches made under the other flags (Node's
+ * own for its built-in modules, and the vendor bundle's), and each module loaded meanwhile would be compiled from
+ * source. The start-up test checks that nothing else loads in between, and that the vendor's cache is still taken.
+ * `kb tui` sets the flag for good before it loads the UI (src/tui/load.ts), and says so: then it is left alone.
+ */
+const LLHTTP = 'function lazyllhttp () {';
+function baselineLlhttp(path, source) {
+  if (!/[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h1\.js$/.test(path)) return source;
+  if (!source.includes(LLHTTP)) throw new Error(`${path} no longer compiles llhttp as scripts/vendor.mjs expects: review baselineLlhttp`);
+  return `${source.replace(LLHTTP, 'function lazyllhttpCompile () {')}
+function lazyllhttp () {
+  if (globalThis[Symbol.for('kb.wasm.baselineOnly')] === true) return lazyllhttpCompile()
+  const { setFlagsFromString } = require('node:v8')
+  setFlagsFromString('--liftoff-only --no-wasm-lazy-compilation')
+  try {
+    return lazyllhttpCompile()
+  } finally {
+    setFlagsFromString('--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering --wasm-lazy-compilation')
+  }
+}`;
+}
+
+/**
  * `import(url)` with a computed URL (oclif loading kb's commands, hooks and help class) cannot run in a script
  * compiled by `vm.Script` without an experimental Node option; it calls `__kbImport`, which the loader passes in and
  * which imports as the loader's own module would. (An `import('literal')` is bundled by esbuild and left alone.)
@@ -107,7 +150,7 @@ function vendorSources(root) {
     name: 'vendor-sources',
     setup(pluginBuild) {
       pluginBuild.onLoad({ filter: /\.[cm]?js$/ }, async (args) => {
-        const source = plainSort(args.path, await readFile(args.path, 'utf8')).replace(DYNAMIC_IMPORT, '__kbImport(');
+        const source = baselineLlhttp(args.path, plainSort(args.path, await readFile(args.path, 'utf8'))).replace(DYNAMIC_IMPORT, '__kbImport(');
         const loaded = `globalThis[Symbol.for('kb.loaded')]?.(${JSON.stringify(relative(root, args.path))});`;
         return { contents: `${source}\n;${loaded}\n`, loader: 'js' };
       });

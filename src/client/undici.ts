@@ -4,7 +4,6 @@
  * pays to start (README, "Performance"). These paths are undici's internals, so package.json pins undici to one
  * minor version.
  */
-import { setFlagsFromString } from 'node:v8';
 import type { Agent as AgentType, Dispatcher } from 'undici';
 // @ts-expect-error undici ships no types for its internal modules; their types are the public ones below.
 import AgentModule from 'undici/lib/dispatcher/agent.js';
@@ -25,27 +24,12 @@ export const Agent = AgentModule as typeof AgentType;
  * Go send it; https goes through a CONNECT tunnel.
  */
 export async function defaultDispatcher(connectTimeoutMs: number, proxy: boolean): Promise<Dispatcher> {
-  baselineWasmOnly();
   const connect = { timeout: connectTimeoutMs };
   if (!proxy) return new Agent({ connect });
   const undici = await import('undici');
   // Bundled, undici (CommonJS) arrives as the default export only; from node_modules, with named exports too.
   const { EnvHttpProxyAgent } = (undici as unknown as { default?: typeof undici }).default ?? undici;
   return new EnvHttpProxyAgent({ connect, proxyTunnel: false });
-}
-
-/**
- * undici parses HTTP with llhttp compiled to WebAssembly. V8 would also optimise that code on background threads, and a
- * process that has made a request then waits ~100 ms at exit for that work to finish: far more than a command ever
- * spends parsing HTTP. The baseline compiler alone is plenty.
- *
- * Set here, just before the first connection compiles llhttp, and not when kb starts: changing a V8 flag makes V8
- * refuse every code cache made under the old flags, Node's own for its built-in modules included, and each built-in
- * loaded afterwards is compiled from source (tens of milliseconds of start-up for the modules a request needs). By now
- * undici and the built-ins it uses are loaded.
- */
-function baselineWasmOnly(): void {
-  setFlagsFromString('--liftoff-only');
 }
 
 type RequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path'>;

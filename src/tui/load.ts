@@ -1,3 +1,4 @@
+import { setFlagsFromString } from 'node:v8';
 import type * as Tui from './index.js';
 
 /**
@@ -9,6 +10,7 @@ import type * as Tui from './index.js';
  * when there is no fetch. So fetch is hidden while the UI's modules load, and put back as it was.
  */
 export async function loadTui(): Promise<typeof Tui> {
+  baselineWasmOnly();
   const fetch = Object.getOwnPropertyDescriptor(globalThis, 'fetch');
   if (fetch?.configurable !== true) return import('./index.js');
   Reflect.deleteProperty(globalThis, 'fetch');
@@ -17,4 +19,15 @@ export async function loadTui(): Promise<typeof Tui> {
   } finally {
     Object.defineProperty(globalThis, 'fetch', fetch);
   }
+}
+
+/**
+ * yoga-layout, like undici's HTTP parser, is WebAssembly. V8 would optimise its hot functions on background threads,
+ * which on a small machine compete with drawing the first screen for the CPU, and which a process waits for at exit.
+ * The baseline compiler alone (`--liftoff-only`) is plenty for both: set here for the rest of the process, before Ink
+ * loads, and marked so that the client's HTTP parser leaves it set (scripts/vendor.mjs, baselineLlhttp).
+ */
+function baselineWasmOnly(): void {
+  setFlagsFromString('--liftoff-only');
+  Reflect.set(globalThis, Symbol.for('kb.wasm.baselineOnly'), true);
 }
