@@ -27,10 +27,42 @@ function graphemeWidth(segment: string): number {
   if (visible === -1) return 0;
   if (rules.emoji.test(segment) || /^[\d#*]\u20E3$/.test(segment)) return 2;
   if (segment.includes('\u200D') && (segment.match(PICTOGRAPHIC)?.length ?? 0) >= 2) return 2;
+  const hangul = hangulJamoWidth(segment.slice(visible), rules.visible);
+  if (hangul !== undefined) return hangul;
   const [first = '', ...rest] = Array.from(segment.slice(visible));
   // Spacing marks and halfwidth forms after the first character take columns of their own (ｶﾞ is two).
   const trailing = rest.filter((char) => SPACING_MARK.test(char) || (char >= '\uFF00' && char <= '\uFFEF'));
   return trailing.reduce<number>((sum, char) => sum + eastAsianWidth(char.codePointAt(0) ?? 0), eastAsianWidth(first.codePointAt(0) ?? 0));
+}
+
+const isLeadingJamo = (code: number): boolean => (code >= 0x1100 && code <= 0x115f) || (code >= 0xa960 && code <= 0xa97c);
+const isVowelJamo = (code: number): boolean => (code >= 0x1160 && code <= 0x11a7) || (code >= 0xd7b0 && code <= 0xd7c6);
+const isTrailingJamo = (code: number): boolean => (code >= 0x11a8 && code <= 0x11ff) || (code >= 0xd7cb && code <= 0xd7fb);
+
+/**
+ * Columns of a grapheme that starts with Hangul jamo (decomposed Korean, as macOS writes file names): each modern
+ * leading + vowel (+ trailing) syllable block takes two, unmatched jamo add up, and what follows the jamo adds its own
+ * width; undefined for any other grapheme. As string-width 8.3 measures them.
+ */
+function hangulJamoWidth(visibleSegment: string, visible: RegExp): number | undefined {
+  const codes = Array.from(visibleSegment)
+    .filter((char) => visible.test(char))
+    .map((char) => char.codePointAt(0) ?? 0);
+  let width = 0;
+  for (let index = 0; index < codes.length; index++) {
+    const code = codes[index] ?? 0;
+    if (!isLeadingJamo(code) && !isVowelJamo(code) && !isTrailingJamo(code)) {
+      if (width === 0) return undefined;
+      return codes.slice(index).reduce((sum, rest) => sum + eastAsianWidth(rest), width);
+    }
+    if (isLeadingJamo(code) && isVowelJamo(codes[index + 1] ?? 0)) {
+      width += 2;
+      index += isTrailingJamo(codes[index + 2] ?? 0) ? 2 : 1;
+    } else {
+      width += eastAsianWidth(code);
+    }
+  }
+  return codes.length === 0 ? undefined : width;
 }
 
 /** Columns the text takes on a terminal: East Asian wide characters and emoji take two, combining marks none. */

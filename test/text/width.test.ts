@@ -40,6 +40,8 @@ describe('display width: what Ink measures, the lists measure alike', () => {
   const samples = [
     'plain ascii', '日本語のテキスト', '한국어', 'ｶﾞｷﾞ', 'e\u0301cole', 'nai\u0308ve', '👩‍👩‍👧 family', '🇫🇷🇩🇪', '1️⃣ keycap',
     '✔︎ text-style', 'zero\u200Bwidth', 'Ωmega', 'mixed 日本 and 🎉 and e\u0301',
+    // Decomposed Hangul (jamo), as macOS writes file names: whole syllable blocks, and malformed runs that add up.
+    '\u1112\u1161\u11AB\u1100\u116E\u11A8 decomposed', '\u1100\u1100\u1161', '\u1100\uAC00', '\u1100\u1161\u11A8\u11A8', '\u1161 alone', '\uA960\u1161',
   ];
   it('agrees with the string-width Ink uses, on wide characters, emoji sequences and combining marks', () => {
     for (const text of samples) expect(displayWidth(text), text).toBe(stringWidth(text));
