@@ -111,6 +111,20 @@ describe('the vendor bundle\'s code cache', () => {
     return dir;
   }
 
+  /** Runs `kb ns list --json` from a copy, recording what it loads; returns the result and the recorded lines. */
+  async function listFrom(kb: string): Promise<{ code: number | null; stdout: string; stderr: string; log: string[] }> {
+    const log = join(tempDir('kb-imports-'), 'imports.log');
+    const env = isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token, KB_IMPORT_LOG: log, NODE_OPTIONS: `--import ${join(ROOT, 'test/fixtures/record-imports.mjs')}` });
+    const result = await runProcess(process.execPath, [join(kb, 'bin/run.js'), 'ns', 'list', '--json'], { env });
+    return { ...result, log: readFileSync(log, 'utf8').split('\n') };
+  }
+
+  it('is taken by a copy of kb in another directory (the cache does not depend on where kb is installed)', async () => {
+    const copy = await listFrom(copyOfKb());
+    expect(copy.code, copy.stderr).toBe(0);
+    expect(copy.log).toContain('vendor-cache:accepted');
+  });
+
   const spoilt: Array<[string, (cache: string) => void]> = [
     ['missing', (cache) => rmSync(cache)],
     ['corrupt', (cache) => writeFileSync(cache, Buffer.alloc(readFileSync(cache).length, 0x5a))],
@@ -119,9 +133,9 @@ describe('the vendor bundle\'s code cache', () => {
   it.each(spoilt)('a %s cache costs time, never the answer', async (_, spoil) => {
     const kb = copyOfKb();
     spoil(join(kb, 'dist/vendor/vendor.cache'));
-    const env = isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token });
-    const copy = await runProcess(process.execPath, [join(kb, 'bin/run.js'), 'ns', 'list', '--json'], { env });
-    const built = await runKb(['ns', 'list', '--json'], { env });
+    const copy = await listFrom(kb);
+    const built = await runKb(['ns', 'list', '--json'], { env: isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token }) });
+    expect(copy.log).toContain('vendor-cache:rejected');
     expect(copy.code, copy.stderr).toBe(0);
     expect(copy.stderr).toBe('');
     expect(copy.stdout).toBe(built.stdout);
