@@ -111,10 +111,12 @@ function plainSort(path, source) {
  * more than a command ever spends parsing HTTP. So llhttp is compiled by the baseline compiler alone (`--liftoff-only`,
  * which V8 reads when it compiles a module, and which decides its tiers for good).
  *
- * The flag is set for that compile only, and put back at once with the two it turns off (`node --print-flag-values`
- * shows them): while V8's flags differ from Node's start, V8 refuses the code caches made under the other flags (Node's
- * own for its built-in modules, and the vendor bundle's), and each module loaded meanwhile would be compiled from
- * source. The start-up test checks that nothing else loads in between, and that the vendor's cache is still taken.
+ * The flag is set for that compile only, with every function compiled at once (V8 would otherwise compile each on its
+ * first call, after the flags are back, and tier it up), and the flags are put back at once, with the two that
+ * `--liftoff-only` turns off (`node --print-flag-values` shows them): while V8's flags differ from Node's start, V8
+ * refuses the code caches made under other flags (Node's own for its built-in modules, and the vendor bundle's), and
+ * each module loaded meanwhile would be compiled from source. The start-up test checks that nothing else loads in
+ * between, and that the vendor's cache is still taken.
  * `kb tui` sets the flag for good before it loads the UI (src/tui/load.ts), and says so: then it is left alone.
  */
 const LLHTTP = 'function lazyllhttp () {';
