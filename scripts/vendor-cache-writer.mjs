@@ -4,6 +4,10 @@
 import { writeFileSync } from 'node:fs';
 import v8 from 'node:v8';
 
+// V8 drops the bytecode of functions that have not run for a while (React's reconciler factory runs once, as Ink
+// loads), and a cache holds only the bytecode still there when it is made: in this process, none is dropped.
+v8.setFlagsFromString('--no-flush-bytecode');
+
 let warmed = false;
 process.on('beforeExit', () => {
   if (warmed) return;
@@ -20,7 +24,8 @@ process.on('exit', () => {
   const script = globalThis[Symbol.for('kb.vendor.script')];
   if (script === undefined) throw new Error('the vendor bundle was not loaded');
   // V8 stamps a code cache with a hash of its flags, and refuses it under other flags. kb compiles the bundle under
-  // Node's own; the TUI has set `--liftoff-only` (and the two flags it turns off) for good: put back first.
-  v8.setFlagsFromString('--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering');
+  // Node's own; the TUI has set `--liftoff-only` (and the two flags it turns off) for good, and this process keeps
+  // bytecode: put back first.
+  v8.setFlagsFromString('--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering --flush-bytecode');
   writeFileSync(process.env.KB_VENDOR_CACHE, script.createCachedData());
 });

@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 
 let vendor;
+/** ES modules that the bundle's packages import, handed in by kb's stand-ins (scripts/vendor.mjs, PROVIDED). */
+const provided = new Map();
 
 function load() {
   // This module is bundled into a chunk, dist/chunks/*.js (scripts/build.mjs checks): the vendor bundle is in dist/vendor.
@@ -26,8 +28,12 @@ function load() {
   // For scripts/vendor-cache-writer.mjs, which saves the cache at exit, and for the start-up test.
   globalThis[Symbol.for('kb.vendor.script')] = script;
   const module = { exports: {} };
-  // As Node calls a CommonJS module, and the import() that oclif uses to load kb's commands, hooks and help.
-  script.runInThisContext()(module.exports, createRequire(file), module, file, dir, (specifier) => import(specifier));
+  // As Node calls a CommonJS module, with the import() that oclif uses to load kb's commands, hooks and help, and the
+  // ES modules handed in.
+  script.runInThisContext()(module.exports, createRequire(file), module, file, dir, (specifier) => import(specifier), (name) => {
+    if (!provided.has(name)) throw new Error(`the vendor bundle needs ${name}, which no stand-in has handed in`);
+    return provided.get(name);
+  });
   return module.exports;
 }
 
@@ -35,4 +41,9 @@ function load() {
 export function vendored(specifier) {
   vendor ??= load();
   return vendor[specifier];
+}
+
+/** Hands the vendor bundle an ES module its packages import (Ink's stand-in hands in yoga-layout). */
+export function provide(name, value) {
+  provided.set(name, value);
 }

@@ -27,7 +27,15 @@ export const VENDORED = [
   'react-reconciler',
   'react-reconciler/constants.js',
   'scheduler',
+  'ink',
 ];
+
+/**
+ * ES modules with top-level await cannot be bundled as CommonJS: yoga-layout, Ink's layout engine, awaits its
+ * WebAssembly as it loads. It stays an ES module, which the stand-in for Ink imports and hands to the vendor bundle
+ * (`provide`) before Ink runs; inside the bundle, `yoga-layout` is what was handed in.
+ */
+const PROVIDED = { ink: ['yoga-layout'] };
 
 /**
  * Modules that packages require when they load but use only on paths `kb` rarely takes: undici's HTTP/2 client
@@ -137,6 +145,28 @@ function lazyllhttp () {
 }
 
 /**
+ * Ink awaits, at the top level of its reconciler, React DevTools and its own package.json, when DEV=true: a development
+ * aid kb does not offer (react-devtools-core is not installed), and top-level await, which a CommonJS bundle cannot
+ * hold. Both go; DEV=true does nothing.
+ */
+const INK_DEVTOOLS = ["await import('./devtools.js');", 'await loadPackageJson()'];
+function inkWithoutDevtools(path, source) {
+  if (!/[\\/]ink[\\/]build[\\/]reconciler\.js$/.test(path)) return source;
+  if (INK_DEVTOOLS.some((text) => !source.includes(text))) throw new Error(`${path} no longer loads its devtools as scripts/vendor.mjs expects: review inkWithoutDevtools`);
+  return source.replace(INK_DEVTOOLS[0], 'void 0;').replace(INK_DEVTOOLS[1], '{ name: undefined, version: undefined }');
+}
+
+const providedModules = {
+  name: 'provided-modules',
+  setup(pluginBuild) {
+    const names = [...new Set(Object.values(PROVIDED).flat())];
+    const filter = new RegExp(`^(${names.map((name) => name.replace(/[./-]/g, (c) => `\\${c}`)).join('|')})$`);
+    pluginBuild.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'provided' }));
+    pluginBuild.onLoad({ filter: /.*/, namespace: 'provided' }, (args) => ({ contents: `module.exports = __kbProvided(${JSON.stringify(args.path)});`, loader: 'js' }));
+  },
+};
+
+/**
  * `import(url)` with a computed URL (oclif loading kb's commands, hooks and help class) cannot run in a script
  * compiled by `vm.Script` without an experimental Node option; it calls `__kbImport`, which the loader passes in and
  * which imports as the loader's own module would. (An `import('literal')` is bundled by esbuild and left alone.)
@@ -152,7 +182,8 @@ function vendorSources(root) {
     name: 'vendor-sources',
     setup(pluginBuild) {
       pluginBuild.onLoad({ filter: /\.[cm]?js$/ }, async (args) => {
-        const source = baselineLlhttp(args.path, plainSort(args.path, await readFile(args.path, 'utf8'))).replace(DYNAMIC_IMPORT, '__kbImport(');
+        const patched = [plainSort, baselineLlhttp, inkWithoutDevtools].reduce((text, patch) => patch(args.path, text), await readFile(args.path, 'utf8'));
+        const source = patched.replace(DYNAMIC_IMPORT, '__kbImport(');
         const loaded = `globalThis[Symbol.for('kb.loaded')]?.(${JSON.stringify(relative(root, args.path))});`;
         return { contents: `${source}\n;${loaded}\n`, loader: 'js' };
       });
@@ -187,14 +218,15 @@ export async function buildVendor(root, dist) {
     // sources of kb's commands and load tsx to run them.
     define: { 'process.env.NODE_ENV': '"production"' },
     // The file is one function expression, which scripts/vendor-load.mjs compiles and calls as Node calls a module.
-    banner: { js: '(function (exports, require, module, __filename, __dirname, __kbImport) {' },
+    banner: { js: '(function (exports, require, module, __filename, __dirname, __kbImport, __kbProvided) {' },
     footer: { js: '\n})' },
     logLevel: 'warning',
-    plugins: [lazyModules, wslLean, confLean, vendorSources(root)],
+    plugins: [lazyModules, wslLean, confLean, providedModules, vendorSources(root)],
   });
   // The names are read off the bundle itself, run here once.
   const vendor = { exports: {} };
-  runInThisContext(await readFile(file, 'utf8'), { filename: file })(vendor.exports, createRequire(file), vendor, file, dirname(file), (specifier) => import(specifier));
+  const provided = { 'yoga-layout': (await import('yoga-layout')).default };
+  runInThisContext(await readFile(file, 'utf8'), { filename: file })(vendor.exports, createRequire(file), vendor, file, dirname(file), (specifier) => import(specifier), (name) => provided[name]);
   const names = Object.fromEntries(VENDORED.map((name) => [name, Object.keys(vendor.exports[name]).filter((key) => key !== 'default' && key !== '__esModule')]));
   const output = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith('.cjs'))[1];
   return { names, inputs: Object.keys(output.inputs) };
@@ -216,7 +248,9 @@ export function vendorStandIns(root, names) {
         return {
           resolveDir: join(root, 'scripts'),
           loader: 'js',
-          contents: `import { vendored } from './vendor-load.mjs';
+          contents: `${(PROVIDED[args.path] ?? []).map((name, i) => `import provided${i} from ${JSON.stringify(name)};`).join('\n')}
+import { provide, vendored } from './vendor-load.mjs';
+${(PROVIDED[args.path] ?? []).map((name, i) => `provide(${JSON.stringify(name)}, provided${i});`).join('\n')}
 const m = vendored(${JSON.stringify(args.path)});
 ${exported.map((name, i) => `const $${i} = m[${JSON.stringify(name)}];`).join('\n')}
 export { ${exported.map((name, i) => `$${i} as ${JSON.stringify(name)}`).join(', ')} };
