@@ -18,6 +18,13 @@ function isWsl() {
 if (process.argv[2] === '--version' || process.argv[2] === '-v') {
   const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   const cpu = arch() === 'ia32' ? 'x86' : arch();
+  // A full disk or a terminal gone: one line and exit 1, as every other command says it (src/cli/io.ts).
+  process.stdout.on('error', (error) => {
+    if (error.code === 'EPIPE') return;
+    process.exitCode = 1;
+    process.stderr.on('error', () => undefined);
+    process.stderr.write(`Error: could not write the output to stdout: ${error.code === 'ENOSPC' ? 'no space left on the device (ENOSPC)' : error.code ?? error.message}\n`);
+  });
   process.stdout.write(`${name}/${version} ${isWsl() ? 'wsl' : platform()}-${cpu} node-${process.version}\n`);
 } else {
   // oclif checks the Node version against its own package.json when it loads, loading semver to do so; bundled,
@@ -27,7 +34,9 @@ if (process.argv[2] === '--version' || process.argv[2] === '-v') {
   // From Node 22.1, V8's compiled code is kept on disk between runs: most of what a start costs is compiling the
   // bundle. Node 20 has no such cache, and this is a no-op there.
   module.enableCompileCache?.();
-  const { execute } = await import('../dist/cli/run.js');
+  const { execute, takeOverOutputErrors } = await import('../dist/cli/run.js');
+  // A full disk or a terminal gone: one line and exit 1, not a crash (src/cli/io.ts).
+  takeOverOutputErrors();
   // oclif would also load "user" and "link" plugins named in $KB_DATA_DIR/package.json (it takes KB_DATA_DIR for its
   // own data dir, which is kb serve's): whoever could write that file would run code in every kb command. kb has none.
   await execute({ loadOptions: { root: fileURLToPath(new URL('..', import.meta.url)), userPlugins: false } });

@@ -1,5 +1,6 @@
 import { accessSync, constants, readdirSync, statSync, unlinkSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
+import { errno, describeSystemError } from '../os/errors.js';
 import { makeDirectories } from '../os/files.js';
 import type Conf from 'conf';
 import { ConfigError, ConfigWriteError } from './errors.js';
@@ -16,32 +17,6 @@ let confClass: Promise<ConfClass> | undefined;
 function loadConf(): Promise<ConfClass> {
   confClass ??= import('conf').then((module) => module.default as ConfClass);
   return confClass;
-}
-
-function errno(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && /^E[A-Z]+$/.test(code) ? code : undefined;
-}
-
-const PHRASES: Record<string, string> = {
-  EACCES: 'permission denied',
-  EPERM: 'operation not permitted',
-  EROFS: 'the filesystem is read-only',
-  ENOSPC: 'no space left on the device',
-  EDQUOT: 'the disk quota is exceeded',
-  ENOTDIR: 'a part of the path is not a directory',
-  EEXIST: 'it exists and is not a directory',
-  EISDIR: 'it is a directory',
-  EIO: 'an I/O error',
-  ELOOP: 'too many symbolic links',
-  ENAMETOOLONG: 'the path is too long',
-};
-
-/** What a filesystem error means, in words; never the raw message, which repeats the path and says little more. */
-function phrase(error: unknown): string {
-  const code = errno(error);
-  if (code === undefined) return (error as Error).message;
-  return `${PHRASES[code] ?? (error as Error).message.split(',')[0]} (${code})`;
 }
 
 export interface ConfigFileOptions {
@@ -118,7 +93,7 @@ export class ConfigFile {
     } catch (error) {
       // Failures of fn are explained already; a bare filesystem error here is the lock file's.
       if (!locked && errno(error) !== undefined) {
-        throw new ConfigWriteError(this.#lockPath, `cannot save the config: cannot create the lock file ${this.#lockPath}: ${phrase(error)}`);
+        throw new ConfigWriteError(this.#lockPath, `cannot save the config: cannot create the lock file ${this.#lockPath}: ${describeSystemError(error)}`);
       }
       throw error;
     }
@@ -137,7 +112,7 @@ export class ConfigFile {
       stats = statSync(this.path);
     } catch (error) {
       if (errno(error) === 'ENOENT') return undefined;
-      throw new ConfigError('config_unreadable', `cannot read the config file ${this.path}: ${phrase(error)}`);
+      throw new ConfigError('config_unreadable', `cannot read the config file ${this.path}: ${describeSystemError(error)}`);
     }
     if (!stats.isFile()) throw new ConfigError('config_unreadable', `cannot read the config file ${this.path}: it is not a file`);
     return stats;
@@ -147,7 +122,7 @@ export class ConfigFile {
     try {
       return statSync(this.dir);
     } catch (error) {
-      throw new ConfigError('config_unreadable', `cannot read the config directory ${this.dir}: ${phrase(error)}`);
+      throw new ConfigError('config_unreadable', `cannot read the config directory ${this.dir}: ${describeSystemError(error)}`);
     }
   }
 
@@ -166,7 +141,7 @@ export class ConfigFile {
       });
     } catch (error) {
       if (error instanceof ConfigError) throw error;
-      throw new ConfigError('config_unreadable', `cannot read the config file ${this.path}: ${phrase(error)}`);
+      throw new ConfigError('config_unreadable', `cannot read the config file ${this.path}: ${describeSystemError(error)}`);
     }
   }
 
@@ -176,7 +151,7 @@ export class ConfigFile {
       return conf.store;
     } catch (error) {
       if (error instanceof ConfigError) throw error;
-      throw new ConfigError('config_unreadable', `cannot read the config file ${this.path}: ${phrase(error)}`);
+      throw new ConfigError('config_unreadable', `cannot read the config file ${this.path}: ${describeSystemError(error)}`);
     }
   }
 
@@ -185,13 +160,13 @@ export class ConfigFile {
     try {
       makeDirectories(this.dir, 0o700);
     } catch (error) {
-      throw new ConfigWriteError(this.dir, `cannot save the config in ${this.dir}: ${phrase(error)}`);
+      throw new ConfigWriteError(this.dir, `cannot save the config in ${this.dir}: ${describeSystemError(error)}`);
     }
     checkTrust(this.dir, this.#dirStats(), 'directory');
     try {
       accessSync(this.dir, constants.W_OK | constants.X_OK);
     } catch (error) {
-      throw new ConfigWriteError(this.dir, `cannot save the config in ${this.dir}: ${phrase(error)}`);
+      throw new ConfigWriteError(this.dir, `cannot save the config in ${this.dir}: ${describeSystemError(error)}`);
     }
   }
 
@@ -240,7 +215,7 @@ export class ConfigFile {
       const full = errno(error) === 'ENOSPC' || errno(error) === 'EDQUOT';
       throw new ConfigWriteError(
         this.path,
-        `cannot save the config file ${this.path}: ${phrase(error)}`,
+        `cannot save the config file ${this.path}: ${describeSystemError(error)}`,
         full ? 'Free some space and try again; the file was left as it was.' : 'The file was left as it was.',
       );
     }

@@ -3,10 +3,12 @@
  * escaped in tables, blocks, errors and `auth status` while --json stays exact; local refusals that say nothing was
  * sent; a stray argument named as such.
  */
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isolatedEnv } from '../helpers/cli.js';
+import { isolatedEnv, KB_BIN, type RunResult } from '../helpers/cli.js';
 import { apiData, describeRun, expectFailure, jsonOut, kb, lines, orgEnv, startFixedServer, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -137,5 +139,66 @@ describe.concurrent('the X-Request-Id of a failed request', { timeout: TEST_TIME
       fake.closeAllConnections();
       await new Promise<void>((resolve) => fake.close(() => resolve()));
     }
+  });
+});
+
+/**
+ * Runs the built kb with its stdout on `/dev/full` (every write fails with ENOSPC, as on a full disk) or on a pipe
+ * whose reader has gone (every write fails with EPIPE, as under `kb ns list | head -1` once head has exited).
+ */
+function kbWithBrokenStdout(args: readonly string[], env: NodeJS.ProcessEnv, stdout: 'full' | 'closed-pipe'): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const full = stdout === 'full' ? openSync('/dev/full', 'w') : undefined;
+    const child = spawn(process.execPath, [KB_BIN, ...args], { env, stdio: ['ignore', full ?? 'pipe', 'pipe'] });
+    if (full !== undefined) closeSync(full);
+    // The reader goes away before kb has written anything.
+    child.stdout?.destroy();
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout: '', stderr });
+    });
+  });
+}
+
+describe.concurrent('output that cannot be written', { timeout: TEST_TIMEOUT_MS }, () => {
+  const ENOSPC = 'Error: could not write the output to stdout: no space left on the device (ENOSPC)';
+
+  it('on a full disk: one line that says so and exit 1, never a crash with a dump of the bundle', async () => {
+    const { env, token } = await orgEnv(server, 'full-disk');
+    await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs' });
+    const runs = [['ns', 'list'], ['ns', 'list', '--json'], ['ns', 'update', 'docs', '-d', 'x'], ['--help'], ['ns', 'list', '--help'], ['--version']];
+    const results = await Promise.all(runs.map((args) => kbWithBrokenStdout(args, env, 'full')));
+    results.forEach((result, index) => {
+      const shown = `kb ${runs[index]!.join(' ')}\n${describeRun(result)}`;
+      expect(result.code, shown).toBe(1);
+      // What goes to stderr anyway (the status line of an update) stays; the failure is said once, at the end.
+      const said = lines(result.stderr);
+      expect(said.at(-1), shown).toBe(ENOSPC);
+      expect(said.filter((line) => line.startsWith('Error')), shown).toEqual([ENOSPC]);
+      expect(result.stderr, shown).not.toContain('Node.js');
+    });
+  });
+
+  it('on a full disk, a command that printed nothing keeps its own exit code and error', async () => {
+    const result = await kbWithBrokenStdout(['ns', 'list'], isolatedEnv(), 'full');
+    expect(result.code, describeRun(result)).toBe(4);
+    expect(result.stderr).toMatch(/^Error: no kb deployment is configured\n/);
+    expect(result.stderr).not.toContain('could not write');
+  });
+
+  it('to a reader that went away (| head): nothing to tell, the command ends as it would have', async () => {
+    const { env, token } = await orgEnv(server, 'gone-reader');
+    await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs' });
+    const runs = [['ns', 'list'], ['ns', 'list', '--json'], ['--help'], ['--version']];
+    const results = await Promise.all(runs.map((args) => kbWithBrokenStdout(args, env, 'closed-pipe')));
+    results.forEach((result, index) => {
+      const shown = `kb ${runs[index]!.join(' ')}\n${describeRun(result)}`;
+      expect(result.code, shown).toBe(0);
+      expect(result.stderr, shown).toBe('');
+    });
   });
 });
