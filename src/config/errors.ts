@@ -2,6 +2,8 @@
  * The config's error catalog. Every class carries a stable `code` and the `exitCode` of CONTRACT section 3, which
  * the CLI turns into the process's exit code; callers tell them apart by class.
  */
+import { EXIT, type ExitCode } from '../client/exit-codes.js';
+
 export type ConfigErrorCode =
   | 'config_invalid'
   | 'config_unreadable'
@@ -18,21 +20,21 @@ export type ConfigErrorCode =
  * a config kb does not trust and no deployment at all are "authentication" (4), since no token can be used; a
  * profile that another server's token holds is a conflict (5).
  */
-const EXIT_CODES: Record<ConfigErrorCode, number> = {
-  config_invalid: 1,
-  config_unreadable: 1,
-  config_untrusted: 4,
-  config_unwritable: 1,
-  invalid_profile: 2,
-  invalid_url: 2,
-  profile_not_found: 2,
-  profile_taken: 5,
-  no_deployment: 4,
+const EXIT_CODES: Record<ConfigErrorCode, ExitCode> = {
+  config_invalid: EXIT.failure,
+  config_unreadable: EXIT.failure,
+  config_untrusted: EXIT.auth,
+  config_unwritable: EXIT.failure,
+  invalid_profile: EXIT.usage,
+  invalid_url: EXIT.usage,
+  profile_not_found: EXIT.usage,
+  profile_taken: EXIT.conflict,
+  no_deployment: EXIT.auth,
 };
 
 export class ConfigError extends Error {
   override readonly name: string = 'ConfigError';
-  readonly exitCode: number;
+  readonly exitCode: ExitCode;
 
   constructor(
     readonly code: ConfigErrorCode,

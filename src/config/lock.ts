@@ -1,6 +1,7 @@
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { EXIT } from '../client/exit-codes.js';
 import { processRuns } from '../os/processes.js';
 
 export interface LockOptions {
@@ -24,7 +25,7 @@ const STALE_GUARD_MS = 2000;
 export class LockTimeoutError extends Error {
   override readonly name = 'LockTimeoutError';
   readonly code = 'config_locked';
-  readonly exitCode = 1;
+  readonly exitCode = EXIT.failure;
   readonly help: string;
 
   constructor(

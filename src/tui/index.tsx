@@ -1,5 +1,6 @@
 import { render } from 'ink';
 import type { Namespace } from '../api/schemas.js';
+import { EXIT } from '../client/exit-codes.js';
 import { App } from './app.js';
 import { ENTER_ALTERNATE_SCREEN, LEAVE_ALTERNATE_SCREEN, processTerminal } from './terminal.js';
 import type { TuiClient, TuiDeployment } from './types.js';
@@ -26,7 +27,7 @@ export interface RunTuiOptions {
 /** runTui without a terminal: exit 2, as for any usage the CLI cannot serve (the command checks first, too). */
 export class NotATerminalError extends Error {
   override readonly name = 'NotATerminalError';
-  readonly exitCode = 2;
+  readonly exitCode = EXIT.usage;
   readonly help = 'In scripts use `kb ns list` and `kb base list` (with --json).';
   constructor() {
     super('kb tui needs a terminal: stdin and stdout must both be a TTY');

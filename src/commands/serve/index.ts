@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import { Flags } from '@oclif/core';
 import { KbCommand } from '../../cli/base-command.js';
 import { parseTimeout } from '../../cli/duration.js';
@@ -21,7 +22,8 @@ function signals(onSecond: (signal: NodeJS.Signals) => void): { stopped: Promise
     handle = (signal) => {
       if (++received === 1) return resolve(signal);
       onSecond(signal);
-      process.exit(signal === 'SIGINT' ? 130 : 143);
+      // As a shell reports a process that the signal ended: 128 + its number.
+      process.exit(128 + constants.signals[signal]);
     };
     process.on('SIGINT', handle);
     process.on('SIGTERM', handle);

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
 import { OrgName, KEY_RULE } from '../../../api/schemas.js';
+import { EXIT } from '../../../client/exit-codes.js';
 import { KbCommand } from '../../../cli/base-command.js';
 import { UsageError } from '../../../cli/errors.js';
 import { saveLocalProfile } from '../../../cli/serve-profile.js';
@@ -62,7 +63,7 @@ holds another server's token is never replaced.`;
           `Could not save it as a CLI profile: ${(error as Error).message}\n` +
             `The token works; save it yourself with \`kb auth login --url ${url} --with-token\`, giving it on stdin.\n`,
         );
-        process.exitCode = 1;
+        process.exitCode = EXIT.failure;
         return { org: info.org, token: minted.token };
       }
     });
