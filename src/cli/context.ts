@@ -2,6 +2,7 @@ import type { KbClient } from '../client/client.js';
 import { readEnv, type KbEnvironment } from '../config/env.js';
 import { configDir, dataDir } from '../config/paths.js';
 import { ProfileStore, resolveDeployment, type Deployment } from '../config/profiles.js';
+import { proxySettings } from '../config/proxy.js';
 import { parseByteSize } from './byte-size.js';
 import { parseTimeout } from './duration.js';
 import { uninterrupted } from './interrupt.js';
@@ -88,7 +89,7 @@ export class Context {
     const maxResponseBytes = maxText === undefined ? undefined : parseByteSize(maxText, 'KB_MAX_RESPONSE');
     const trace = request.verbose || this.env.debug ? (line: string) => this.io.stderr(`* ${line}\n`) : undefined;
     const { KbClient } = await import('../client/client.js');
-    const client = new KbClient({ url: request.url, token: request.token, timeoutMs, maxResponseBytes, trace, proxy: this.env.proxy });
+    const client = new KbClient({ url: request.url, token: request.token, timeoutMs, maxResponseBytes, trace, proxy: proxySettings(this.env.proxy) });
     if (client.urlHadApiPrefix) noteApiPrefix(this.io, request.url, client.baseUrl);
     this.#clients.push(client);
     return client;

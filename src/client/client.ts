@@ -13,6 +13,7 @@ import {
   ResponseTooLargeError,
   type NetworkErrorKind,
 } from './errors.js';
+import { failedAtProxy, proxyFor, type ProxySettings } from './proxy.js';
 import { defaultDispatcher, request } from './undici.js';
 
 export interface KbClientOptions {
@@ -29,10 +30,10 @@ export interface KbClientOptions {
   /** A reply longer than this many bytes is refused (ResponseTooLargeError) as soon as that is known. */
   maxResponseBytes?: number | undefined;
   /**
-   * Send through undici's EnvHttpProxyAgent, which honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY (either case): the
-   * CLI says so when a proxy variable is set (src/config/env.ts). Otherwise undici's plain Agent.
+   * Send through these proxies with undici's EnvHttpProxyAgent (the CLI reads them from HTTPS_PROXY, HTTP_PROXY and
+   * NO_PROXY: src/config/proxy.ts). Otherwise undici's plain Agent.
    */
-  proxy?: boolean | undefined;
+  proxy?: ProxySettings | undefined;
   /** Replaces the default dispatcher (see `proxy`); it belongs to the caller. */
   dispatcher?: Dispatcher | undefined;
 }
@@ -214,7 +215,7 @@ export class KbClient {
   readonly #trace: ((line: string) => void) | undefined;
   #dispatcher: Dispatcher | Promise<Dispatcher> | undefined;
   readonly #ownsDispatcher: boolean;
-  readonly #proxy: boolean;
+  readonly #proxy: ProxySettings | undefined;
 
   constructor(options: KbClientOptions) {
     const base = normalizeBaseUrl(options.url);
@@ -235,7 +236,7 @@ export class KbClient {
     this.#trace = options.trace;
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher = options.dispatcher;
-    this.#proxy = options.proxy === true;
+    this.#proxy = options.proxy;
   }
 
   health(): Promise<RouteOutput<'health'>> {
@@ -422,7 +423,9 @@ export class KbClient {
       const failure: Failure = error === deadline || controller.signal.aborted
         ? { kind: 'timeout', reason: `timed out (no complete reply within ${this.timeoutMs} ms)`, retryable: false }
         : describeFailure(error);
-      return { failure: new NetworkError(failure.kind, url, method, failure.reason, { cause: error }), retryable: failure.retryable };
+      const proxy = this.#proxy && proxyFor(this.#proxy, url);
+      const atProxy = proxy !== undefined && failure.kind !== 'timeout' && failedAtProxy(proxy, url, error) ? proxy : undefined;
+      return { failure: new NetworkError(failure.kind, url, method, failure.reason, { cause: error, proxy: atProxy }), retryable: failure.retryable };
     } finally {
       clearTimeout(timer);
     }

@@ -1,5 +1,6 @@
 import { codeForStatus, KbApiError, type ErrorCode } from '../api/errors.js';
 import { EXIT, exitCodeForStatus } from './exit-codes.js';
+import { shownProxyUrl, type Proxy } from './proxy.js';
 
 export { exitCodeForStatus };
 
@@ -57,6 +58,8 @@ export class NetworkError extends KbClientError {
   override readonly name = 'NetworkError';
   readonly code = 'network_error';
   readonly exitCode = EXIT.network;
+  /** The proxy that could not be reached, when it was the proxy and not the deployment. */
+  readonly proxy: Proxy | undefined;
 
   constructor(
     readonly kind: NetworkErrorKind,
@@ -64,13 +67,18 @@ export class NetworkError extends KbClientError {
     readonly method: string,
     /** The cause in plain words, e.g. "connection refused". */
     readonly reason: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; proxy?: Proxy | undefined },
   ) {
-    super(`cannot reach ${url}: ${reason}`, options);
+    const proxy = options?.proxy;
+    super(proxy ? `cannot reach the proxy ${shownProxyUrl(proxy.url)} (${proxy.variable}) for ${url}: ${reason}` : `cannot reach ${url}: ${reason}`, options);
+    this.proxy = proxy;
   }
 
   /** What to try next, where the kind of failure suggests something. */
   get help(): string | undefined {
+    if (this.proxy) {
+      return `Check ${this.proxy.variable}, or list ${new URL(this.url).hostname} in NO_PROXY to reach it without the proxy.`;
+    }
     if (this.kind !== 'refused') return undefined;
     return 'Is the server running (start a local one with `kb serve`)? `kb auth status` shows the URL and profile in use.';
   }

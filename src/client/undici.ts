@@ -7,6 +7,7 @@
 import type { Agent as AgentType, Dispatcher } from 'undici';
 // @ts-expect-error undici ships no types for its internal modules; their types are the public ones below.
 import AgentModule from 'undici/lib/dispatcher/agent.js';
+import type { ProxySettings } from './proxy.js';
 // @ts-expect-error as above.
 import apiRequest from 'undici/lib/api/api-request.js';
 
@@ -14,22 +15,29 @@ import apiRequest from 'undici/lib/api/api-request.js';
 export const Agent = AgentModule as typeof AgentType;
 
 /**
- * The dispatcher a client sends through: undici's Agent, or, for `proxy` (a proxy variable is set, as
- * src/config/env.ts tells), undici's own EnvHttpProxyAgent, which honours HTTPS_PROXY, HTTP_PROXY and NO_PROXY in
- * either case.
+ * The dispatcher a client sends through: undici's Agent, or, for proxies (from HTTPS_PROXY, HTTP_PROXY and NO_PROXY,
+ * as src/config/proxy.ts reads them), undici's own EnvHttpProxyAgent, given them as they were read and checked:
+ * it would otherwise read the variables again itself, in its own way.
  *
  * The proxy agent comes from undici's index, loaded only then: its CONNECT tunnels call `Dispatcher#connect`,
  * which the index installs on every dispatcher (`Object.assign(Dispatcher.prototype, api)`), and which undici's
  * internal modules alone lack. Plain http goes to the proxy in absolute form (`GET http://host/path`), as curl and
  * Go send it; https goes through a CONNECT tunnel.
  */
-export async function defaultDispatcher(connectTimeoutMs: number, proxy: boolean): Promise<Dispatcher> {
+export async function defaultDispatcher(connectTimeoutMs: number, proxy: ProxySettings | undefined): Promise<Dispatcher> {
   const connect = { timeout: connectTimeoutMs };
-  if (!proxy) return new Agent({ connect });
+  if (proxy === undefined) return new Agent({ connect });
   const undici = await import('undici');
   // Bundled, undici (CommonJS) arrives as the default export only; from node_modules, with named exports too.
   const { EnvHttpProxyAgent } = (undici as unknown as { default?: typeof undici }).default ?? undici;
-  return new EnvHttpProxyAgent({ connect, proxyTunnel: false });
+  // An empty string, not undefined, for a proxy that is not set: undici reads the variable for an undefined one.
+  return new EnvHttpProxyAgent({
+    connect,
+    proxyTunnel: false,
+    httpProxy: proxy.http?.url ?? '',
+    httpsProxy: proxy.https?.url ?? '',
+    noProxy: proxy.noProxy ?? '',
+  });
 }
 
 type RequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path'>;

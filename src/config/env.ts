@@ -32,8 +32,8 @@ export interface KbEnvironment {
    * `0` or `false`), where it draws no interactive frame: `kb tui` refuses to start then.
    */
   inkCi: 'CI' | 'CONTINUOUS_INTEGRATION' | undefined;
-  /** Whether a proxy variable is set (HTTPS_PROXY or HTTP_PROXY, either case); undici reads their values itself. */
-  proxy: boolean;
+  /** The proxy variables, when HTTPS_PROXY or HTTP_PROXY (either case) is set; src/config/proxy.ts checks them. */
+  proxy: ProxyVariables | undefined;
   /** $VISUAL, else $EDITOR. */
   editor: string | undefined;
 }
@@ -53,6 +53,34 @@ function inkCiVariable(env: NodeJS.ProcessEnv): KbEnvironment['inkCi'] {
   return (['CI', 'CONTINUOUS_INTEGRATION'] as const).find((name) => name in env && env[name] !== '0' && env[name] !== 'false');
 }
 
+/** A variable and its value. */
+export interface NamedValue {
+  name: string;
+  value: string;
+}
+
+/** HTTP_PROXY, HTTPS_PROXY and NO_PROXY, each by the name that set it: the lower-case one first, as curl and undici. */
+export interface ProxyVariables {
+  http: NamedValue | undefined;
+  https: NamedValue | undefined;
+  noProxy: string | undefined;
+}
+
+function firstSet(env: NodeJS.ProcessEnv, names: readonly string[]): NamedValue | undefined {
+  for (const name of names) {
+    const value = text(env[name]);
+    if (value !== undefined) return { name, value };
+  }
+  return undefined;
+}
+
+function proxyVariables(env: NodeJS.ProcessEnv): ProxyVariables | undefined {
+  const http = firstSet(env, ['http_proxy', 'HTTP_PROXY']);
+  const https = firstSet(env, ['https_proxy', 'HTTPS_PROXY']);
+  if (http === undefined && https === undefined) return undefined;
+  return { http, https, noProxy: firstSet(env, ['no_proxy', 'NO_PROXY'])?.value };
+}
+
 /** kb's view of an environment: process.env unless another is given (tests, child processes). */
 export function readEnv(env: NodeJS.ProcessEnv = process.env): KbEnvironment {
   return {
@@ -68,7 +96,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): KbEnvironment {
     noColor: text(env.NO_COLOR) !== undefined || env.TERM === 'dumb',
     ci: ciVariable(env),
     inkCi: inkCiVariable(env),
-    proxy: ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((name) => text(env[name]) !== undefined),
+    proxy: proxyVariables(env),
     editor: text(env.VISUAL) ?? text(env.EDITOR),
   };
 }

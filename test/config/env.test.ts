@@ -14,7 +14,7 @@ const NOTHING: KbEnvironment = {
   noColor: false,
   ci: undefined,
   inkCi: undefined,
-  proxy: false,
+  proxy: undefined,
   editor: undefined,
 };
 
@@ -100,12 +100,27 @@ describe('readEnv: every environment variable kb reads, in one place', () => {
     expect(readEnv(env).inkCi).toBe(inkCi);
   });
 
-  it.each(['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'])('says a proxy is configured when %s is set', (name) => {
-    expect(readEnv({ [name]: 'http://proxy:3128' }).proxy).toBe(true);
+  it.each([
+    ['HTTPS_PROXY', 'https'],
+    ['https_proxy', 'https'],
+    ['HTTP_PROXY', 'http'],
+    ['http_proxy', 'http'],
+  ] as const)('reads %s as the %s proxy, by its name', (name, scheme) => {
+    expect(readEnv({ [name]: 'http://proxy:3128', NO_PROXY: 'localhost' }).proxy).toEqual({
+      http: undefined,
+      https: undefined,
+      [scheme]: { name, value: 'http://proxy:3128' },
+      noProxy: 'localhost',
+    });
+  });
+
+  it('takes the lower-case name first, as curl and undici do; an empty one counts as unset', () => {
+    const proxy = readEnv({ http_proxy: 'http://lower:1', HTTP_PROXY: 'http://upper:1', https_proxy: '', HTTPS_PROXY: 'http://upper:2', no_proxy: 'a', NO_PROXY: 'b' }).proxy;
+    expect(proxy).toEqual({ http: { name: 'http_proxy', value: 'http://lower:1' }, https: { name: 'HTTPS_PROXY', value: 'http://upper:2' }, noProxy: 'a' });
   });
 
   it('does not count NO_PROXY alone as a proxy', () => {
-    expect(readEnv({ NO_PROXY: 'localhost' }).proxy).toBe(false);
+    expect(readEnv({ NO_PROXY: 'localhost' }).proxy).toBeUndefined();
   });
 
   it('takes VISUAL over EDITOR', () => {

@@ -165,6 +165,45 @@ describe.concurrent('kb behind a forward proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROX
   });
 });
 
+describe.concurrent('a proxy variable that cannot work is said so, naming the variable and never its password', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('a value without a scheme is taken as http://, as curl takes it', async () => {
+    const proxy = await startForwardProxy(serverPort);
+    const { env } = await orgEnv(server, 'proxy-no-scheme');
+    const url = `http://${UNRESOLVABLE}:${serverPort()}`;
+    const result = await kb(['ns', 'list', '--json'], { env: { ...env, KB_URL: url, HTTP_PROXY: proxy.url.replace('http://', '') } });
+    expect(jsonOut(result)).toEqual([]);
+    expect(proxy.forwarded).toEqual([`GET ${url}/v1/ns_list`]);
+  });
+
+  it('one that is not an http(s) URL: exit 2 before anything is sent, even for a variable the request would not use', async () => {
+    const proxy = await startForwardProxy(serverPort);
+    const { env } = await orgEnv(server, 'proxy-invalid');
+    const [socks, broken] = await Promise.all([
+      kb(['ns', 'list'], { env: { ...env, HTTP_PROXY: proxy.url, HTTPS_PROXY: 'socks5://user:hunter22@127.0.0.1:1080' } }),
+      kb(['ns', 'create', 'never'], { env: { ...env, http_proxy: 'http://[::1' } }),
+    ]);
+    expectFailure(socks, 2, 'invalid proxy in HTTPS_PROXY: kb sends through http:// and https:// proxies, not socks5://', 'Set HTTPS_PROXY to a URL such as http://proxy.example.com:3128, or unset it.');
+    expectFailure(broken, 2, 'invalid proxy in http_proxy: it is not a URL', 'Set http_proxy to a URL such as http://proxy.example.com:3128, or unset it.');
+    expect(socks.stderr + broken.stderr).not.toContain('hunter22');
+    expect(proxy.forwarded).toEqual([]);
+    expect(jsonOut(await kb(['ns', 'list', '--json'], { env }))).toEqual([]);
+  });
+
+  it('a proxy that is not there: exit 6, naming the proxy and its variable, not the deployment', async () => {
+    const closed = new URL(await closedPortUrl());
+    const { env } = await orgEnv(server, 'proxy-refused');
+    const url = `https://${UNRESOLVABLE}:8443`;
+    const result = await kb(['ns', 'list'], { env: { ...env, KB_URL: url, https_proxy: `http://user:hunter22@127.0.0.1:${closed.port}` } });
+    expectFailure(
+      result,
+      6,
+      `cannot reach the proxy http://user:***@127.0.0.1:${closed.port} (https_proxy) for ${url}/v1/ns_list: connection refused`,
+      `Check https_proxy, or list ${UNRESOLVABLE} in NO_PROXY to reach it without the proxy.`,
+    );
+    expect(result.stderr).not.toContain('hunter22');
+  });
+});
+
 /** A server whose every reply is `respond(response)`; counts requests and the body bytes it managed to write. */
 async function startReplyServer(respond: (response: ServerResponse, sent: { bytes: number }) => void): Promise<{ url: string; requests(): number; sent: { bytes: number } }> {
   let requests = 0;

@@ -1,0 +1,43 @@
+/**
+ * The proxy variables, read as curl and undici read them (the lower-case name first) and checked before anything is
+ * sent: a value without a scheme (`proxy.corp:3128`) is taken as http://, as curl takes it; anything that is not an
+ * http:// or https:// URL with a host is refused at once, naming the variable, instead of failing every request
+ * with undici's "Invalid URL".
+ */
+import type { ProxySettings } from '../client/proxy.js';
+import type { ProxyVariables } from './env.js';
+import { ConfigError } from './errors.js';
+
+const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+/** A proxy variable's value as the URL undici takes; throws a ConfigError (exit 2) for one that cannot be a proxy. */
+export function proxyUrl(variable: string, value: string): string {
+  const withScheme = SCHEME.test(value) ? value : `http://${value}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw invalid(variable, 'it is not a URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw invalid(variable, `kb sends through http:// and https:// proxies, not ${url.protocol}//`);
+  }
+  if (url.hostname === '') throw invalid(variable, 'it names no host');
+  return url.href;
+}
+
+function invalid(variable: string, reason: string): ConfigError {
+  // The value is not repeated: it may hold a password, and the user can print it with `echo $VARIABLE`.
+  return new ConfigError('invalid_url', `invalid proxy in ${variable}: ${reason}`, `Set ${variable} to a URL such as http://proxy.example.com:3128, or unset it.`);
+}
+
+/** The proxies the variables name, checked; undefined when none is set. */
+export function proxySettings(variables: ProxyVariables | undefined): ProxySettings | undefined {
+  if (variables === undefined) return undefined;
+  const settings: ProxySettings = { noProxy: variables.noProxy };
+  for (const scheme of ['http', 'https'] as const) {
+    const variable = variables[scheme];
+    if (variable !== undefined) settings[scheme] = { url: proxyUrl(variable.name, variable.value), variable: variable.name };
+  }
+  return settings;
+}
