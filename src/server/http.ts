@@ -77,11 +77,24 @@ function parseJsonBody(bytes: Buffer): unknown {
   }
 }
 
-/** A body without Content-Type: fastify would leave it unread, but CONTRACT says any non-JSON body is 415. */
+/**
+ * A body kb cannot read as JSON before its parser sees it: one without Content-Type (fastify would leave it unread,
+ * but CONTRACT says any non-JSON body is 415), or a compressed one, whose bytes kb would otherwise read as if they
+ * were not (RFC 9110 section 15.5.16: a content coding the server does not know is a 415).
+ */
 export function untypedBody(request: FastifyRequest): KbApiError | null {
   const hasBody = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined;
-  return hasBody && request.headers['content-type'] === undefined ? UNSUPPORTED_MEDIA_TYPE : null;
+  if (!hasBody) return null;
+  if (request.headers['content-type'] === undefined) return UNSUPPORTED_MEDIA_TYPE;
+  const coding = request.headers['content-encoding'];
+  return coding === undefined || /^\s*(identity\s*)?$/i.test(coding) ? null : UNSUPPORTED_ENCODING;
 }
+
+const UNSUPPORTED_ENCODING = new KbApiError(
+  'unsupported_media_type',
+  'Request bodies must not be compressed: Content-Encoding is not supported',
+  'Send the JSON as it is, without a Content-Encoding header.',
+);
 
 export const requireContentType: preParsingHookHandler = (request, _reply, payload, done) => {
   const refused = untypedBody(request);

@@ -151,6 +151,26 @@ describe('a body that is not valid UTF-8', () => {
   });
 });
 
+describe('a compressed body (Content-Encoding)', () => {
+  it.each(['gzip', 'br', 'deflate, gzip'])('%s: refused with 415 before it is read, and nothing is stored', async (coding) => {
+    // Plain JSON labelled as compressed: read as it is, it would be stored, whatever its bytes really were.
+    const reply = await fetchCall(server.url, 'POST', '/v1/ns_create', {
+      token: server.token, payload: '{"key":"coded-ns"}', headers: { 'content-type': 'application/json', 'content-encoding': coding },
+    });
+    const failure = expectFailure(reply, 415);
+    expect(failure).toMatchObject({ message: 'Request bodies must not be compressed: Content-Encoding is not supported' });
+    const listed = await fetchCall(server.url, 'GET', '/v1/ns_list', { token: server.token });
+    expect(listed.text).not.toContain('coded-ns');
+  });
+
+  it('identity is no coding at all: accepted', async () => {
+    const reply = await fetchCall(server.url, 'POST', '/v1/ns_create', {
+      token: server.token, payload: '{"key":"identity-ns"}', headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+    });
+    expect(reply.status, reply.text).toBe(200);
+  });
+});
+
 describe('JSON nested too deeply', () => {
   it.each([100, 20_000])('refuses %i levels with 400 that says so, and stores nothing', async (depth) => {
     const payload = `{"key":"deep-ns","description":${'['.repeat(depth)}${']'.repeat(depth)}}`;
