@@ -27,6 +27,19 @@ const boundary = (files, patterns, message, regex) => ({
   },
 });
 
+/** Exit codes come from the one table, EXIT (src/client/exit-codes.ts), which the error catalog carries. */
+const EXIT_LITERALS = [
+  {
+    selector: [
+      "NewExpression[callee.name=/^(CliError|UsageError)$/] > Literal.arguments[raw=/^[0-9]+$/]",
+      "AssignmentExpression[left.property.name='exitCode'] > Literal.right",
+      "PropertyDefinition[key.name='exitCode'] > Literal.value",
+      "CallExpression[callee.object.name='process'][callee.property.name='exit'] > Literal.arguments",
+    ].join(', '),
+    message: 'Take exit codes from EXIT (src/client/exit-codes.ts), the one table of them.',
+  },
+];
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'oclif.manifest.json'] },
   js.configs.recommended,
@@ -73,12 +86,14 @@ export default tseslint.config(
       ],
     },
   },
+  { files: ['src/**'], rules: { 'no-restricted-syntax': ['error', ...EXIT_LITERALS] } },
   // A command never imports another command's module: what two commands share lives in src/cli (or below).
   {
     files: ['src/commands/**'],
     rules: {
       'no-restricted-syntax': [
         'error',
+        ...EXIT_LITERALS,
         {
           selector: "ImportDeclaration[source.value=/^(?!(\\.\\.\\/)+(api|cli|client|config|server|store|sync|tui)\\/)\\./], ImportExpression[source.value=/^(?!(\\.\\.\\/)+(api|cli|client|config|server|store|sync|tui)\\/)\\./]",
           message: 'A command never imports another command: move what they share to src/cli (or the layer it belongs to).',

@@ -5,6 +5,7 @@ import type { Store } from '../store/store.js';
 import type { Context } from './context.js';
 import { parseTimeout } from './duration.js';
 import { CliError, UsageError } from './errors.js';
+import { EXIT } from '../client/exit-codes.js';
 
 const DATABASE_URL_FORM = 'postgres://USER:PASSWORD@HOST:PORT/DATABASE';
 
@@ -51,9 +52,9 @@ export function storageOptions(
 /** A storage that cannot be opened, as the CLI reports it: exit 6 for a database that did not answer, else 1. */
 export function storageFailure(error: unknown): unknown {
   if (error instanceof StoreUnreachableError) {
-    return new CliError(error.message, 6, `${error.help ? `${error.help} ` : ''}Or wait longer with --database-wait.`);
+    return new CliError(error.message, EXIT.network, `${error.help ? `${error.help} ` : ''}Or wait longer with --database-wait.`);
   }
-  if (error instanceof StoreOpenError) return new CliError(error.message, 1, error.help);
+  if (error instanceof StoreOpenError) return new CliError(error.message, EXIT.failure, error.help);
   return error;
 }
 

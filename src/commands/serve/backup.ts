@@ -2,6 +2,7 @@ import { Args } from '@oclif/core';
 import { KbCommand } from '../../cli/base-command.js';
 import { CliError, UsageError } from '../../cli/errors.js';
 import { storageFlags, withStorage } from '../../cli/storage.js';
+import { EXIT } from '../../client/exit-codes.js';
 
 export default class ServeBackup extends KbCommand {
   static override summary = 'Copy the local server\'s database into a new directory, while it runs';
@@ -37,12 +38,12 @@ On PostgreSQL (--database or KB_DATABASE_URL) use PostgreSQL's own tool instead,
       );
     }
     const copy = await withStorage(flags, this.context, 'kb serve backup', async (store) => {
-      if (!store.backup) throw new CliError('This storage cannot be backed up by kb.', 1);
+      if (!store.backup) throw new CliError('This storage cannot be backed up by kb.', EXIT.failure);
       try {
         return await store.backup(args.dest);
       } catch (error) {
         const help = (error as { help?: string }).help;
-        throw new CliError((error as Error).message, 1, help);
+        throw new CliError((error as Error).message, EXIT.failure, help);
       }
     });
     if (!this.jsonEnabled()) {

@@ -9,6 +9,7 @@ import { storageFailure, storageFlags, storageOptions } from '../../cli/storage.
 import { LOG_FORMATS, LOG_LEVELS } from '../../server/log.js';
 import type { RunningServer } from '../../server/serve.js';
 import { DEFAULT_POOL_SIZE } from '../../store/database-url.js';
+import { EXIT } from '../../client/exit-codes.js';
 
 /**
  * Resolves on the first SIGINT or SIGTERM; a second one exits at once (130 or 143). One listener stays for the whole
@@ -171,10 +172,10 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
 function serveFailure(error: unknown, host: string, port: number): unknown {
   const code = (error as { code?: unknown }).code;
   if (code === 'EADDRINUSE') {
-    return new CliError(`cannot listen on ${host}:${port}: the port is in use`, 1, 'Pass --port with a free port, or stop the other server.');
+    return new CliError(`cannot listen on ${host}:${port}: the port is in use`, EXIT.failure, 'Pass --port with a free port, or stop the other server.');
   }
   if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EACCES') {
-    return new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`, 1);
+    return new CliError(`cannot listen on ${host}:${port}: ${(error as Error).message}`, EXIT.failure);
   }
   return storageFailure(error);
 }

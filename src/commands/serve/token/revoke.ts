@@ -3,6 +3,7 @@ import { KbCommand } from '../../../cli/base-command.js';
 import { CliError, UsageError } from '../../../cli/errors.js';
 import { storageFlags, withStorage } from '../../../cli/storage.js';
 import type { TokenInfo } from '../../../store/store.js';
+import { EXIT } from '../../../client/exit-codes.js';
 
 /** Token ids as `kb serve token list` shows them; anything else is never echoed back (it may be a token). */
 const TOKEN_ID = /^tok_[0-9a-f]{12}$/;
@@ -45,8 +46,8 @@ stdin (never from argv, where other users could see it). Nothing that looks like
     });
     if (!info) {
       throw fromStdin
-        ? new CliError('The token on stdin is not an active token of this server: nothing was revoked.', 3, 'List the tokens with `kb serve token list`.')
-        : new CliError(`No token with id ${args.id}`, 3, 'List the ids with `kb serve token list`.');
+        ? new CliError('The token on stdin is not an active token of this server: nothing was revoked.', EXIT.notFound, 'List the tokens with `kb serve token list`.')
+        : new CliError(`No token with id ${args.id}`, EXIT.notFound, 'List the ids with `kb serve token list`.');
     }
     if (!this.jsonEnabled()) this.io.stderr(`Revoked token ${info.id} of organization ${info.org}.\n`);
     return info;
