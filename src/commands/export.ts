@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { ApiCommand } from '../cli/api-command.js';
 import { readResources } from '../sync/plan.js';
-import { countBases, RESOURCES_FORMATS, type ResourcesFormat, serializeResources, writeFileAtomic } from '../sync/resources-file.js';
+import { countBases, RESOURCES_FORMATS, type ResourcesFormat, serializeResources, writeResourcesFile } from '../sync/resources-file.js';
 
 export default class Export extends ApiCommand {
   static override summary = 'Write the namespaces of your organization and their bases to a file (YAML or JSON)';
@@ -35,7 +35,7 @@ The format is YAML unless --format json is given, or -o names a .json file.`;
       this.io.stdout(text);
       return;
     }
-    await writeFileAtomic(output, text);
+    await writeResourcesFile(output, text);
     this.confirmChange(`Exported ${resources.namespaces.length} namespaces and ${countBases(resources)} bases to ${output}`);
   }
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { KbApiError } from '../api/errors.js';
 import type { Base, Namespace } from '../api/schemas.js';
-import { makeDirectories } from '../os/files.js';
+import { makeDirectories, syncDirectory } from '../os/files.js';
 import { processRuns } from '../os/processes.js';
 import { failures } from './failures.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
@@ -164,16 +164,6 @@ function removeAbandonedBuilds(dataDir: string): void {
     const pid = /^\.kb\.db\.(\d+)\.[0-9a-f]+\.new(-wal|-shm)?$/.exec(name)?.[1];
     if (pid === undefined || processRuns(Number(pid))) continue;
     rmSync(join(dataDir, name), { force: true });
-  }
-}
-
-/** The new name of a file is durable only once its directory is synced. */
-function syncDirectory(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }
 

@@ -1,10 +1,11 @@
-import { rename, rm, writeFile } from 'node:fs/promises';
 import YAML, { isMap, isScalar, LineCounter, type Node as YamlNode } from 'yaml';
 import * as z from '../api/zod.js';
 import { Description, Key } from '../api/schemas.js';
 import { valueAt } from '../api/validation.js';
 import { CliError, UsageError } from '../cli/errors.js';
 import { EXIT } from '../client/exit-codes.js';
+import { describeSystemError } from '../os/errors.js';
+import { writeFileAtomic } from '../os/files.js';
 
 /**
  * The file of `kb export`, `kb apply` and `kb import`: an organization's namespaces and their bases, keys and
@@ -231,14 +232,11 @@ export function countBases(resources: Resources): number {
   return resources.namespaces.reduce((sum, ns) => sum + ns.bases.length, 0);
 }
 
-/** Writes the file whole or not at all: a temporary file beside it, renamed over it. */
-export async function writeFileAtomic(path: string, text: string): Promise<void> {
-  const temporary = `${path}.${process.pid}.tmp`;
+/** Writes a resources file whole or not at all (src/os/files.ts); a failure is one line that says why. */
+export async function writeResourcesFile(path: string, text: string): Promise<void> {
   try {
-    await writeFile(temporary, text, 'utf8');
-    await rename(temporary, path);
+    await writeFileAtomic(path, text);
   } catch (error) {
-    await rm(temporary, { force: true });
-    throw new CliError(`Cannot write ${path}: ${(error as Error).message}`, EXIT.failure);
+    throw new CliError(`Cannot write ${path}: ${describeSystemError(error)}`, EXIT.failure);
   }
 }

@@ -1,7 +1,8 @@
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeDirectories } from '../../src/os/files.js';
+import { makeDirectories, writeFileAtomic } from '../../src/os/files.js';
+import { IS_ROOT, mountTmpfs, unmountTmpfs } from '../config/helpers.js';
 import { processRuns } from '../../src/os/processes.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -32,5 +33,57 @@ describe('processRuns', () => {
   it('says this process runs, and a pid no process has does not', () => {
     expect(processRuns(process.pid)).toBe(true);
     expect(processRuns(2 ** 22 + 1)).toBe(false);
+  });
+});
+
+describe('writeFileAtomic', () => {
+  it('makes a new file with the mode the umask gives', async () => {
+    const dir = tempDir('kb-os-');
+    const previous = process.umask(0o022);
+    try {
+      await writeFileAtomic(join(dir, 'new.yaml'), 'a: 1\n');
+    } finally {
+      process.umask(previous);
+    }
+    expect(readFileSync(join(dir, 'new.yaml'), 'utf8')).toBe('a: 1\n');
+    expect(statSync(join(dir, 'new.yaml')).mode & 0o777).toBe(0o644);
+    expect(readdirSync(dir)).toEqual(['new.yaml']);
+  });
+
+  it('keeps the mode of the file it replaces: a private export stays private', async () => {
+    const dir = tempDir('kb-os-');
+    const path = join(dir, 'private.yaml');
+    writeFileSync(path, 'old\n', { mode: 0o600 });
+    await writeFileAtomic(path, 'new\n');
+    expect(readFileSync(path, 'utf8')).toBe('new\n');
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+  });
+
+  it('writes through a symbolic link, which stays a link', async () => {
+    const dir = tempDir('kb-os-');
+    writeFileSync(join(dir, 'real.yaml'), 'old\n');
+    symlinkSync('real.yaml', join(dir, 'link.yaml'));
+    await writeFileAtomic(join(dir, 'link.yaml'), 'new\n');
+    expect(lstatSync(join(dir, 'link.yaml')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(join(dir, 'real.yaml'), 'utf8')).toBe('new\n');
+    expect(readdirSync(dir).sort()).toEqual(['link.yaml', 'real.yaml']);
+  });
+
+  it('writes to what is not a regular file as it is (/dev/null here), without a file beside it', async () => {
+    await expect(writeFileAtomic('/dev/null', 'x\n')).resolves.toBeUndefined();
+  });
+
+  it.skipIf(!IS_ROOT)('on a full disk (needs root: a tmpfs is mounted): fails with ENOSPC, the old file whole, nothing left beside it', async () => {
+    const dir = mountTmpfs(64 * 1024);
+    try {
+      const path = join(dir, 'export.yaml');
+      writeFileSync(path, 'kept\n');
+      const big = 'x'.repeat(256 * 1024);
+      await expect(writeFileAtomic(path, big)).rejects.toMatchObject({ code: 'ENOSPC' });
+      expect(readFileSync(path, 'utf8')).toBe('kept\n');
+      expect(readdirSync(dir)).toEqual(['export.yaml']);
+    } finally {
+      unmountTmpfs(dir);
+    }
   });
 });
