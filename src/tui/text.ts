@@ -1,15 +1,17 @@
 import type { Row } from './types.js';
+import { escapeControls } from '../text/controls.js';
 import { displayWidth, truncate as cut } from '../text/width.js';
 
 /** Measured as Ink measures (src/text/width.ts): the same for the CLI's tables and the TUI. */
 export { displayWidth, truncate as cut } from '../text/width.js';
 
 /**
- * Text from the server as it may be shown: control characters (a newline, a tab, an escape sequence that would
- * drive the terminal) become spaces, so a description is always one line of plain text on a list.
+ * Text from the server as it may be shown, one line of plain text: a newline or a tab becomes a space, and any other
+ * control character (an escape sequence that would drive the terminal, a bidi override that would reorder the line)
+ * shows as the CLI shows it, `\x1b`, `\u202e` (src/text/controls.ts).
  */
 export function printable(text: string): string {
-  return text.replace(/\p{Cc}/gu, ' ');
+  return escapeControls(text, { layoutAsSpace: true });
 }
 
 /**

@@ -189,6 +189,22 @@ describe('kb tui in a real terminal (tmux), against kb serve', () => {
     expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
   });
 
+  it.skipIf(!TMUX)(`a server's escape sequences and bidi overrides show as escapes, as the CLI shows them, and drive nothing${SKIPPED}`, async () => {
+    // Clears the screen, retitles the window, then reverses the rest of the line.
+    const hostile = `ok${ESC}[2J${ESC}]0;pwned\u0007\u202Eexe.txt`;
+    const created = await runKb(['ns', 'create', 'hostile-text', '--description', hostile], { env });
+    expect(created.code, created.stderr).toBe(0);
+    const tui = session(env);
+    await tui.startSized(120, 20, '--refresh', '0');
+    const screen = await tui.waitFor('hostile-text');
+    const row = screen.split('\n').find((line) => line.includes('hostile-text')) ?? '';
+    expect(row).toContain('ok\\x1b[2J\\x1b]0;pwned\\x07\\u202eexe.txt');
+    // The screen was not cleared: the header is still drawn above the list.
+    expect(screen.split('\n')[0]).toMatch(/^kb {2}profile local/);
+    await tui.keys('q');
+    expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
+  });
+
   for (const columns of [60, 120]) {
     it.skipIf(!TMUX)(`at ${columns} columns the key line names ? help, s/S and :, and ? lists every key in columns that stay apart${SKIPPED}`, async () => {
       const tui = session(env);

@@ -202,8 +202,9 @@ describe('describeError: what went wrong and what to do', () => {
 });
 
 describe('text helpers', () => {
-  it('printable turns control characters (newlines, escape sequences) into spaces', () => {
-    expect(printable('two\nlines \u001B[31mred')).toBe('two lines  [31mred');
+  it('printable makes newlines and tabs spaces, and shows other controls (escapes, bidi overrides) as the CLI does', () => {
+    expect(printable('two\nlines\tand \u001B[31mred')).toBe('two lines and \\x1b[31mred');
+    expect(printable('invoice\u202Etxt.exe \u0085 \u0007')).toBe('invoice\\u202etxt.exe \\x85 \\x07');
   });
 
   it('upsertRow keeps byte order (uppercase before lowercase) and replaces a row of the same key', () => {
