@@ -4,7 +4,7 @@ import type { RawReply } from '../client/client.js';
 import { exitCodeForStatus } from '../client/errors.js';
 import { CliError, UsageError } from './errors.js';
 import type { IO } from './io.js';
-import { escapeControls } from './text.js';
+import { escapeControls, escapeJsonControls } from './text.js';
 import { EXIT } from '../client/exit-codes.js';
 
 /** What `kb api` was asked for, as parsed flags. */
@@ -176,16 +176,21 @@ export async function prepareApiRequest(options: ApiRequestOptions, stdin: Stdin
   return { method, path, body: JSON.stringify(fieldsToBody(fields)) };
 }
 
-/** The reply as `kb api` prints it: JSON indented on a terminal, one line when piped; anything else as it came. */
+/**
+ * The reply as `kb api` prints it: JSON indented on a terminal, one line when piped; anything else as it came. On a
+ * terminal, what would drive or reorder it is escaped (as `\uXXXX` in JSON, the same value).
+ */
 export function renderReply(reply: Pick<RawReply, 'text'>, pretty: boolean): string {
   if (reply.text === '') return '';
   let value: unknown;
   try {
     value = JSON.parse(reply.text);
   } catch {
-    return reply.text.endsWith('\n') ? reply.text : `${reply.text}\n`;
+    // Not JSON (a proxy's HTML page, plain text): to a terminal, with its control characters escaped.
+    const text = pretty ? escapeControls(reply.text, { keepLayout: true }) : reply.text;
+    return text.endsWith('\n') ? text : `${text}\n`;
   }
-  return `${pretty ? JSON.stringify(value, null, 2) : JSON.stringify(value)}\n`;
+  return `${pretty ? escapeJsonControls(JSON.stringify(value, null, 2)) : JSON.stringify(value)}\n`;
 }
 
 /** The error a reply other than 2xx ends `kb api` with: the envelope's message and help, the exit code of its status. */

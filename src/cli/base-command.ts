@@ -41,7 +41,7 @@ export abstract class KbCommand extends Command {
   }
 
   override logJson(json: unknown): void {
-    this.io.stdout(renderJson(json));
+    this.io.stdout(renderJson(json, this.io.isStdoutTTY));
   }
 
   protected verbose(): boolean {

@@ -1,5 +1,5 @@
 import type { IO } from './io.js';
-import { displayWidth, escapeControls, padEnd, truncate } from './text.js';
+import { displayWidth, escapeControls, escapeJsonControls, padEnd, truncate } from './text.js';
 
 /** Text for one line of a table or block: control characters escaped, cut to `width` columns with `…`. */
 export function fit(text: string, width: number): string {
@@ -61,6 +61,11 @@ export function renderObject(record: Record<string, string | null | undefined>):
   return entries.map(([key, value]) => `${padEnd(`${key}:`, width + 1)} ${value === null || value === undefined ? '-' : escapeControls(value)}`).join('\n') + '\n';
 }
 
-export function renderJson(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
+/**
+ * --json output: exactly the data. On a terminal, the characters that would drive or reorder it are written as
+ * `\uXXXX` escapes, which is the same JSON value; to a pipe or a file the bytes are JSON.stringify's.
+ */
+export function renderJson(value: unknown, terminal = false): string {
+  const json = JSON.stringify(value, null, 2);
+  return `${terminal ? escapeJsonControls(json) : json}\n`;
 }

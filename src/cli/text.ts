@@ -7,7 +7,7 @@ import { displayWidth } from '../text/width.js';
 
 /** Measured as Ink measures (src/text/width.ts): the same for the CLI's tables and the TUI. */
 export { displayWidth, truncate } from '../text/width.js';
-export { escapeControls } from '../text/controls.js';
+export { escapeControls, escapeJsonControls } from '../text/controls.js';
 
 /** The text padded with spaces to `width` columns. */
 export function padEnd(text: string, width: number): string {

@@ -7,6 +7,7 @@ import { fit } from '../cli/output.js';
 import { confirm } from '../cli/prompt.js';
 import { byKey, type BaseEntry, type Resources } from './resources-file.js';
 import { EXIT } from '../client/exit-codes.js';
+import { escapeJsonControls } from '../text/controls.js';
 
 /** What export, apply and import need of a client; tests pass an in-memory one. */
 export type SyncClient = Pick<KbClient, 'nsList' | 'baseList' | 'nsCreate' | 'nsUpdate' | 'baseCreate' | 'baseUpdate' | 'baseDelete'>;
@@ -136,7 +137,7 @@ function target(change: Change): string {
 }
 
 function shown(description: string | null): string {
-  return description === null ? 'none' : fit(JSON.stringify(description), 60);
+  return description === null ? 'none' : fit(escapeJsonControls(JSON.stringify(description)), 60);
 }
 
 /** "create namespace docs", for messages. */

@@ -26,3 +26,15 @@ export function escapeControls(text: string, options: { keepLayout?: boolean; la
     return options.keepLayout && (char === '\n' || char === '\t') ? char : escapeOne(char);
   });
 }
+
+/** What JSON.stringify leaves as it is of UNSAFE: DEL, the C1 controls and the bidi characters. */
+const UNSAFE_IN_JSON = /[\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+
+/**
+ * JSON text (as JSON.stringify writes it) with the characters that would drive or reorder a terminal written as
+ * `\uXXXX` escapes: the same JSON value, byte for byte different only where a terminal would have been fooled.
+ * Outside strings JSON has none of them, so escaping them anywhere is escaping them within strings.
+ */
+export function escapeJsonControls(json: string): string {
+  return json.replace(UNSAFE_IN_JSON, (char) => `\\u${(char.codePointAt(0) as number).toString(16).padStart(4, '0')}`);
+}

@@ -146,6 +146,19 @@ describe('renderReply and replyFailure', () => {
     expect(renderReply(reply(200, ''), false)).toBe('');
   });
 
+  it('on a terminal, escapes what would drive or reorder it: in JSON as \\uXXXX (the same value), in other text visibly', () => {
+    const data = { key: 'docs', description: 'invoice\u202Etxt.exe \u009B31m \u001B[2J' };
+    const text = JSON.stringify({ success: true, data });
+    const shown = renderReply(reply(200, text), true);
+    // eslint-disable-next-line no-control-regex
+    expect(shown).not.toMatch(/[\u0000-\u0009\u000B-\u001F\u007F-\u009F\u202E]/);
+    expect(shown).toContain('invoice\\u202etxt.exe \\u009b31m \\u001b[2J');
+    expect(JSON.parse(shown)).toEqual({ success: true, data });
+    // Piped, the bytes are the server's.
+    expect(renderReply(reply(200, text), false)).toBe(`${text}\n`);
+    expect(renderReply(reply(502, '<b>\u001B]0;pwned\u0007</b>\nline two'), true)).toBe('<b>\\x1b]0;pwned\\x07</b>\nline two\n');
+  });
+
   it('fails with the exit code of the status, the message and help of the envelope', () => {
     expect(replyFailure(reply(200, '{}'), true)).toBeUndefined();
     const cases: [number, number][] = [[400, 2], [401, 4], [403, 4], [404, 3], [409, 5], [413, 2], [415, 2], [422, 2], [429, 1], [500, 1], [503, 1], [302, 1]];

@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -186,6 +187,18 @@ describe.concurrent('kb export, apply and import against real servers', { timeou
     expect(missing.code, describeRun(missing)).toBe(2);
     expect(lines(missing.stderr)[0]).toMatch(/^Error: Cannot read FILE .*none\.yaml: no such file$/);
     expect(await apiData(server.url, token, 'GET', '/ns_list')).toEqual([]);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)('export -o a device (needs root: mknod makes a full device, as /dev/full, in a temp dir) writes to it, never replacing it with a file', async () => {
+    const { env, token } = await orgEnv(server, 'sync-device');
+    await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs' });
+    const dir = tempDir('kb-sync-');
+    const device = join(dir, 'full');
+    execFileSync('mknod', ['-m', '666', device, 'c', '1', '7']);
+    const result = await kb(['export', '-o', device], { env });
+    expectFailure(result, 1, `Cannot write ${device}: no space left on the device (ENOSPC)`);
+    expect(lstatSync(device).isCharacterDevice()).toBe(true);
+    expect(readdirSync(dir)).toEqual(['full']);
   });
 
   it('export picks JSON for -o *.json, exports only the namespaces asked for, and exits 3 for one that does not exist', async () => {
