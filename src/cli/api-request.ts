@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { FailureEnvelope } from '../api/schemas.js';
 import type { RawReply } from '../client/client.js';
 import { exitCodeForStatus } from '../client/errors.js';
 import { CliError, UsageError } from './errors.js';
+import { readFileText } from './input.js';
 import type { IO } from './io.js';
 import { escapeControls, escapeJsonControls } from './text.js';
 import { EXIT } from '../client/exit-codes.js';
@@ -135,21 +135,15 @@ function withQuery(path: string, fields: readonly Field[]): string {
 }
 
 /**
- * The text of a file, or of stdin for `-`, as it is (not trimmed). A file that cannot be read is a usage error
- * naming the flag it came from.
+ * The text of a file, or of stdin for `-`, as it is (not trimmed). A file that cannot be read, is too large or is not
+ * UTF-8 is a usage error naming the flag it came from (src/cli/input.ts).
  */
 export async function readTextSource(stdin: Stdin, source: string, flag: string): Promise<string> {
   if (source === '-') {
     if (stdin.isStdinTTY) throw new UsageError(`${flag} - reads stdin, but stdin is a terminal`, 'Pipe the content in, or give the path of a file.');
     return stdin.readStdin();
   }
-  try {
-    return await readFile(source, 'utf8');
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    const reason = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (error as Error).message;
-    throw new UsageError(`Cannot read ${flag} ${source}: ${reason}`);
-  }
+  return readFileText(source, flag);
 }
 
 /**

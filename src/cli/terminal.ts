@@ -86,9 +86,5 @@ export async function secret(prompt: string): Promise<string> {
   }
 }
 
-/** All of stdin, as text. */
-export async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
+/** All of stdin, as text: at most 64 MiB of UTF-8 (src/cli/input.ts). */
+export { readStdinText as readStdin } from './input.js';

@@ -4,8 +4,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isolatedEnv } from '../helpers/cli.js';
-import { apiData, describeRun, expectFailure, jsonOut, kb, lines, orgEnv, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
+import { isolatedEnv, KB_BIN } from '../helpers/cli.js';
+import { apiData, describeRun, expectFailure, jsonOut, kb, lines, orgEnv, runShell, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 
 // Two real servers: content moves between organizations of one, and between the two deployments.
@@ -199,6 +199,21 @@ describe.concurrent('kb export, apply and import against real servers', { timeou
     expectFailure(result, 1, `Cannot write ${device}: no space left on the device (ENOSPC)`);
     expect(lstatSync(device).isCharacterDevice()).toBe(true);
     expect(readdirSync(dir)).toEqual(['full']);
+  });
+
+  it('endless input (stdin from `yes`, -f /dev/zero) stops at 64 MiB with exit 2; a Latin-1 file is refused, not altered', async () => {
+    const { env } = await orgEnv(server, 'sync-endless');
+    const latin1 = join(tempDir('kb-sync-'), 'latin1.yaml');
+    writeFileSync(latin1, Buffer.from('version: 1\nnamespaces:\n  - key: docs\n    description: caf\xe9\n', 'latin1'));
+    const [piped, zero, accented] = await Promise.all([
+      runShell('yes "a: b" | "$@"', [process.execPath, KB_BIN, 'apply', '-f', '-'], { env, timeoutMs: 60_000 }),
+      kb(['apply', '-f', '/dev/zero'], { env }),
+      kb(['apply', '-f', latin1], { env }),
+    ]);
+    expectFailure(piped, 2, 'stdin is larger than 64 MiB: kb reads at most that much input');
+    expectFailure(zero, 2, '-f /dev/zero is larger than 64 MiB: kb reads at most that much input');
+    expectFailure(accented, 2, `-f ${latin1} is not UTF-8 text`, 'Convert it first, e.g. with `iconv -f LATIN1 -t UTF-8`.');
+    expect(jsonOut(await kb(['ns', 'list', '--json'], { env }))).toEqual([]);
   });
 
   it('export picks JSON for -o *.json, exports only the namespaces asked for, and exits 3 for one that does not exist', async () => {
