@@ -1,4 +1,4 @@
-import { accessSync, closeSync, constants, existsSync, fsyncSync, linkSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, closeSync, constants, existsSync, fsyncSync, linkSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -128,6 +128,9 @@ function refuseUnwritable(path: string, target: string, what: 'data dir' | 'data
   );
 }
 
+/** A database kb makes is readable and writable by its owner alone (as its data dir is 0700). */
+const DATABASE_MODE = 0o600;
+
 /**
  * Makes a new database in the data dir, so that the file and its schema appear together or not at all: it is built
  * under a temporary name beside kb.db and then linked into place. link() never replaces a file, so of several
@@ -145,6 +148,9 @@ function createDatabase(dataDir: string, path: string): void {
     } finally {
       db.close();
     }
+    // The owner's alone, whatever the umask or the data dir's own mode: SQLite gives its -wal and -shm files the
+    // database's mode.
+    chmodSync(building, DATABASE_MODE);
     try {
       linkSync(building, path);
     } catch (error) {
@@ -575,6 +581,7 @@ export class SqliteStore implements Store {
       } finally {
         copy.close();
       }
+      chmodSync(building, DATABASE_MODE);
       const fd = openSync(building, 'r+');
       try {
         fsyncSync(fd);

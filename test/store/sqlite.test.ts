@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -154,6 +154,23 @@ describe('SqliteStore.open', () => {
     expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
     db.close();
     await SqliteStore.open(dir).close();
+  });
+
+  it('makes its database, its -wal and -shm, and a backup the owner\'s alone (0600), whatever the umask', async () => {
+    const dir = newDir();
+    const previous = process.umask(0o022);
+    try {
+      const store = SqliteStore.open(dir);
+      await store.nsCreate(await orgIdOf(store, 'acme'), { key: 'docs', description: null });
+      for (const file of [DATABASE_FILE, `${DATABASE_FILE}-wal`, `${DATABASE_FILE}-shm`]) {
+        expect(statSync(join(dir, file)).mode & 0o777, file).toBe(0o600);
+      }
+      const copy = await store.backup!(join(dir, '..', `${Date.now()}-copy`));
+      expect(statSync(copy.path).mode & 0o777).toBe(0o600);
+      await store.close();
+    } finally {
+      process.umask(previous);
+    }
   });
 
   it('refuses an empty database file instead of initialising over it', () => {
