@@ -147,6 +147,15 @@ export async function readTextSource(stdin: Stdin, source: string, flag: string)
 }
 
 /**
+ * Whether a path would climb out of /v1 once a server or a proxy resolved it: a `.` or `..` segment, written plainly,
+ * percent-encoded (`%2e%2e`) or with a backslash, as some servers take for a slash.
+ */
+function leavesApiPrefix(path: string): boolean {
+  const pathname = path.split(/[?#]/, 1)[0] ?? '';
+  return pathname.split(/[/\\]|%2f|%5c/i).some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
+}
+
+/**
  * The request `kb api` sends: GET, or POST when fields or input are given; fields make a JSON body, or the query
  * string for a GET (and beside --input, as `gh api` does).
  */
@@ -155,6 +164,12 @@ export async function prepareApiRequest(options: ApiRequestOptions, stdin: Stdin
     throw new UsageError(`PATH is relative to the deployment's /v1, not a URL: ${options.path}`, 'For example: kb api ns_list. Pick the deployment with --profile or KB_URL.');
   }
   const path = options.path.startsWith('/') ? options.path : `/${options.path}`;
+  if (leavesApiPrefix(path)) {
+    throw new UsageError(
+      `PATH must stay under the deployment's /v1: ${JSON.stringify(options.path)} has a . or .. segment`,
+      'The token is sent with the request, so kb sends it only to the API. For example: kb api ns_list.',
+    );
+  }
   if (options.method !== undefined && !METHOD.test(options.method)) throw new UsageError(`Invalid method ${JSON.stringify(options.method)}`);
   if (options.input === '-' && (options.typedFields ?? []).some((field) => field.includes('=@-'))) {
     throw new UsageError('--input - and -F key=@- both read stdin', 'Read one of them from a file.');

@@ -126,6 +126,21 @@ describe('prepareApiRequest', () => {
     });
   });
 
+  it.each(['../../admin', '..', 'ns_list/../../x', './ns_list', '%2e%2e/%2E%2e/x', '.%2e/x', 'a\\..\\x', 'a%2f..%2fx', '../x?y=1'])(
+    'refuses %j, which would climb out of /v1 with the token: exit 2, nothing sent',
+    async (path) => {
+      await expect(prepareApiRequest({ path, typedFields: [] }, NO_STDIN)).rejects.toMatchObject({
+        exitCode: 2,
+        message: `PATH must stay under the deployment's /v1: ${JSON.stringify(path)} has a . or .. segment`,
+      });
+    },
+  );
+
+  it('takes dots that are not a whole segment, and any dots in the query string', async () => {
+    expect(await prepareApiRequest({ path: 'x..y/.hidden/...', typedFields: [] }, NO_STDIN)).toEqual({ method: 'GET', path: '/x..y/.hidden/...' });
+    expect(await prepareApiRequest({ path: 'base_list?namespace=../..', typedFields: [] }, NO_STDIN)).toEqual({ method: 'GET', path: '/base_list?namespace=../..' });
+  });
+
   it('rejects a missing input file, a full URL and a method that is not a word, with exit 2', async () => {
     await expect(prepareApiRequest({ path: 'ns_create', typedFields: [], input: '/nonexistent/body.json' }, NO_STDIN)).rejects.toMatchObject({
       exitCode: 2, message: 'Cannot read --input /nonexistent/body.json: no such file',
