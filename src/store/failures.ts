@@ -11,4 +11,11 @@ export const failures = {
   baseNotFound: (namespace: string, key: string) => new KbApiError('not_found', `Base ${key} not found in namespace ${namespace}`),
   shuttingDown: () => new KbApiError('unavailable', 'The server is shutting down'),
   busy: () => new KbApiError('unavailable', 'The database is busy; nothing was written', 'Retry in a moment.'),
+  // The file's path is the server's business, not its clients': the message does not name it.
+  databaseGone: () =>
+    new KbApiError(
+      'unavailable',
+      'The database file was removed or replaced while the server ran; nothing was written',
+      'The server must be restarted (it opens its data dir again).',
+    ),
 };

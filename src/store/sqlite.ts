@@ -213,9 +213,13 @@ export class SqliteStore implements Store {
   private othersVersion: number | undefined;
   private readonly db: Database.Database;
   private readonly stmt;
+  /** The database file as it was opened: its device and inode. */
+  private readonly file: { dev: number; ino: number };
 
   private constructor(db: Database.Database) {
     this.db = db;
+    const { dev, ino } = statSync(db.name);
+    this.file = { dev, ino };
     this.stmt = {
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       authenticate: db.prepare<[Buffer], { org_id: number; org: string; id: string }>(
@@ -368,10 +372,25 @@ export class SqliteStore implements Store {
     });
   }
 
+  /**
+   * Whether the database file is still the one this store opened. One that was deleted (a temp cleaner, an `rm -rf`
+   * of the data dir) or replaced (a restore moved into place) would still take writes, into a file no one will ever
+   * open again: each would be answered 200 and lost with the next start.
+   */
+  private fileStillInPlace(): boolean {
+    const now = statSync(this.db.name, { throwIfNoEntry: false });
+    return now !== undefined && now.dev === this.file.dev && now.ino === this.file.ino;
+  }
+
   private flush(): void {
     const batch = this.queue;
     this.queue = [];
     if (batch.length === 0) return;
+    if (!this.fileStillInPlace()) {
+      const gone = failures.databaseGone();
+      for (const item of batch) item.reject(gone);
+      return;
+    }
     const results: WriteOutcome[] = [];
     try {
       this.db.exec('BEGIN IMMEDIATE');

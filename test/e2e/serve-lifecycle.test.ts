@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -182,6 +182,32 @@ describe('kb serve: opening a data dir', () => {
       chmodSync(dir, 0o700);
     }
     expect(readFileSync(join(dir, 'kb.db')).equals(before)).toBe(true);
+  });
+});
+
+describe('kb serve: its data dir removed while it runs', () => {
+  it('answers writes 503 with the envelope (never 200 into a file no one will open again), and keeps reading', async () => {
+    const env = isolatedEnv();
+    const server = await serve([], env);
+    await expect.poll(() => firstToken(server)).toBeDefined();
+    const token = firstToken(server) as string;
+    const post = (key: string) =>
+      fetch(`${server.url}/v1/ns_create`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ key }),
+      });
+    expect((await post('before')).status).toBe(200);
+    rmSync(env.KB_DATA_DIR as string, { recursive: true });
+    const refused = await post('after');
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toEqual({
+      success: false,
+      message: 'The database file was removed or replaced while the server ran; nothing was written',
+      help: 'The server must be restarted (it opens its data dir again).',
+    });
+    const listed = await fetch(`${server.url}/v1/ns_list`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await listed.json()).toEqual({ success: true, data: [{ key: 'before', description: null }] });
   });
 });
 

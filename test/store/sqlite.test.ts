@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -53,6 +53,25 @@ describe('SqliteStore: group commit and files on disk', () => {
     await store.close();
     store = SqliteStore.open(dir);
   }
+
+  it.each(['deleted', 'replaced'])('a database file %s under a running store: writes fail with 503, never acknowledged into a lost file', async (what) => {
+    await store.nsCreate(acme, ns('before'));
+    const path = join(dir, DATABASE_FILE);
+    if (what === 'deleted') {
+      rmSync(dir, { recursive: true });
+    } else {
+      // A restore moved into place: a copy of the file, renamed over it.
+      writeFileSync(`${path}.restored`, readFileSync(path));
+      renameSync(`${path}.restored`, path);
+    }
+    const refused = await store.nsCreate(acme, ns('after')).then(() => undefined, (error: unknown) => error);
+    expect(refused).toMatchObject({
+      code: 'unavailable',
+      message: 'The database file was removed or replaced while the server ran; nothing was written',
+    });
+    // Reads still answer, from what this store holds.
+    expect((await store.nsList(acme)).map((n) => n.key)).toEqual(['before']);
+  });
 
   it('a failing write in a batch does not undo its neighbours', async () => {
     await store.nsCreate(acme, ns('taken'));
