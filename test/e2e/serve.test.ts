@@ -195,6 +195,13 @@ describe(`kb serve, as a process on a real port (${ENGINE})`, () => {
     expect(await database.sql("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")).toEqual([{ tablename: 'invoices' }]);
   });
 
+  it('warns, once it listens, when its address can be reached from other machines: kb serve speaks plain HTTP', async () => {
+    const [everywhere, loopback] = await Promise.all([serve(await storageEnv(), ['--host', '0.0.0.0']), serve(await storageEnv(), ['--host', 'localhost'])]);
+    const warning = 'kb serve: warning: 0.0.0.0 can be reached from other machines, and kb serve speaks plain HTTP: tokens and data would cross the network unencrypted. Put a TLS-terminating proxy in front of it.';
+    await expect.poll(() => everywhere.stderr().split('\n')).toContain(warning);
+    expect(loopback.stderr()).not.toContain('warning');
+  });
+
   it('says the port is in use instead of crashing', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));

@@ -43,6 +43,12 @@ function signals(onSecond: (signal: NodeJS.Signals) => void): { stopped: Promise
   };
 }
 
+/** Whether an address to listen on is reachable from this machine only. */
+function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare) || bare === '::ffff:127.0.0.1';
+}
+
 export default class Serve extends KbCommand {
   static override summary = 'Run a local kb server on embedded, durable storage, or replicas over PostgreSQL';
 
@@ -80,7 +86,7 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
 
   static override flags = {
     port: Flags.integer({ char: 'p', summary: 'Port to listen on (0 picks a free one).', default: 8080, min: 0, max: 65535 }),
-    host: Flags.string({ summary: 'Address to listen on.', default: '127.0.0.1' }),
+    host: Flags.string({ summary: 'Address to listen on. kb serve speaks plain HTTP: beyond this machine, put a TLS-terminating proxy in front (it warns).', default: '127.0.0.1' }),
     'log-level': Flags.option({ options: LOG_LEVELS, default: 'info' as const })({
       summary: 'One line per request to stderr at info (time, level, request id, method, path, status, duration); warn and error log less; silent logs nothing.',
     }),
@@ -125,6 +131,12 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     // The first token is out (and saved) before the server says it listens, so whoever waits for that line has it.
     if (server.firstToken) await this.deliverFirstToken(server, server.firstToken.token, flags.profile);
     this.io.stderr(`kb serve: listening on ${server.url} (${server.location})\n`);
+    if (!isLoopback(flags.host)) {
+      this.io.stderr(
+        `kb serve: warning: ${flags.host} can be reached from other machines, and kb serve speaks plain HTTP: tokens and ` +
+          'data would cross the network unencrypted. Put a TLS-terminating proxy in front of it.\n',
+      );
+    }
     if (!server.firstToken) await this.sayWhoHoldsAToken(server, flags['data-dir']);
     ownSignals();
 
