@@ -36,15 +36,24 @@ export const storageFlags = {
 
 export type StorageFlags = { 'data-dir'?: string | undefined; database?: string | undefined; 'database-wait': string };
 
-/** The storage the flags name; --data-dir and --database together are a usage error, since only one would be used. */
+/**
+ * The storage the flags name; --data-dir and --database together are a usage error, since only one would be used.
+ * A password given in --database is warned of: any user of the machine can read a command line (`ps`).
+ */
 export function storageOptions(
   flags: StorageFlags,
-  context: Pick<Context, 'dataDir'>,
+  context: Pick<Context, 'dataDir' | 'env' | 'io'>,
   postgres: { poolSize?: number; onWaiting?: (message: string) => void } = {},
 ): StorageOptions {
   if (flags.database === undefined) return { engine: 'sqlite', dataDir: flags['data-dir'] ?? context.dataDir() };
   if (flags['data-dir'] !== undefined) {
     throw new UsageError('--data-dir and --database (or KB_DATABASE_URL) name two storages: pass one of them');
+  }
+  if (flags.database !== context.env.databaseUrl && new URL(flags.database).password !== '') {
+    context.io.stderr(
+      'Warning: the --database URL holds a password, which other users of this machine can read in the command line ' +
+        '(ps). Set KB_DATABASE_URL instead.\n',
+    );
   }
   return { engine: 'postgres', url: flags.database, waitMs: parseTimeout(flags['database-wait'], '--database-wait'), ...postgres };
 }
@@ -75,7 +84,7 @@ export async function openStorage(storage: StorageOptions): Promise<Store> {
  */
 export async function withStorage<T>(
   flags: StorageFlags,
-  context: Pick<Context, 'dataDir' | 'io'>,
+  context: Pick<Context, 'dataDir' | 'env' | 'io'>,
   command: string,
   fn: (store: Store, storage: StorageOptions) => Promise<T>,
 ): Promise<T> {

@@ -35,6 +35,10 @@ describe('kb serve and kb serve token with a database that does not answer', () 
     expect(result.stderr).toMatch(/--database-wait/);
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(result.stdout + result.stderr).not.toContain('secret');
+    // The password was in argv, where any user can read it: said once, before anything else.
+    expect(result.stderr.split('\n')[0]).toBe(
+      'Warning: the --database URL holds a password, which other users of this machine can read in the command line (ps). Set KB_DATABASE_URL instead.',
+    );
   });
 
   it('does the same with the URL in KB_DATABASE_URL, with traces on (KB_DEBUG=1), for serve and for every token command', async () => {
@@ -49,6 +53,8 @@ describe('kb serve and kb serve token with a database that does not answer', () 
       expect(run.code, run.stderr).toBe(6);
       expect(run.stderr).toContain(SHOWN);
       expect(run.stdout + run.stderr).not.toContain('secret');
+      // From the environment, the password is out of argv: nothing to warn of.
+      expect(run.stderr).not.toContain('Warning');
     }
   });
 
