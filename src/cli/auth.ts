@@ -6,6 +6,28 @@ export function maskToken(token: string): string {
   return token.length < prefix.length + 12 ? `${prefix}…` : `${prefix}…${token.slice(-4)}`;
 }
 
+/** kb's tokens as they may be typed where they do not belong: its prefix and a run of base64url characters. */
+const TOKEN_TEXT = /\bkbt_[A-Za-z0-9_-]{20,}/g;
+
+/** Whether a word of argv looks like a token. */
+export function looksLikeToken(text: string): boolean {
+  TOKEN_TEXT.lastIndex = 0;
+  const found = TOKEN_TEXT.test(text);
+  TOKEN_TEXT.lastIndex = 0;
+  return found;
+}
+
+/**
+ * A message with any token in it masked: a token typed into argv by mistake (`kb auth login kbt_...`) comes back in
+ * "unexpected argument: ..." and the like, and stderr often goes to a CI log.
+ */
+export function maskTokensIn(text: string): string {
+  return text.replace(TOKEN_TEXT, maskToken);
+}
+
+/** What to say when argv held a token. */
+export const TOKEN_IN_ARGV_HELP = 'That looks like a token: kb never takes one in argv, where other users can read it. Pipe it to `kb auth login --with-token`.';
+
 export const profileFlag = Flags.string({ summary: 'The profile (default: $KB_PROFILE, else the default profile).' });
 
 export const DEFAULT_URL = 'http://127.0.0.1:8080';

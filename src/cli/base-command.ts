@@ -1,6 +1,7 @@
 import { Command, type Config, Errors } from '@oclif/core';
 import { KbApiError } from '../api/errors.js';
 import { ApiError, exitCodeFor, ResponseFormatError } from '../client/errors.js';
+import { looksLikeToken, maskTokensIn, TOKEN_IN_ARGV_HELP } from './auth.js';
 import { Context } from './context.js';
 import { paint, type IO } from './io.js';
 import { renderJson } from './output.js';
@@ -60,9 +61,12 @@ export abstract class KbCommand extends Command {
     // Messages and help may be a server's words: control characters are shown, never sent to the terminal. Ours
     // (and oclif's) may span lines; a server's are one line each.
     const fromServer = (error instanceof ApiError && !error.local) || error instanceof ResponseFormatError;
-    const message = escapeControls(error.message || String(error), { keepLayout: !fromServer });
+    // A token typed into argv by mistake is not printed back (src/cli/auth.ts).
+    const raw = error.message || String(error);
+    const message = escapeControls(maskTokensIn(raw), { keepLayout: !fromServer });
+    const help = !fromServer && looksLikeToken(raw) ? TOKEN_IN_ARGV_HELP : error.help;
     this.io.stderr(`${paint(this.io, 'red', 'Error:')} ${message}\n`);
-    if (typeof error.help === 'string' && error.help !== '') this.io.stderr(`${escapeControls(error.help, { keepLayout: !fromServer })}\n`);
+    if (typeof help === 'string' && help !== '') this.io.stderr(`${escapeControls(maskTokensIn(help), { keepLayout: !fromServer })}\n`);
     // The id under which the server logged the request, so that a report can be matched to its line.
     const requestId: unknown = (error as { requestId?: unknown }).requestId;
     if (this.verbose() && typeof requestId === 'string' && requestId !== '') this.io.stderr(`Request ID: ${escapeControls(requestId)}\n`);

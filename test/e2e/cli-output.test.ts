@@ -80,6 +80,25 @@ describe.concurrent('mistakes of the user, in words of their own', { timeout: TE
     expectFailure(health, 2, 'unexpected argument: now', 'See `kb health --help` for what it takes.');
   });
 
+  it('a token typed into argv by mistake is never printed back, and the help says where a token goes', async () => {
+    const token = 'kbt_Fcp5lfMPxQI1yiogg3wS5Ut36AhuUubY2brN9nBQTjs';
+    const env = isolatedEnv();
+    const runs = await Promise.all([
+      kb(['auth', 'login', token], { env }),
+      kb([token], { env }),
+      kb(['auth', 'login', '--url', token], { env }),
+      kb(['ns', 'list', `--bogus=${token}`], { env }),
+    ]);
+    const help = 'That looks like a token: kb never takes one in argv, where other users can read it. Pipe it to `kb auth login --with-token`.';
+    for (const result of runs) {
+      expect(result.code, describeRun(result)).toBe(2);
+      expect(result.stdout + result.stderr, describeRun(result)).not.toContain(token.slice(4, 24));
+      expect(result.stderr, describeRun(result)).toContain('kbt_…QTjs');
+      expect(lines(result.stderr).at(-1), describeRun(result)).toBe(help);
+    }
+    expect(lines(runs[0]!.stderr)[0]).toBe('Error: unexpected argument: kbt_…QTjs');
+  });
+
   it('a message of our own (or oclif\'s) keeps its line breaks: escaping is for a server\'s text', async () => {
     const result = await kb(['ns', 'list', '--bogus'], { env: isolatedEnv() });
     expectFailure(result, 2, 'Nonexistent flag: --bogus', 'See more help with --help');

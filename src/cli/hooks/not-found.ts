@@ -1,4 +1,5 @@
 import type { Hook } from '@oclif/core';
+import { looksLikeToken, maskTokensIn, TOKEN_IN_ARGV_HELP } from '../auth.js';
 import { UsageError } from '../errors.js';
 import { escapeControls } from '../text.js';
 
@@ -42,7 +43,9 @@ const hook: Hook<'command_not_found'> = async function (options) {
       `Run \`${options.config.bin} --help\` for the list of commands.`,
     );
   }
-  process.stderr.write(`Error: ${escapeControls(error.message)}\n${error.help}\n`);
+  // A token typed into argv by mistake is not printed back (src/cli/auth.ts).
+  const help = looksLikeToken(error.message) ? TOKEN_IN_ARGV_HELP : error.help;
+  process.stderr.write(`Error: ${escapeControls(maskTokensIn(error.message))}\n${help}\n`);
   this.exit(error.exitCode);
 };
 
