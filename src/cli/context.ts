@@ -3,6 +3,7 @@ import { readEnv, type KbEnvironment } from '../config/env.js';
 import { configDir, dataDir } from '../config/paths.js';
 import { ProfileStore, resolveDeployment, type Deployment } from '../config/profiles.js';
 import { proxySettings } from '../config/proxy.js';
+import { maskTokensIn } from './auth.js';
 import { parseByteSize } from './byte-size.js';
 import { parseTimeout } from './duration.js';
 import { uninterrupted } from './interrupt.js';
@@ -87,7 +88,8 @@ export class Context {
     const timeoutMs = timeoutText === undefined ? undefined : parseTimeout(timeoutText, request.timeout ? '--timeout' : 'KB_TIMEOUT');
     const maxText = this.env.maxResponse;
     const maxResponseBytes = maxText === undefined ? undefined : parseByteSize(maxText, 'KB_MAX_RESPONSE');
-    const trace = request.verbose || this.env.debug ? (line: string) => this.io.stderr(`* ${line}\n`) : undefined;
+    // A token in a URL (`kb api 'x?token=kbt_...'`) is masked in the trace as in errors.
+    const trace = request.verbose || this.env.debug ? (line: string) => this.io.stderr(`* ${maskTokensIn(line)}\n`) : undefined;
     const { KbClient } = await import('../client/client.js');
     const client = new KbClient({ url: request.url, token: request.token, timeoutMs, maxResponseBytes, trace, proxy: proxySettings(this.env.proxy) });
     if (client.urlHadApiPrefix) noteApiPrefix(this.io, request.url, client.baseUrl);
