@@ -1,7 +1,4 @@
-import { EXIT } from '../client/exit-codes.js';
 import type { KbEnvironment } from '../config/env.js';
-import { describeSystemError, errno } from '../os/errors.js';
-import { CliError } from './errors.js';
 
 /**
  * The one place that decides what the terminal can do (after gh's iostreams): results go to stdout,
@@ -35,23 +32,11 @@ export function processIO(env: Pick<KbEnvironment, 'ci' | 'noColor'>): IO {
   const isStdinTTY = process.stdin.isTTY === true;
   const isStdoutTTY = process.stdout.isTTY === true;
   const isStderrTTY = process.stderr.isTTY === true;
-  takeOverOutputErrors();
   return {
-    stdout: (text) => {
-      try {
-        process.stdout.write(text);
-      } catch (error) {
-        // A file or a device is written at once, and a full disk fails the write itself (a pipe fails later: below).
-        if (errno(error) !== 'EPIPE') throw new OutputError(error);
-      }
-    },
-    stderr: (text) => {
-      try {
-        process.stderr.write(text);
-      } catch {
-        // stderr is where a failure is told: with it gone there is nowhere left to tell it. The exit code still does.
-      }
-    },
+    // A write that fails (a full disk, a terminal gone) fails as an 'error' event, which bin/run.js has taken over
+    // (src/cli/output-errors.ts): one line and exit 1.
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
     isStdinTTY,
     isStdoutTTY,
     isStderrTTY,
@@ -64,50 +49,6 @@ export function processIO(env: Pick<KbEnvironment, 'ci' | 'noColor'>): IO {
     question: async (question) => (await import('./terminal.js')).question(question),
     secret: async (prompt) => (await import('./terminal.js')).secret(prompt),
   };
-}
-
-/** Output that could not be written (a full disk, a terminal gone): one line and exit 1, never a crash. */
-export class OutputError extends CliError {
-  override readonly name = 'OutputError';
-  constructor(cause: unknown) {
-    super(`could not write the output to stdout: ${describeSystemError(cause)}`, EXIT.failure);
-  }
-}
-
-let outputErrorsTaken = false;
-
-/**
- * oclif rethrows, from its 'error' listener on stdout, every write error but EPIPE: a full disk or a terminal that went
- * away ended kb with Node's dump of the bundled source around the throw (35 KB of minified oclif). kb takes that
- * listener over: a reader that went away (`kb ns list | head -1`) is ignored, as oclif does; any other failure is said
- * in one line and the command exits 1. An error on stderr has nowhere to be told; the exit code still tells it.
- */
-export function takeOverOutputErrors(): void {
-  if (outputErrorsTaken) return;
-  outputErrorsTaken = true;
-  // oclif writes '' to stdout before it exits, to wait for a drain: on a full disk even that fails, and a command
-  // that printed nothing, or failed with its own exit code, would be told it could not write its output.
-  const write = process.stdout.write.bind(process.stdout) as (...args: unknown[]) => boolean;
-  process.stdout.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    if (chunk.length > 0) return write(chunk, ...rest);
-    const callback = rest.find((arg) => typeof arg === 'function') as (() => void) | undefined;
-    if (callback !== undefined) process.nextTick(callback);
-    return true;
-  }) as typeof process.stdout.write;
-  process.stdout.removeAllListeners('error');
-  let told = false;
-  process.stdout.on('error', (error) => {
-    if (errno(error) === 'EPIPE') return;
-    if (!process.exitCode) process.exitCode = EXIT.failure;
-    if (told) return;
-    told = true;
-    try {
-      process.stderr.write(`Error: ${new OutputError(error).message}\n`);
-    } catch {
-      // As above: nowhere left to tell it.
-    }
-  });
-  process.stderr.on('error', () => undefined);
 }
 
 /**

@@ -4,4 +4,4 @@
  */
 export { Config, Errors, execute, run } from '@oclif/core';
 // bin/run.js calls it before oclif writes anything (help, oclif's own errors), as each command's IO does.
-export { takeOverOutputErrors } from './io.js';
+export { takeOverOutputErrors } from './output-errors.js';
