@@ -18,7 +18,7 @@ function isWsl() {
 if (process.argv[2] === '--version' || process.argv[2] === '-v') {
   const { name, version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   const cpu = arch() === 'ia32' ? 'x86' : arch();
-  // A full disk or a terminal gone: one line and exit 1, as every other command says it (src/cli/io.ts).
+  // A full disk or a terminal gone: one line and exit 1, as every other command says it (src/cli/output-errors.ts).
   process.stdout.on('error', (error) => {
     if (error.code === 'EPIPE') return;
     process.exitCode = 1;
@@ -35,7 +35,7 @@ if (process.argv[2] === '--version' || process.argv[2] === '-v') {
   // bundle. Node 20 has no such cache, and this is a no-op there.
   module.enableCompileCache?.();
   const { execute, takeOverOutputErrors } = await import('../dist/cli/run.js');
-  // A full disk or a terminal gone: one line and exit 1, not a crash (src/cli/io.ts).
+  // A full disk or a terminal gone: one line and exit 1, not a crash (src/cli/output-errors.ts).
   takeOverOutputErrors();
   // oclif would also load "user" and "link" plugins named in $KB_DATA_DIR/package.json (it takes KB_DATA_DIR for its
   // own data dir, which is kb serve's): whoever could write that file would run code in every kb command. kb has none.
