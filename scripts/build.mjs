@@ -2,7 +2,8 @@
 // code shared between commands in chunks, and what only some commands need (the server, the store, the TUI)
 // in chunks of their own, loaded by `await import` when such a command runs. Fewer, smaller files to resolve
 // and compile is most of what `kb`'s start-up costs (README, "Performance"). The packages every command loads
-// (oclif, undici, conf) are bundled apart, in one script compiled with a V8 code cache: scripts/vendor.mjs.
+// (oclif, undici, conf), and the TUI's React and Ink, are bundled apart, in two scripts compiled with V8 code caches:
+// scripts/vendor.mjs.
 import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,5 +77,5 @@ const outputs = Object.fromEntries(
 );
 const loaders = Object.keys(outputs).filter((file) => outputs[file].includes('scripts/vendor-load.mjs'));
 if (loaders.length !== 1 || !loaders[0].startsWith('chunks/')) throw new Error(`scripts/vendor-load.mjs must be bundled into one chunk, not ${loaders.join(', ')}`);
-outputs['vendor/vendor.cjs'] = vendor.inputs;
+Object.assign(outputs, vendor.inputs);
 writeFileSync(join(dist, 'bundle-inputs.json'), `${JSON.stringify(outputs, null, 1)}\n`);

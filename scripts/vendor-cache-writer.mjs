@@ -1,7 +1,8 @@
 // Loaded with `node --import` by scripts/vendor-cache.mjs into a `kb ns list --json`: once the command is done, draws
 // the TUI's first screen on a stand-in terminal (dist/vendor/warm-tui.js), then, as the process exits, writes the code
-// cache of the vendor bundle, with the bytecode of every function the two ran.
+// caches of the vendor bundles, with the bytecode of every function the two ran.
 import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import v8 from 'node:v8';
 
 // V8 drops the bytecode of functions that have not run for a while (React's reconciler factory runs once, as Ink
@@ -21,11 +22,11 @@ process.on('beforeExit', () => {
 });
 
 process.on('exit', () => {
-  const script = globalThis[Symbol.for('kb.vendor.script')];
-  if (script === undefined) throw new Error('the vendor bundle was not loaded');
+  const scripts = globalThis[Symbol.for('kb.vendor.scripts')];
+  if (scripts?.size !== 2) throw new Error(`both vendor bundles must have run, not ${[...(scripts?.keys() ?? [])].join(', ') || 'none'}`);
   // V8 stamps a code cache with a hash of its flags, and refuses it under other flags. kb compiles the bundle under
   // Node's own; the TUI has set `--liftoff-only` (and the two flags it turns off) for good, and this process keeps
   // bytecode: put back first.
   v8.setFlagsFromString('--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering --flush-bytecode');
-  writeFileSync(process.env.KB_VENDOR_CACHE, script.createCachedData());
+  for (const [bundle, script] of scripts) writeFileSync(join(process.env.KB_VENDOR_CACHE, `${bundle}.cache`), script.createCachedData());
 });

@@ -1,4 +1,4 @@
-// Makes dist/vendor/vendor.cache, the V8 code cache of dist/vendor/vendor.cjs (scripts/build.mjs, "vendor").
+// Makes dist/vendor/vendor.cache and vendor-tui.cache, the V8 code caches of the vendor bundles (scripts/vendor.mjs).
 //
 // V8 caches the bytecode of the functions that have run, so the cache is taken at the exit of a real `kb ns list
 // --json`, the command scripts call most, with a saved profile (conf reads it) and a stand-in server that answers with
@@ -17,8 +17,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const cache = join(root, 'dist/vendor/vendor.cache');
-rmSync(cache, { force: true });
+const dir = join(root, 'dist/vendor');
+const caches = ['vendor.cache', 'vendor-tui.cache'].map((name) => join(dir, name));
+for (const cache of caches) rmSync(cache, { force: true });
 
 const server = createServer((request, response) => {
   request.resume();
@@ -33,14 +34,14 @@ try {
   mkdirSync(join(home, 'config/kb'), { recursive: true, mode: 0o700 });
   writeFileSync(join(home, 'config/kb/config.json'), JSON.stringify({ profiles: { local: profile }, defaultProfile: 'local' }), { mode: 0o600 });
   await promisify(execFile)(process.execPath, ['--import', join(root, 'scripts/vendor-cache-writer.mjs'), join(root, 'bin/run.js'), 'ns', 'list', '--json'], {
-    env: { PATH: process.env.PATH, HOME: home, KB_CONFIG_DIR: join(home, 'config/kb'), KB_DATA_DIR: join(home, 'data'), KB_VENDOR_CACHE: cache },
+    env: { PATH: process.env.PATH, HOME: home, KB_CONFIG_DIR: join(home, 'config/kb'), KB_DATA_DIR: join(home, 'data'), KB_VENDOR_CACHE: dir },
     timeout: 60_000,
   });
-  console.log(`vendor code cache: ${Math.round(statSync(cache).size / 1024)} KiB`);
+  console.log(`vendor code caches: ${caches.map((cache) => `${Math.round(statSync(cache).size / 1024)} KiB`).join(' and ')}`);
 } catch (error) {
-  rmSync(cache, { force: true });
+  for (const cache of caches) rmSync(cache, { force: true });
   const why = error.stderr?.trim() || error.message;
-  console.warn(`warning: no code cache for dist/vendor/vendor.cjs: kb works, but starts some 30 ms slower.\n${why}`);
+  console.warn(`warning: no code cache for the vendor bundles: kb works, but starts some 30 ms slower.\n${why}`);
 } finally {
   server.close();
   rmSync(home, { recursive: true, force: true });

@@ -1,6 +1,6 @@
-// The vendor bundle: the packages every command loads (oclif, undici, conf), bundled as one CommonJS script,
-// dist/vendor/vendor.cjs, that scripts/vendor-load.mjs compiles with a V8 code cache made at build time
-// (scripts/vendor-cache.mjs). Node 20 keeps no compiled code between runs for ES modules, and compiling these
+// The vendor bundles: the packages every command loads (oclif, undici, conf), bundled as one CommonJS script,
+// dist/vendor/vendor.cjs, and the TUI's (React, Ink) as another, dist/vendor/vendor-tui.cjs, which
+// scripts/vendor-load.mjs compiles with V8 code caches made at build time (scripts/vendor-cache.mjs). Node 20 keeps no compiled code between runs for ES modules, and compiling these
 // packages was half of what a `kb ns list` cost to start (README, "Performance").
 //
 // kb's own code stays ES modules (scripts/build.mjs); where it imports one of VENDORED, the import resolves to a
@@ -13,22 +13,19 @@ import { build } from 'esbuild';
 import { confLean } from './conf-lean.mjs';
 
 /**
- * What kb's sources import from the vendor bundle (Ink, bundled with kb's TUI, takes React from it too): each module
- * runs the first time it is asked for.
+ * What kb's sources import from the vendor bundles, each module run the first time it is asked for. Two bundles, each
+ * with its own code cache: what every command runs (`vendor`), and the TUI's React and Ink (`vendor-tui`), which
+ * a `kb ns list` would otherwise read and deserialize too (some 3% of all it does).
  */
-export const VENDORED = [
-  '@oclif/core',
-  'undici',
-  'undici/lib/dispatcher/agent.js',
-  'undici/lib/api/api-request.js',
-  'conf',
-  'react',
-  'react/jsx-runtime',
-  'react-reconciler',
-  'react-reconciler/constants.js',
-  'scheduler',
-  'ink',
-];
+export const BUNDLES = {
+  vendor: ['@oclif/core', 'undici', 'undici/lib/dispatcher/agent.js', 'undici/lib/api/api-request.js', 'conf'],
+  'vendor-tui': ['react', 'react/jsx-runtime', 'react-reconciler', 'react-reconciler/constants.js', 'scheduler', 'ink'],
+};
+
+export const VENDORED = Object.values(BUNDLES).flat();
+
+/** The bundle that holds a package. */
+const bundleOf = (name) => Object.keys(BUNDLES).find((bundle) => BUNDLES[bundle].includes(name));
 
 /**
  * ES modules with top-level await cannot be bundled as CommonJS: yoga-layout, Ink's layout engine, awaits its
@@ -191,13 +188,26 @@ function vendorSources(root) {
   };
 }
 
-/** Builds dist/vendor/vendor.cjs, and returns the names each of VENDORED exports. */
+/**
+ * Builds dist/vendor/vendor.cjs and dist/vendor/vendor-tui.cjs, and returns the names each of VENDORED exports and the
+ * sources of each bundle.
+ */
 export async function buildVendor(root, dist) {
-  const file = join(dist, 'vendor/vendor.cjs');
+  const names = {};
+  const inputs = {};
+  for (const [bundle, packages] of Object.entries(BUNDLES)) {
+    const built = await buildBundle(root, join(dist, `vendor/${bundle}.cjs`), packages);
+    Object.assign(names, built.names);
+    inputs[`vendor/${bundle}.cjs`] = built.inputs;
+  }
+  return { names, inputs };
+}
+
+async function buildBundle(root, file, packages) {
   const result = await build({
     absWorkingDir: root,
     stdin: {
-      contents: VENDORED.map((name) => `Object.defineProperty(exports, ${JSON.stringify(name)}, { enumerable: true, get: () => require(${JSON.stringify(name)}) });`).join('\n'),
+      contents: packages.map((name) => `Object.defineProperty(exports, ${JSON.stringify(name)}, { enumerable: true, get: () => require(${JSON.stringify(name)}) });`).join('\n'),
       resolveDir: root,
       sourcefile: 'vendor-entry.cjs',
       loader: 'js',
@@ -227,7 +237,7 @@ export async function buildVendor(root, dist) {
   const vendor = { exports: {} };
   const provided = { 'yoga-layout': (await import('yoga-layout')).default };
   runInThisContext(await readFile(file, 'utf8'), { filename: file })(vendor.exports, createRequire(file), vendor, file, dirname(file), (specifier) => import(specifier), (name) => provided[name]);
-  const names = Object.fromEntries(VENDORED.map((name) => [name, Object.keys(vendor.exports[name]).filter((key) => key !== 'default' && key !== '__esModule')]));
+  const names = Object.fromEntries(packages.map((name) => [name, Object.keys(vendor.exports[name]).filter((key) => key !== 'default' && key !== '__esModule')]));
   const output = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith('.cjs'))[1];
   return { names, inputs: Object.keys(output.inputs) };
 }
@@ -251,7 +261,7 @@ export function vendorStandIns(root, names) {
           contents: `${(PROVIDED[args.path] ?? []).map((name, i) => `import provided${i} from ${JSON.stringify(name)};`).join('\n')}
 import { provide, vendored } from './vendor-load.mjs';
 ${(PROVIDED[args.path] ?? []).map((name, i) => `provide(${JSON.stringify(name)}, provided${i});`).join('\n')}
-const m = vendored(${JSON.stringify(args.path)});
+const m = vendored(${JSON.stringify(bundleOf(args.path))}, ${JSON.stringify(args.path)});
 ${exported.map((name, i) => `const $${i} = m[${JSON.stringify(name)}];`).join('\n')}
 export { ${exported.map((name, i) => `$${i} as ${JSON.stringify(name)}`).join(', ')} };
 export default m.__esModule ? m.default : m;`,

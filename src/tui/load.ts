@@ -10,6 +10,9 @@ import type * as Tui from './index.js';
  * when there is no fetch. So fetch is hidden while the UI's modules load, and put back as it was.
  */
 export async function loadTui(): Promise<typeof Tui> {
+  // React and Ink come from the TUI's vendor bundle, compiled from its code cache (scripts/vendor.mjs), which V8 takes
+  // only under the flags it was made with: it is compiled before --liftoff-only is set. (Its modules run later.)
+  await import('react');
   baselineWasmOnly();
   const fetch = Object.getOwnPropertyDescriptor(globalThis, 'fetch');
   if (fetch?.configurable !== true) return import('./index.js');

@@ -52,7 +52,9 @@ describe('the start-up path loads only what the command needs', () => {
     // The vendor bundle reports its modules as they run: without that, the checks above would see none of them.
     expect(loaded).toContain('node_modules/@oclif/core/lib/config/config.js');
     expect(loaded).toContain('node_modules/undici/lib/dispatcher/agent.js');
-    expect(loaded).toContain('vendor-cache:accepted');
+    expect(loaded).toContain('vendor-cache:vendor:accepted');
+    // The TUI's bundle (React, Ink) is neither read nor run.
+    expect(loaded.filter((line) => line.startsWith('vendor-cache:vendor-tui'))).toEqual([]);
     // One copy of each: kb's own modules take them from the vendor bundle, never from node_modules.
     expect(loaded.filter((source) => source.startsWith('/') && /node_modules\/(@oclif\/core|undici|conf)\//.test(source))).toEqual([]);
   });
@@ -75,7 +77,7 @@ describe('the start-up path loads only what the command needs', () => {
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ profiles: { local: { url: server.url, token: server.token } }, defaultProfile: 'local' }), { mode: 0o600 });
     const loaded = await sourcesLoaded(['ns', 'list', '--json'], isolatedEnv({ KB_CONFIG_DIR: dir }));
     expect(loaded).toContain('node_modules/conf/dist/source/index.js');
-    expect(loaded).toContain('vendor-cache:accepted');
+    expect(loaded).toContain('vendor-cache:vendor:accepted');
     // semver is bundled with conf, for migrations kb never asks for.
     expect(loaded.filter((source) => /node_modules\/semver\//.test(source))).toEqual([]);
   });
@@ -119,10 +121,22 @@ describe('the vendor bundle\'s code cache', () => {
     return { ...result, log: readFileSync(log, 'utf8').split('\n') };
   }
 
+  it('of the TUI\'s bundle (React, Ink) is taken when the TUI draws, though the TUI sets a V8 flag of its own', async () => {
+    // What the build runs to warm that cache: kb's TUI on a stand-in terminal (scripts/vendor-warm-tui.mjs).
+    const log = join(tempDir('kb-imports-'), 'imports.log');
+    const script = `const { warmTui } = await import(${JSON.stringify(join(ROOT, 'dist/vendor/warm-tui.js'))}); await warmTui();`;
+    const env = isolatedEnv({ KB_IMPORT_LOG: log, NODE_OPTIONS: `--import ${join(ROOT, 'test/fixtures/record-imports.mjs')}` });
+    const result = await runProcess(process.execPath, ['--input-type=module', '-e', script], { env });
+    expect(result.code, result.stderr).toBe(0);
+    const recorded = readFileSync(log, 'utf8').split('\n');
+    expect(recorded).toContain('vendor-cache:vendor-tui:accepted');
+    expect(recorded).toContain('bundled:node_modules/ink/build/ink.js');
+  });
+
   it('is taken by a copy of kb in another directory (the cache does not depend on where kb is installed)', async () => {
     const copy = await listFrom(copyOfKb());
     expect(copy.code, copy.stderr).toBe(0);
-    expect(copy.log).toContain('vendor-cache:accepted');
+    expect(copy.log).toContain('vendor-cache:vendor:accepted');
   });
 
   const spoilt: Array<[string, (cache: string) => void]> = [
@@ -135,7 +149,7 @@ describe('the vendor bundle\'s code cache', () => {
     spoil(join(kb, 'dist/vendor/vendor.cache'));
     const copy = await listFrom(kb);
     const built = await runKb(['ns', 'list', '--json'], { env: isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token }) });
-    expect(copy.log).toContain('vendor-cache:rejected');
+    expect(copy.log).toContain('vendor-cache:vendor:rejected');
     expect(copy.code, copy.stderr).toBe(0);
     expect(copy.stderr).toBe('');
     expect(copy.stdout).toBe(built.stdout);

@@ -8,7 +8,7 @@ import { tempDir } from './temp.js';
  * Runs the built kb and lists the sources it loaded. dist/ is bundled (scripts/build.mjs), so a loaded dist file
  * stands for the sources it holds, as listed in dist/bundle-inputs.json (Ink, for one, is inside a
  * dist/chunks/tui-*.js); a module of the vendor bundle (scripts/vendor.mjs) is listed as it runs, by its source path;
- * anything else (an unbundled package, `vendor-cache:accepted`) is listed as itself.
+ * anything else (an unbundled package, `vendor-cache:vendor:accepted`) is listed as itself.
  */
 export async function runRecordingSources(args: string[], env: NodeJS.ProcessEnv): Promise<{ result: RunResult; sources: string[] }> {
   const log = join(tempDir('kb-imports-'), 'imports.log');
