@@ -1,12 +1,26 @@
 /**
  * What bin/run.js installs before oclif writes anything (help, its own errors, a command's output): a write to stdout
- * that fails says so in one line and exits 1. Imported by the entry point only (src/cli/run.ts), so a command's start
- * loads nothing more for it.
+ * that fails says so in one line and exits 1. An entry point of the bundle of its own (scripts/build.mjs), which
+ * bin/run.js imports beside dist/cli/run.js, and only once a write has failed for `kb --version`.
  */
 import { EXIT } from '../client/exit-codes.js';
 import { describeSystemError, errno } from '../os/errors.js';
 
 let outputErrorsTaken = false;
+let told = false;
+
+/** A failed write to stdout, told once in one line; a reader that went away (EPIPE) is no failure. */
+export function reportOutputError(error: unknown): void {
+  if (errno(error) === 'EPIPE') return;
+  if (!process.exitCode) process.exitCode = EXIT.failure;
+  if (told) return;
+  told = true;
+  try {
+    process.stderr.write(`Error: could not write the output to stdout: ${describeSystemError(error)}\n`);
+  } catch {
+    // stderr gone too: nowhere left to tell it. The exit code still does.
+  }
+}
 
 /**
  * oclif rethrows, from its 'error' listener on stdout, every write error but EPIPE: a full disk or a terminal that went
@@ -27,17 +41,6 @@ export function takeOverOutputErrors(): void {
     return true;
   }) as typeof process.stdout.write;
   process.stdout.removeAllListeners('error');
-  let told = false;
-  process.stdout.on('error', (error) => {
-    if (errno(error) === 'EPIPE') return;
-    if (!process.exitCode) process.exitCode = EXIT.failure;
-    if (told) return;
-    told = true;
-    try {
-      process.stderr.write(`Error: could not write the output to stdout: ${describeSystemError(error)}\n`);
-    } catch {
-      // As above: nowhere left to tell it.
-    }
-  });
+  process.stdout.on('error', reportOutputError);
   process.stderr.on('error', () => undefined);
 }

@@ -3,5 +3,3 @@
  * (bin/run.js imports it; scripts/build.mjs bundles it). Tests that run the CLI in-process import this too.
  */
 export { Config, Errors, execute, run } from '@oclif/core';
-// bin/run.js calls it before oclif writes anything (help, oclif's own errors), as each command's IO does.
-export { takeOverOutputErrors } from './output-errors.js';

@@ -3,15 +3,15 @@
  * escaped in tables, blocks, errors and `auth status` while --json stays exact; local refusals that say nothing was
  * sent; a stray argument named as such.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, KB_BIN, type RunResult } from '../helpers/cli.js';
 import { apiData, describeRun, expectFailure, jsonOut, kb, lines, orgEnv, startFixedServer, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
-import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { fullDevice } from '../helpers/temp.js';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -161,17 +161,6 @@ describe.concurrent('the X-Request-Id of a failed request', { timeout: TEST_TIME
     }
   });
 });
-
-/**
- * A device whose every write fails with ENOSPC: as root, one of its own (mknod, as /dev/full is made), so that no test
- * depends on the machine's /dev/full being what it should; else the machine's.
- */
-function fullDevice(): string {
-  if (process.getuid?.() !== 0) return '/dev/full';
-  const device = join(tempDir('kb-full-'), 'full');
-  execFileSync('mknod', ['-m', '666', device, 'c', '1', '7']);
-  return device;
-}
 
 /**
  * Runs the built kb with its stdout on `/dev/full` (every write fails with ENOSPC, as on a full disk) or on a pipe
