@@ -1,5 +1,11 @@
 import * as z from './zod.js';
 
+/** Tokens read `kbt_` and 43 base64url characters (32 random bytes), however a server makes them. */
+export const TOKEN_PREFIX = 'kbt_';
+export const TOKEN_SECRET_BYTES = 32;
+/** The base64url characters after the prefix: 4 for every 3 bytes, without padding. */
+export const TOKEN_SECRET_LENGTH = Math.ceil((TOKEN_SECRET_BYTES * 4) / 3);
+
 /** The limits of api-spec section 8, in one place. */
 export const LIMITS = {
   keyMin: 3,

@@ -1,4 +1,5 @@
 import { Flags } from '@oclif/core';
+import { TOKEN_PREFIX } from '../api/schemas.js';
 
 /** Shows enough of a token to tell two apart, never enough to use: `kbt_…x9Qa`. */
 export function maskToken(token: string): string {
@@ -6,8 +7,11 @@ export function maskToken(token: string): string {
   return token.length < prefix.length + 12 ? `${prefix}…` : `${prefix}…${token.slice(-4)}`;
 }
 
-/** kb's tokens as they may be typed where they do not belong: its prefix and a run of base64url characters. */
-const TOKEN_TEXT = /\bkbt_[A-Za-z0-9_-]{20,}/g;
+/**
+ * kb's tokens (src/api/schemas.ts) as they may be typed where they do not belong: the prefix and a run of base64url
+ * characters, long enough not to take a word for one.
+ */
+const TOKEN_TEXT = new RegExp(`\\b${TOKEN_PREFIX}[A-Za-z0-9_-]{20,}`, 'g');
 
 /** Whether a word of argv looks like a token. */
 export function looksLikeToken(text: string): boolean {
