@@ -6,7 +6,7 @@ import { countBases, RESOURCES_FORMATS, type ResourcesFormat, serializeResources
 export default class Export extends ApiCommand {
   static override summary = 'Write the namespaces of your organization and their bases to a file (YAML or JSON)';
 
-  static override description = `Keys and descriptions only, sorted by key, with no organization, URL or timestamp: two exports of equal content are byte-identical, whichever organization or deployment they came from. \`kb apply -f FILE\` or \`kb import FILE\` brings the content to another organization or deployment.
+  static override description = `Keys and descriptions only, sorted by key, with no organization, URL or timestamp: two exports of equal content are byte-identical, whichever organization or deployment they came from. A bidi override or a control character in a description is written as a \\uXXXX escape, the same text once read, so the file is safe to cat. \`kb apply -f FILE\` or \`kb import FILE\` brings the content to another organization or deployment.
 
 Bases are listed through GET /v1/base_list, an extension that \`kb serve\` offers beyond the API document. Against a deployment without it, export fails (exit 1) rather than write a file with bases missing.
 

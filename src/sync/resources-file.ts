@@ -1,10 +1,11 @@
-import YAML, { isMap, isScalar, LineCounter, type Node as YamlNode } from 'yaml';
+import YAML, { isMap, isScalar, LineCounter, Scalar, type Node as YamlNode } from 'yaml';
 import * as z from '../api/zod.js';
 import { Description, Key } from '../api/schemas.js';
 import { valueAt } from '../api/validation.js';
 import { CliError, UsageError } from '../cli/errors.js';
 import { EXIT } from '../client/exit-codes.js';
 import { describeSystemError } from '../os/errors.js';
+import { escapeJsonControls, hasJsonUnsafe } from '../text/controls.js';
 import { writeFileAtomic } from '../os/files.js';
 
 /**
@@ -107,7 +108,11 @@ export function normalizeResources(file: { namespaces: readonly { key: string; d
   };
 }
 
-/** The file's text: the same resources give the same bytes, in either format. */
+/**
+ * The file's text: the same resources give the same bytes, in either format. A description that holds a character
+ * that would drive or reorder a terminal (a bidi override, a C1 control) is written with it as a `\uXXXX` escape,
+ * the same text once read, so that `cat` or a pager shows the file as it is.
+ */
 export function serializeResources(resources: Resources, format: ResourcesFormat): string {
   const { namespaces } = normalizeResources(resources);
   // Built field by field, so the order of keys in the output is fixed here and nowhere else.
@@ -115,13 +120,24 @@ export function serializeResources(resources: Resources, format: ResourcesFormat
     version: RESOURCES_VERSION,
     namespaces: namespaces.map((ns) => ({
       key: ns.key,
-      description: ns.description,
-      bases: ns.bases.map((base) => ({ key: base.key, description: base.description })),
+      description: yamlSafe(ns.description, format),
+      bases: ns.bases.map((base) => ({ key: base.key, description: yamlSafe(base.description, format) })),
     })),
   };
-  if (format === 'json') return `${JSON.stringify(document, null, 2)}\n`;
+  if (format === 'json') return `${escapeJsonControls(JSON.stringify(document, null, 2))}\n`;
   // lineWidth 0: a long description stays on one line rather than being folded where a width happens to fall.
-  return YAML.stringify(document, { lineWidth: 0, aliasDuplicateObjects: false });
+  return escapeJsonControls(YAML.stringify(document, { lineWidth: 0, aliasDuplicateObjects: false }));
+}
+
+/**
+ * YAML takes a `\uXXXX` escape only in a double-quoted string: a description that will get one is written so. (Keys
+ * are letters, digits, - and _ only.)
+ */
+function yamlSafe(description: string | null, format: ResourcesFormat): string | null | Scalar {
+  if (format !== 'yaml' || description === null || !hasJsonUnsafe(description)) return description;
+  const scalar = new Scalar(description);
+  scalar.type = Scalar.QUOTE_DOUBLE;
+  return scalar;
 }
 
 /** A file that is not valid YAML/JSON or not a valid resources file: exit 2, naming where. */

@@ -30,6 +30,14 @@ export function escapeControls(text: string, options: { keepLayout?: boolean; la
 /** What JSON.stringify leaves as it is of UNSAFE: DEL, the C1 controls and the bidi characters. */
 const UNSAFE_IN_JSON = /[\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
 
+/** Whether text holds a character that JSON.stringify (or YAML) would leave to drive or reorder a terminal. */
+export function hasJsonUnsafe(text: string): boolean {
+  UNSAFE_IN_JSON.lastIndex = 0;
+  const found = UNSAFE_IN_JSON.test(text);
+  UNSAFE_IN_JSON.lastIndex = 0;
+  return found;
+}
+
 /**
  * JSON text (as JSON.stringify writes it) with the characters that would drive or reorder a terminal written as
  * `\uXXXX` escapes: the same JSON value, byte for byte different only where a terminal would have been fooled.

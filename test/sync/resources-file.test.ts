@@ -269,3 +269,19 @@ describe('serializeResources', () => {
     );
   });
 });
+
+describe('serializeResources: a file that is safe to cat', () => {
+  // A bidi override (which makes "exe.txt" read backwards), C1 controls (NEL, 8-bit CSI), an escape and a tab.
+  const hostile = 'invoice\u202Etxt.exe \u0085 \u009B31m \u001B[2J\tend';
+  const resources = { namespaces: [{ key: 'docs', description: hostile, bases: [{ key: 'faq', description: `${hostile}!` }, { key: 'plain', description: 'café 日本' }] }] };
+
+  it.each(['yaml', 'json'] as const)('%s: what would drive or reorder a terminal is written as an escape, and reads back the same', (format) => {
+    const text = serializeResources(resources, format);
+    // eslint-disable-next-line no-control-regex
+    expect(text).not.toMatch(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/);
+    expect(text).toContain('\\u202e');
+    expect(text).toContain('café 日本');
+    expect(parseResources(text, `kb.${format}`)).toEqual(parseResources(serializeResources(parseResources(text, `kb.${format}`), format), `kb.${format}`));
+    expect(parseResources(text, `kb.${format}`).namespaces[0]).toMatchObject({ description: hostile, bases: [{ description: `${hostile}!` }, { description: 'café 日本' }] });
+  });
+});
