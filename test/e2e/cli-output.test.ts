@@ -8,7 +8,7 @@ import { closeSync, openSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isolatedEnv, KB_BIN, type RunResult } from '../helpers/cli.js';
+import { isolatedEnv, KB_BIN, runProcess, type RunResult } from '../helpers/cli.js';
 import { apiData, describeRun, expectFailure, jsonOut, kb, lines, orgEnv, startFixedServer, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { fullDevice } from '../helpers/temp.js';
@@ -45,6 +45,19 @@ describe.concurrent('text from a server reaches a terminal with its control char
     expect(lines(block.stdout)).toEqual(['key:         docs', `description: ${HOSTILE_SHOWN}`]);
     expect(table.stdout + block.stdout + block.stderr).not.toMatch(RAW_CONTROL);
     expect(jsonOut(json)).toEqual([{ key: 'docs', description: HOSTILE }, { key: 'wide', description: '日本語の説明 👩‍💻' }]);
+  });
+
+  it('--json on a terminal writes them as \\uXXXX (the same JSON), and exactly as they are to a pipe', async () => {
+    const { env, token } = await orgEnv(server, 'hostile-json');
+    await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs', description: `a\u202Eb\u0085c` });
+    // Python's pty gives the built kb a terminal for stdout, and copies what it writes.
+    const onTerminal = await runProcess('python3', ['-c', 'import pty, sys; pty.spawn(sys.argv[1:])', process.execPath, KB_BIN, 'ns', 'list', '--json'], { env });
+    const piped = await kb(['ns', 'list', '--json'], { env });
+    expect(onTerminal.code, onTerminal.stderr).toBe(0);
+    expect(onTerminal.stdout).toContain('"description": "a\\u202eb\\u0085c"');
+    expect(onTerminal.stdout).not.toMatch(/[\u0085\u202E]/);
+    expect(JSON.parse(onTerminal.stdout.replace(/\r\n/g, '\n'))).toEqual(jsonOut(piped));
+    expect(piped.stdout).toContain('a\u202Eb\u0085c');
   });
 
   it('in an error message and its help', async () => {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -198,6 +198,8 @@ describe('kb serve: its data dir removed while it runs', () => {
         body: JSON.stringify({ key }),
       });
     expect((await post('before')).status).toBe(200);
+    // The database and its -wal and -shm are the owner's alone, whatever the umask kb serve ran under.
+    for (const file of ['kb.db', 'kb.db-wal', 'kb.db-shm']) expect(statSync(join(env.KB_DATA_DIR as string, file)).mode & 0o777, file).toBe(0o600);
     rmSync(env.KB_DATA_DIR as string, { recursive: true });
     const refused = await post('after');
     expect(refused.status).toBe(503);
