@@ -15,10 +15,8 @@ const TOKEN_TEXT = new RegExp(`\\b${TOKEN_PREFIX}[A-Za-z0-9_-]{20,}`, 'g');
 
 /** Whether a word of argv looks like a token. */
 export function looksLikeToken(text: string): boolean {
-  TOKEN_TEXT.lastIndex = 0;
-  const found = TOKEN_TEXT.test(text);
-  TOKEN_TEXT.lastIndex = 0;
-  return found;
+  // search(), unlike test(), neither reads nor moves a global pattern's lastIndex.
+  return text.search(TOKEN_TEXT) !== -1;
 }
 
 /**

@@ -43,10 +43,8 @@ export function redactTokens(text: string): string {
 }
 
 function tokenShaped(text: string): boolean {
-  TOKEN_TEXT.lastIndex = 0;
-  const found = TOKEN_TEXT.test(text);
-  TOKEN_TEXT.lastIndex = 0;
-  return found;
+  // search(), unlike test(), neither reads nor moves a global pattern's lastIndex.
+  return text.search(TOKEN_TEXT) !== -1;
 }
 
 /** A request id a client may choose (CONTRACT: 1 to 128 visible ASCII characters), so its own logs meet ours. */

@@ -32,10 +32,7 @@ const UNSAFE_IN_JSON = /[\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u20
 
 /** Whether text holds a character that JSON.stringify (or YAML) would leave to drive or reorder a terminal. */
 export function hasJsonUnsafe(text: string): boolean {
-  UNSAFE_IN_JSON.lastIndex = 0;
-  const found = UNSAFE_IN_JSON.test(text);
-  UNSAFE_IN_JSON.lastIndex = 0;
-  return found;
+  return text.search(UNSAFE_IN_JSON) !== -1;
 }
 
 /**
