@@ -442,6 +442,9 @@ export class KbClient {
     const tooLarge = () => new ResponseTooLargeError(url, method, limit, header(response.headers, 'x-request-id'));
     const announced = Number(header(response.headers, 'content-length'));
     if (announced > limit) {
+      // Destroyed unread, undici's body emits an 'error' (RequestAbortedError) that nobody is left to hear: without a
+      // listener it ended kb with Node's dump of the bundle, after the one line that says why.
+      response.body.on('error', () => undefined);
       response.body.destroy();
       throw tooLarge();
     }

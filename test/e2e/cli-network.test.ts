@@ -9,8 +9,8 @@ import { type AddressInfo, connect, type Server as NetServer, type Socket } from
 import { join } from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isolatedEnv } from '../helpers/cli.js';
-import { closedPortUrl, describeRun, expectFailure, jsonOut, kb, lines, orgEnv, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
+import { isolatedEnv, startServe } from '../helpers/cli.js';
+import { apiData, closedPortUrl, describeRun, expectFailure, jsonOut, kb, lines, orgEnv, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
@@ -261,6 +261,30 @@ describe.concurrent('kb reads replies up to a size limit (KB_MAX_RESPONSE, 64 Mi
       'If a reply this large is expected, raise the limit with KB_MAX_RESPONSE (e.g. KB_MAX_RESPONSE=256MiB).',
     );
     expect(fake.requests()).toBe(1);
+  });
+
+  it('a whole reply of a kb serve process over the limit: one line and its help, nothing more', async () => {
+    // The body is already there when kb refuses it; destroying it unread made undici emit an error nobody heard: a
+    // crash with a dump of the bundle, after the right line. (A server inside the test process did not show it.)
+    const env = isolatedEnv();
+    const served = await startServe([], env);
+    try {
+      await expect.poll(() => /kbt_[\w-]{43}/.test(served.stdout())).toBe(true);
+      const token = /kbt_[\w-]{43}/.exec(served.stdout())![0];
+      for (const key of ['docs-1', 'docs-2', 'docs-3']) await apiData(served.url, token, 'POST', '/ns_create', { key, description: 'x'.repeat(600) });
+      const runs = await Promise.all([1, 2, 3].map(() => kb(['ns', 'list'], { env: { ...env, KB_URL: served.url, KB_TOKEN: token, KB_MAX_RESPONSE: '1KiB' } })));
+      for (const result of runs) {
+        expectFailure(
+          result,
+          1,
+          `the reply from ${served.url}/v1/ns_list is larger than the 1 KiB limit`,
+          'If a reply this large is expected, raise the limit with KB_MAX_RESPONSE (e.g. KB_MAX_RESPONSE=256MiB).',
+        );
+      }
+    } finally {
+      served.child.kill('SIGKILL');
+      await served.exited;
+    }
   });
 
   it('a reply within the limit is read whole, and KB_MAX_RESPONSE that is not a size is refused before any request', async () => {
