@@ -21,7 +21,7 @@ if (process.argv[2] === '--version' || process.argv[2] === '-v') {
   // A full disk or a terminal gone: one line and exit 1, as every command says it; its words are loaded only then.
   process.stdout.on('error', (error) => {
     process.stderr.on('error', () => undefined);
-    void import('../dist/cli/output-errors.js').then(({ reportOutputError }) => reportOutputError(error));
+    void import('../dist/cli/run.js').then(({ reportOutputError }) => reportOutputError(error));
   });
   process.stdout.write(`${name}/${version} ${isWsl() ? 'wsl' : platform()}-${cpu} node-${process.version}\n`);
 } else {
@@ -32,7 +32,7 @@ if (process.argv[2] === '--version' || process.argv[2] === '-v') {
   // From Node 22.1, V8's compiled code is kept on disk between runs: most of what a start costs is compiling the
   // bundle. Node 20 has no such cache, and this is a no-op there.
   module.enableCompileCache?.();
-  const [{ execute }, { takeOverOutputErrors }] = await Promise.all([import('../dist/cli/run.js'), import('../dist/cli/output-errors.js')]);
+  const { execute, takeOverOutputErrors } = await import('../dist/cli/run.js');
   // A full disk or a terminal gone: one line and exit 1, not a crash (src/cli/output-errors.ts).
   takeOverOutputErrors();
   // oclif would also load "user" and "link" plugins named in $KB_DATA_DIR/package.json (it takes KB_DATA_DIR for its

@@ -24,7 +24,6 @@ function sources(dir) {
 const entryPoints = [
   ...sources(join(root, 'src/commands')),
   join(root, 'src/cli/run.ts'),
-  join(root, 'src/cli/output-errors.ts'),
   join(root, 'src/cli/help.ts'),
   join(root, 'src/cli/hooks/not-found.ts'),
   // Not part of kb: what scripts/vendor-cache.mjs runs to warm the vendor code cache with the TUI's first screen.

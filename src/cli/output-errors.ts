@@ -1,7 +1,7 @@
 /**
  * What bin/run.js installs before oclif writes anything (help, its own errors, a command's output): a write to stdout
- * that fails says so in one line and exits 1. An entry point of the bundle of its own (scripts/build.mjs), which
- * bin/run.js imports beside dist/cli/run.js, and only once a write has failed for `kb --version`.
+ * that fails says so in one line and exits 1. Bundled into the entry point, dist/cli/run.js, so that a command loads
+ * no module more for it; `kb --version` loads that only once a write has failed.
  */
 import { EXIT } from '../client/exit-codes.js';
 import { describeSystemError, errno } from '../os/errors.js';
