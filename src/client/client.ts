@@ -383,8 +383,10 @@ export class KbClient {
       }
       const reply = outcome.reply;
       let wait: number | undefined;
-      if (canRetry && RETRY_STATUSES.has(reply.status)) {
-        const asked = reply.status === 503 ? retryAfterMs(header(reply.headers, 'retry-after')) : undefined;
+      // A 409 with Retry-After to a keyed write: its first request still runs, and a repeat with the key gets its reply.
+      const running = reply.status === 409 && idempotencyKey !== undefined && header(reply.headers, 'retry-after') !== undefined;
+      if (canRetry && (RETRY_STATUSES.has(reply.status) || running)) {
+        const asked = reply.status === 503 || running ? retryAfterMs(header(reply.headers, 'retry-after')) : undefined;
         if (asked === undefined) wait = backoffMs(attempt - 1);
         else if (asked <= MAX_RETRY_AFTER_MS) wait = asked;
       }
@@ -484,8 +486,9 @@ export class KbClient {
     if (reply.status >= 400) {
       const failure = FailureEnvelope.safeParse(json);
       if (failure.success) {
+        const stillRunning = reply.status === 409 && exchange.idempotencyKey !== undefined && header(reply.headers, 'retry-after') !== undefined;
         throw new ApiError({
-          status: reply.status, message: failure.data.message, help: failure.data.help ?? undefined, url, method, requestId,
+          status: reply.status, message: failure.data.message, help: failure.data.help ?? undefined, url, method, requestId, stillRunning,
         });
       }
       throw malformed('the JSON is not a failure envelope {"success":false,"message":...}');

@@ -24,6 +24,11 @@ export interface ApiErrorDetails {
   local?: boolean;
   /** The reply's X-Request-Id, which names the request in the server's log. */
   requestId?: string | undefined;
+  /**
+   * A 409 with Retry-After to a keyed write: its first request was still running when the retries ran out. Not a
+   * conflict of data, so it exits as a 503 does (1), never 5.
+   */
+  stillRunning?: boolean;
 }
 
 /** The service answered with the failure envelope (or the client rejected the input the same way). */
@@ -42,7 +47,7 @@ export class ApiError extends KbClientError {
     super(details.message);
     this.status = details.status;
     this.code = codeForStatus(details.status);
-    this.exitCode = exitCodeForStatus(details.status);
+    this.exitCode = details.stillRunning ? EXIT.failure : exitCodeForStatus(details.status);
     this.help = details.help;
     this.url = details.url;
     this.method = details.method;

@@ -321,6 +321,29 @@ describe('KbClient retries', () => {
     expect(server.hits[4]?.headers['idempotency-key']).not.toBe([...keys][0]);
   });
 
+  it('retries a write answered "still in progress" (409 with Retry-After) with the same key, and takes the reply it then gets', async () => {
+    const running = { success: false, message: 'A request with this Idempotency-Key is still in progress' };
+    const server = await stub((_hit, response) => {
+      if (server.hits.length === 1) json(response, 409, running, { 'retry-after': '1' });
+      else json(response, 200, { success: true, data: { key: 'docs', description: null } }, { 'idempotent-replayed': 'true' });
+    });
+    expect(await client({ url: server.url, token: 't' }).nsCreate({ key: 'docs' })).toEqual({ key: 'docs', description: null });
+    expect(server.hits).toHaveLength(2);
+    expect(new Set(server.hits.map((hit) => hit.headers['idempotency-key'])).size).toBe(1);
+  });
+
+  it('exits 1, not 5, when a write is still in progress once its retries run out; a 409 of data stays 5 and is not retried', async () => {
+    const running = { success: false, message: 'A request with this Idempotency-Key is still in progress' };
+    const busy = await stub((_hit, response) => json(response, 409, running, { 'retry-after': '0' }));
+    const stillRunning = await rejection(client({ url: busy.url, token: 't', retries: 2 }).nsCreate({ key: 'docs' }));
+    expect(busy.hits).toHaveLength(3);
+    expect(stillRunning).toMatchObject({ name: 'ApiError', status: 409, exitCode: 1 });
+    const taken = await stub((_hit, response) => json(response, 409, { success: false, message: 'Namespace docs already exists' }));
+    const conflict = await rejection(client({ url: taken.url, token: 't', retries: 2 }).nsCreate({ key: 'docs' }));
+    expect(taken.hits).toHaveLength(1);
+    expect(conflict).toMatchObject({ name: 'ApiError', status: 409, exitCode: 5 });
+  });
+
   it('retries a DELETE answered 502, and sends no Idempotency-Key on a GET', async () => {
     const server = await stub((_hit, response) => json(response, 502, { success: false, message: 'bad gateway' }));
     await rejection(client({ url: server.url, token: 't', retries: 1 }).baseDelete({ namespace: 'docs', base: 'faq' }));
