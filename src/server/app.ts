@@ -25,6 +25,8 @@ export interface AppOptions {
   requestTimeoutMs?: number;
   /** The failed-authentication limit: by default the store's shared one, else one in this app's memory. */
   authLimiter?: AuthFailureLimit;
+  /** Milliseconds a repeat of an Idempotency-Key waits for the key's first request before its 409 (5 s). */
+  repeatWaitMs?: number;
 }
 
 declare module 'fastify' {
@@ -66,7 +68,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.register(httpRules, { requestId });
   app.register(errors);
   app.register(auth, { limiter: options.authLimiter });
-  app.register(idempotency);
+  app.register(idempotency, { waitMs: options.repeatWaitMs });
   app.register(routes);
   return app;
 }

@@ -18,6 +18,16 @@ export class RateLimitedError extends KbApiError {
 }
 
 /**
+ * 409 for a repeat whose first request is still running after the wait: with Retry-After, so that a client repeats it
+ * with the same key (the CLI does, as for a 503).
+ */
+export class IdempotencyBusyError extends KbApiError {
+  constructor() {
+    super('conflict', 'A request with this Idempotency-Key is still in progress', 'Retry with the same key in a moment: it will get that request\'s reply.');
+  }
+}
+
+/**
  * Sends a JSON body: an object, or one already serialized (as text or as UTF-8 bytes). A HEAD answer gets the headers
  * of its GET and no body (RFC 9110 section 9.3.2), whatever its status.
  */
@@ -37,6 +47,8 @@ export function errorBody(error: KbApiError): { success: false; message: string;
 export function sendError(reply: FastifyReply, error: KbApiError): FastifyReply {
   if (error.code === 'unauthorized') reply.header('www-authenticate', 'Bearer');
   if (error instanceof RateLimitedError) reply.header('retry-after', String(error.retryAfterSeconds));
+  // A repeat whose first request still runs: the same key, a moment later, gets that request's reply.
+  else if (error instanceof IdempotencyBusyError) reply.header('retry-after', '1');
   // A storage that cannot commit now (a lost database connection, a busy database, a server shutting down).
   else if (error.status === 503) reply.header('retry-after', '1');
   return send(reply, error.status, errorBody(error));

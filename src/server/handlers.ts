@@ -1,34 +1,41 @@
 import { randomUUID } from 'node:crypto';
 import type { RouteInput, RouteName, RouteOutput } from '../api/routes.js';
-import type { IdempotencyCapture, Principal, Store } from '../store/store.js';
+import type { Principal, Store, Write } from '../store/store.js';
 
-/** `capture` keeps the reply under an Idempotency-Key, in the write's own transaction (reads take none). */
-type Handler<N extends RouteName> = (
-  store: Store,
-  principal: Principal,
-  input: RouteInput<N>,
-  capture?: IdempotencyCapture,
-) => Promise<RouteOutput<N>>;
+/** The routes that change data: POST and DELETE, each a write the store runs (keyed or not). */
+export type WriteRouteName = 'ns_create' | 'ns_update' | 'base_create' | 'base_update' | 'base_delete';
+type ReadRouteName = Exclude<RouteName, 'health' | WriteRouteName>;
 
-/** Generated keys, CONTRACT section 2: ns_<uuid v4> and kb_<uuid v4>. */
+/** Generated keys (docs/contract.md, Generated keys): ns_<uuid v4> and kb_<uuid v4>. */
 export const generateNamespaceKey = (): string => `ns_${randomUUID()}`;
 export const generateBaseKey = (): string => `kb_${randomUUID()}`;
 
-/** What each authenticated route does, once its input has been validated against src/api. */
-export const HANDLERS: { [N in Exclude<RouteName, 'health'>]: Handler<N> } = {
+/** What each authenticated read answers, once its input has been validated against src/api. */
+export const READS: { [N in ReadRouteName]: (store: Store, principal: Principal, input: RouteInput<N>) => Promise<RouteOutput<N>> } = {
   auth: async (_store, principal) => principal.org,
   ns_list: (store, principal) => store.nsList(principal.orgId),
-  ns_create: (store, principal, input, capture) =>
-    store.nsCreate(principal.orgId, { key: input.key ?? generateNamespaceKey(), description: input.description ?? null }, capture),
-  ns_update: (store, principal, input, capture) => store.nsUpdate(principal.orgId, input.namespace, input.data, capture),
   base_list: (store, principal, input) => store.baseList(principal.orgId, input.namespace),
-  base_create: (store, principal, input, capture) =>
-    store.baseCreate(
-      principal.orgId,
-      { namespace: input.namespace, key: input.key ?? generateBaseKey(), description: input.description ?? null },
-      capture,
-    ),
-  base_update: (store, principal, input, capture) =>
-    store.baseUpdate(principal.orgId, input.namespace, input.base, input.data, capture),
-  base_delete: (store, principal, input, capture) => store.baseDelete(principal.orgId, input.namespace, input.base, capture),
+};
+
+/** The write each authenticated write route asks of the store, once its input has been validated against src/api. */
+export const WRITES: { [N in WriteRouteName]: (principal: Principal, input: RouteInput<N>) => Write } = {
+  ns_create: (principal, input) => ({
+    op: 'nsCreate',
+    orgId: principal.orgId,
+    ns: { key: input.key ?? generateNamespaceKey(), description: input.description ?? null },
+  }),
+  ns_update: (principal, input) => ({ op: 'nsUpdate', orgId: principal.orgId, key: input.namespace, patch: input.data }),
+  base_create: (principal, input) => ({
+    op: 'baseCreate',
+    orgId: principal.orgId,
+    base: { namespace: input.namespace, key: input.key ?? generateBaseKey(), description: input.description ?? null },
+  }),
+  base_update: (principal, input) => ({
+    op: 'baseUpdate',
+    orgId: principal.orgId,
+    namespace: input.namespace,
+    key: input.base,
+    patch: input.data,
+  }),
+  base_delete: (principal, input) => ({ op: 'baseDelete', orgId: principal.orgId, namespace: input.namespace, key: input.base }),
 };

@@ -3,9 +3,9 @@ import { KbApiError } from '../api/errors.js';
 import { buildOpenApiDocument, OPENAPI_PATH } from '../api/openapi.js';
 import { API_PREFIX, ROUTES, type RouteName, type RouteSpec } from '../api/routes.js';
 import { parseInput } from '../api/validation.js';
-import type { IdempotencyCapture, Principal, Store } from '../store/store.js';
+import type { Principal, Store, Write } from '../store/store.js';
 import { send, sendError } from './errors.js';
-import { HANDLERS } from './handlers.js';
+import { READS, WRITES, type WriteRouteName } from './handlers.js';
 import { methodsOf, requireContentType } from './http.js';
 import { checkIdempotencyKey, fingerprint } from './idempotency.js';
 import { sharedPlugin } from './plugin.js';
@@ -23,7 +23,8 @@ const ALLOWED_METHODS = new Map<string, string>(
 /** The answers of the GET routes (the lists) kept at most, in bytes of JSON. */
 const ANSWERS_KEPT_BYTES = 32 * 1024 * 1024;
 
-type Handler = (store: Store, principal: Principal, input: unknown, capture?: IdempotencyCapture) => Promise<unknown>;
+type Read = (store: Store, principal: Principal, input: unknown) => Promise<unknown>;
+type WriteOf = (principal: Principal, input: unknown) => Write;
 
 /**
  * Every route of src/api under /v1, validated and answered from the store; the OpenAPI document; 404 for an unknown
@@ -53,10 +54,11 @@ export const routes = sharedPlugin((app, _options, done) => {
       continue;
     }
     const name = route.name as Exclude<RouteName, 'health'>;
-    const handler = HANDLERS[name] as Handler;
+    const handler = (name in READS ? READS[name as keyof typeof READS] : undefined) as Read | undefined;
+    const writeOf = (name in WRITES ? WRITES[name as WriteRouteName] : undefined) as WriteOf | undefined;
     /** Reads, and keeps the answer until the next write when the store can tell when that is. */
     const read = async (principal: Principal, input: unknown, version: string | undefined, key: string): Promise<string | Buffer> => {
-      const body = JSON.stringify({ success: true, data: await handler(store, principal, input) });
+      const body = JSON.stringify({ success: true, data: await (handler as Read)(store, principal, input) });
       if (version === undefined) return body;
       const bytes = Buffer.from(body);
       answers.set(version, key, bytes);
@@ -66,8 +68,9 @@ export const routes = sharedPlugin((app, _options, done) => {
       const input = parseInput(route.input.schema, request.body, 'request body');
       const principal = request.principal as Principal;
       const key = checkIdempotencyKey(request.headers['idempotency-key']);
-      if (key === undefined) return send(reply, 200, { success: true, data: await handler(store, principal, input) });
-      const done = await app.idempotency.run(principal, key, fingerprint(route.name, input), (capture) => handler(store, principal, input, capture));
+      const write = (writeOf as WriteOf)(principal, input);
+      if (key === undefined) return send(reply, 200, { success: true, data: await store.perform(write) });
+      const done = await app.idempotency.run(principal, key, fingerprint(route.name, input), (capture) => store.performKeyed(write, capture));
       if (done.replayed) reply.header('idempotent-replayed', 'true');
       return send(reply, done.reply.status, done.reply.body);
     };

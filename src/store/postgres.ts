@@ -17,15 +17,15 @@ import {
   type DescriptionPatch,
   IDEMPOTENCY_RETENTION_MS,
   type IdempotencyCapture,
-  IdempotencyInProgress,
   type IdempotencyRecord,
-  IdempotentReplay,
+  type KeyedResult,
   type Principal,
   type Store,
   type StoredReply,
   StoreOpenError,
   StoreUnreachableError,
   type TokenInfo,
+  type Write,
   type WriteOutcome,
 } from './store.js';
 
@@ -213,12 +213,39 @@ interface BaseRow {
 
 interface Pending {
   op: (step: WriteStep) => Promise<unknown>;
+  /** Present on a keyed write: it then resolves with a KeyedResult, and rejects only with the commit's failure. */
   capture: IdempotencyCapture | undefined;
   changes: Changes;
   /** Set on a base create that may go into its batch's one INSERT; cleared when it must run on its own (op). */
   row?: BaseRow | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
+}
+
+/** What a batch decided for one write: its outcome (unkeyed), or what became of it (keyed); undefined: not yet. */
+type Settled = WriteOutcome | KeyedResult;
+
+/** What the claim of a batch's keys decided: writes settled before they run, and second copies of a key (its first's index). */
+interface Claimed {
+  settled: Map<number, KeyedResult>;
+  followers: Map<number, number>;
+}
+
+/** The outcome of a write that ran, whatever it was sent as; undefined for one that did not run. */
+function outcomeOf(result: Settled): WriteOutcome | undefined {
+  if (!('kind' in result)) return result;
+  return result.kind === 'ran' ? result.outcome : undefined;
+}
+
+/**
+ * A second copy of a key in one batch gets what its first copy got: the same replay, or the reply kept for the first's
+ * outcome (as a replay of it); the same wait when the first is busy. Undefined when the first kept nothing: the copy
+ * then runs itself.
+ */
+function followerResult(first: Pending, settled: KeyedResult | undefined, reply: StoredReply | undefined): KeyedResult | undefined {
+  if (settled?.kind === 'replayed' || settled?.kind === 'busy') return settled;
+  if (reply === undefined || first.capture === undefined) return undefined;
+  return { kind: 'replayed', record: { fingerprint: first.capture.fingerprint, ...reply, createdAt: new Date().toISOString() } };
 }
 
 /** What the batch's INSERT of base rows decided for a write: inserted, taken already, or left to the write's own op. */
@@ -576,9 +603,9 @@ export class PostgresStore implements Store {
       for (const item of batch) item.reject(error);
       return;
     }
-    let outcomes: Array<WriteOutcome | undefined>;
+    let results: Array<Settled | undefined>;
     try {
-      outcomes = await this.commit(client, batch);
+      results = await this.commit(client, batch);
     } catch (error) {
       let failure: unknown = error;
       await client.query('ROLLBACK').catch((rollbackError: unknown) => {
@@ -593,16 +620,17 @@ export class PostgresStore implements Store {
     const changed = new Set<Changes>();
     const later: Pending[] = [];
     batch.forEach((item, index) => {
-      const outcome = outcomes[index];
-      if (outcome === undefined) later.push(item);
-      else if (outcome.ok) changed.add(item.changes);
+      const result = results[index];
+      if (result === undefined) later.push(item);
+      else if (outcomeOf(result)?.ok) changed.add(item.changes);
     });
     this.changes.committed(changed);
     batch.forEach((item, index) => {
-      const outcome = outcomes[index];
-      if (outcome === undefined) return;
-      if (outcome.ok) item.resolve(outcome.value);
-      else item.reject(outcome.error);
+      const result = results[index];
+      if (result === undefined) return;
+      if ('kind' in result) item.resolve(result);
+      else if (result.ok) item.resolve(result.value);
+      else item.reject(result.error);
     });
     if (later.length > 0) {
       this.queue.unshift(...later);
@@ -611,13 +639,13 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Runs a batch in one transaction and commits it; resolves each write's outcome, or undefined for a write left to
-   * the next batch. The base creates of a batch go into one INSERT (insertBases). A batch of nothing else, without
+   * Runs a batch in one transaction and commits it; resolves what became of each write, or undefined for a write left
+   * to the next batch. The base creates of a batch go into one INSERT (insertBases). A batch of nothing else, without
    * Idempotency-Keys, is that one statement on its own, committed by itself: one round trip. Otherwise the transaction
    * takes the keys first (claim), then inserts the bases, then runs every other write in a savepoint of its own, so
    * that one failing write (a 409, a 404) is undone alone; the replies kept under keys are committed with their writes.
    */
-  private async commit(client: Client, batch: Pending[]): Promise<Array<WriteOutcome | undefined>> {
+  private async commit(client: Client, batch: Pending[]): Promise<Array<Settled | undefined>> {
     const outcomes: Array<WriteOutcome | undefined> = batch.map(() => undefined);
     const keyed = batch.some((item) => item.capture !== undefined);
     if (!keyed && batch.every((item) => item.row !== undefined)) {
@@ -632,8 +660,10 @@ export class PostgresStore implements Store {
       return outcomes;
     }
 
-    await (keyed ? this.claim(client, batch, outcomes) : client.query('BEGIN'));
-    const rows = batch.filter((item, index) => item.row !== undefined && outcomes[index] === undefined);
+    const claimed: Claimed = { settled: new Map(), followers: new Map() };
+    await (keyed ? this.claim(client, batch, claimed) : client.query('BEGIN'));
+    const decided = (index: number) => outcomes[index] !== undefined || claimed.settled.has(index) || claimed.followers.has(index);
+    const rows = batch.filter((item, index) => item.row !== undefined && !decided(index));
     if (rows.length > 0) {
       const verdicts = await this.insertBases(client, rows);
       if (verdicts === undefined) {
@@ -646,44 +676,68 @@ export class PostgresStore implements Store {
         else outcomes[batch.indexOf(item)] = rowOutcome(item, verdict);
       });
     }
-    const replies: string[] = [];
+    const kept = new Map<number, StoredReply | undefined>();
+    const keptRows: string[] = [];
     for (const item of rows) {
-      const outcome = outcomes[batch.indexOf(item)];
+      const index = batch.indexOf(item);
+      const outcome = outcomes[index];
       const reply = outcome && item.capture?.reply(outcome);
-      if (item.capture && reply) replies.push(keptReplyRow(item.capture, reply));
+      if (outcome) kept.set(index, reply);
+      if (item.capture && reply) keptRows.push(keptReplyRow(item.capture, reply));
     }
     const savepoint = { taken: false };
     for (const [index, item] of batch.entries()) {
-      if (outcomes[index] === undefined) outcomes[index] = await this.runInBatch(client, item, savepoint);
+      const first = claimed.followers.get(index);
+      // A second copy of a key in this batch: the first's reply, once it has one.
+      if (first !== undefined) {
+        const copied = followerResult(batch[first] as Pending, claimed.settled.get(first), kept.get(first));
+        if (copied !== undefined) {
+          claimed.settled.set(index, copied);
+          continue;
+        }
+      } else if (decided(index)) continue;
+      const ran = await this.runInBatch(client, item, savepoint);
+      outcomes[index] = ran.outcome;
+      kept.set(index, ran.reply);
     }
     // The last write's savepoint goes with the COMMIT, and so do the replies of the base rows.
-    await client.query(replies.length > 0 ? `${KEEP_REPLIES} VALUES ${replies.join(', ')} ${ON_KEPT_CONFLICT}; COMMIT` : 'COMMIT');
-    return outcomes;
+    await client.query(keptRows.length > 0 ? `${KEEP_REPLIES} VALUES ${keptRows.join(', ')} ${ON_KEPT_CONFLICT}; COMMIT` : 'COMMIT');
+    return batch.map((item, index) => {
+      const settled = claimed.settled.get(index);
+      if (settled !== undefined) return settled;
+      const outcome = outcomes[index];
+      if (outcome === undefined || item.capture === undefined) return outcome;
+      return { kind: 'ran', outcome, reply: kept.get(index) };
+    });
   }
 
   /**
    * Opens the batch's transaction and takes every Idempotency-Key of the batch, in one round trip: first each key's
-   * advisory lock (held by another connection: that replica runs the key now, IdempotencyInProgress, a 409), then, in a
-   * statement of its own and so a snapshot taken after the locks, the replies kept under them (IdempotentReplay). A key
-   * twice in one batch runs once: the second is in progress.
+   * advisory lock, then, in a statement of its own and so a snapshot taken after the locks, the replies kept under
+   * them. A key with a kept reply is replayed, whether or not its lock was free (another replica may be replaying it
+   * too); a key whose lock another connection holds and that has no reply yet is busy (its first request runs there
+   * now). A second copy of a key in the batch follows the first (commit gives it the first's reply).
    */
-  private async claim(client: Client, batch: Pending[], outcomes: Array<WriteOutcome | undefined>): Promise<void> {
+  private async claim(client: Client, batch: Pending[], claimed: Claimed): Promise<void> {
     const claims: Array<{ index: number; capture: IdempotencyCapture; lock: string; org: string; key: string }> = [];
-    const seen = new Set<string>();
-    for (const [index, { capture }] of batch.entries()) {
+    const firsts = new Map<string, number>();
+    for (const [index, item] of batch.entries()) {
+      const { capture } = item;
       if (capture === undefined) continue;
       const slot = `${capture.orgId}\u0000${capture.key}`;
-      if (seen.has(slot)) {
-        outcomes[index] = { ok: false, error: new IdempotencyInProgress() };
+      const first = firsts.get(slot);
+      if (first !== undefined) {
+        claimed.followers.set(index, first);
+        item.row = undefined;
         continue;
       }
-      seen.add(slot);
+      firsts.set(slot, index);
       try {
         // Written into statements here and with the reply (keptReplyRow): a value that cannot be fails this write alone.
         sql.text(capture.fingerprint);
         claims.push({ index, capture, lock: idempotencyLock(capture.orgId, capture.key), org: sql.integer(capture.orgId), key: sql.text(capture.key) });
       } catch (error) {
-        outcomes[index] = { ok: false, error };
+        claimed.settled.set(index, { kind: 'ran', outcome: { ok: false, error }, reply: undefined });
       }
     }
     if (claims.length === 0) {
@@ -702,8 +756,8 @@ export class PostgresStore implements Store {
     const keptBy = new Map(kept.rows.map((row) => [row.n, row]));
     claims.forEach((claim, n) => {
       const row = keptBy.get(n);
-      if (!locks.rows[n]?.locked) outcomes[claim.index] = { ok: false, error: new IdempotencyInProgress() };
-      else if (row) outcomes[claim.index] = { ok: false, error: new IdempotentReplay(keptRecord(row)) };
+      if (row) claimed.settled.set(claim.index, { kind: 'replayed', record: keptRecord(row) });
+      else if (!locks.rows[n]?.locked) claimed.settled.set(claim.index, { kind: 'busy' });
     });
   }
 
@@ -751,7 +805,7 @@ export class PostgresStore implements Store {
   }
 
   /** One write of a batch, in a savepoint of its own; its Idempotency-Key was claimed with the batch's (claim). */
-  private async runInBatch(client: Client, item: Pending, savepoint: { taken: boolean }): Promise<WriteOutcome> {
+  private async runInBatch(client: Client, item: Pending, savepoint: { taken: boolean }): Promise<{ outcome: WriteOutcome; reply: StoredReply | undefined }> {
     const { capture } = item;
     // The previous write's savepoint is released as this one's is taken, with the write's first statement.
     const step = new WriteStep(client, savepoint.taken ? 'RELEASE SAVEPOINT write; SAVEPOINT write' : 'SAVEPOINT write');
@@ -774,7 +828,7 @@ export class PostgresStore implements Store {
         values: [capture.orgId, capture.key, capture.fingerprint, reply.status, reply.body],
       });
     }
-    return outcome;
+    return { outcome, reply };
   }
 
   /**
@@ -853,6 +907,30 @@ export class PostgresStore implements Store {
     }, undefined, 'tokens');
   }
 
+  perform(write: Write): Promise<unknown> {
+    return this.dispatch(write, undefined);
+  }
+
+  performKeyed(write: Write, capture: IdempotencyCapture): Promise<KeyedResult> {
+    return this.dispatch(write, capture) as Promise<unknown> as Promise<KeyedResult>;
+  }
+
+  /** Queues a write; with a capture, its promise resolves with a KeyedResult (flush). */
+  private dispatch(write: Write, capture: IdempotencyCapture | undefined): Promise<unknown> {
+    switch (write.op) {
+      case 'nsCreate':
+        return this.nsCreateWith(write.orgId, write.ns, capture);
+      case 'nsUpdate':
+        return this.nsUpdateWith(write.orgId, write.key, write.patch, capture);
+      case 'baseCreate':
+        return this.baseCreateWith(write.orgId, write.base, capture);
+      case 'baseUpdate':
+        return this.baseUpdateWith(write.orgId, write.namespace, write.key, write.patch, capture);
+      case 'baseDelete':
+        return this.baseDeleteWith(write.orgId, write.namespace, write.key, capture);
+    }
+  }
+
   async nsList(orgId: number): Promise<Namespace[]> {
     const rows = await this.read<DescribedRow>({
       name: 'ns_list',
@@ -862,7 +940,11 @@ export class PostgresStore implements Store {
     return rows.map((row) => ({ key: row.key, description: decode(row.description) }));
   }
 
-  nsCreate(orgId: number, ns: Namespace, capture?: IdempotencyCapture): Promise<Namespace> {
+  nsCreate(orgId: number, ns: Namespace): Promise<Namespace> {
+    return this.nsCreateWith(orgId, ns, undefined);
+  }
+
+  private nsCreateWith(orgId: number, ns: Namespace, capture: IdempotencyCapture | undefined): Promise<Namespace> {
     return this.write(async (client) => {
       try {
         await client.inline(
@@ -877,7 +959,11 @@ export class PostgresStore implements Store {
     }, capture);
   }
 
-  nsUpdate(orgId: number, key: string, patch: DescriptionPatch, capture?: IdempotencyCapture): Promise<Namespace> {
+  nsUpdate(orgId: number, key: string, patch: DescriptionPatch): Promise<Namespace> {
+    return this.nsUpdateWith(orgId, key, patch, undefined);
+  }
+
+  private nsUpdateWith(orgId: number, key: string, patch: DescriptionPatch, capture: IdempotencyCapture | undefined): Promise<Namespace> {
     return this.write(async (client) => {
       const { rows } =
         patch.description === undefined
@@ -904,7 +990,11 @@ export class PostgresStore implements Store {
     return rows.flatMap((row) => (row.key === null ? [] : [{ namespace, key: row.key, description: decode(row.description) }]));
   }
 
-  baseCreate(orgId: number, base: Base, capture?: IdempotencyCapture): Promise<Base> {
+  baseCreate(orgId: number, base: Base): Promise<Base> {
+    return this.baseCreateWith(orgId, base, undefined);
+  }
+
+  private baseCreateWith(orgId: number, base: Base, capture: IdempotencyCapture | undefined): Promise<Base> {
     return this.write(async (client) => {
       const insert = () =>
         client.inline(
@@ -933,7 +1023,11 @@ export class PostgresStore implements Store {
     }, capture, 'data', { orgId, base });
   }
 
-  baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch, capture?: IdempotencyCapture): Promise<Base> {
+  baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch): Promise<Base> {
+    return this.baseUpdateWith(orgId, namespace, key, patch, undefined);
+  }
+
+  private baseUpdateWith(orgId: number, namespace: string, key: string, patch: DescriptionPatch, capture: IdempotencyCapture | undefined): Promise<Base> {
     return this.write(async (client) => {
       const { rows } =
         patch.description === undefined
@@ -953,7 +1047,11 @@ export class PostgresStore implements Store {
     }, capture);
   }
 
-  baseDelete(orgId: number, namespace: string, key: string, capture?: IdempotencyCapture): Promise<Base> {
+  baseDelete(orgId: number, namespace: string, key: string): Promise<Base> {
+    return this.baseDeleteWith(orgId, namespace, key, undefined);
+  }
+
+  private baseDeleteWith(orgId: number, namespace: string, key: string, capture: IdempotencyCapture | undefined): Promise<Base> {
     return this.write(async (client) => {
       const { rows } = await client.query<DescribedRow>(
         `DELETE FROM bases b USING namespaces n

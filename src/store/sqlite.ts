@@ -13,11 +13,12 @@ import {
   IDEMPOTENCY_RETENTION_MS,
   type IdempotencyCapture,
   type IdempotencyRecord,
-  IdempotentReplay,
+  type KeyedResult,
   type Principal,
   type Store,
   StoreOpenError,
   type TokenInfo,
+  type Write,
   type WriteOutcome,
 } from './store.js';
 
@@ -31,6 +32,7 @@ interface TokenRow { id: string; org: string; created_at: string; revoked_at: st
 
 interface Pending {
   op: () => unknown;
+  /** Present on a keyed write: it then resolves with a KeyedResult, and rejects only with the commit's failure. */
   capture: IdempotencyCapture | undefined;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
@@ -364,12 +366,40 @@ export class SqliteStore implements Store {
   }
 
   /** Queues a write for the next group commit; resolves with its result once the commit is on disk. */
-  private write<T>(op: () => T, capture?: IdempotencyCapture): Promise<T> {
+  private write<T>(op: () => T): Promise<T> {
+    return this.enqueue(op, undefined) as Promise<T>;
+  }
+
+  private enqueue(op: () => unknown, capture: IdempotencyCapture | undefined): Promise<unknown> {
     if (this.closed) return Promise.reject(failures.shuttingDown());
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ op, capture, resolve: resolve as (value: unknown) => void, reject });
+    return new Promise<unknown>((resolve, reject) => {
+      this.queue.push({ op, capture, resolve, reject });
       if (this.queue.length === 1) setImmediate(() => this.flush());
     });
+  }
+
+  perform(write: Write): Promise<unknown> {
+    return this.enqueue(this.operation(write), undefined);
+  }
+
+  performKeyed(write: Write, capture: IdempotencyCapture): Promise<KeyedResult> {
+    return this.enqueue(this.operation(write), capture) as Promise<KeyedResult>;
+  }
+
+  /** The statements of one write, run inside the group commit's transaction. */
+  private operation(write: Write): () => unknown {
+    switch (write.op) {
+      case 'nsCreate':
+        return () => this.nsCreateNow(write.orgId, write.ns);
+      case 'nsUpdate':
+        return () => this.nsUpdateNow(write.orgId, write.key, write.patch);
+      case 'baseCreate':
+        return () => this.baseCreateNow(write.orgId, write.base);
+      case 'baseUpdate':
+        return () => this.baseUpdateNow(write.orgId, write.namespace, write.key, write.patch);
+      case 'baseDelete':
+        return () => this.baseDeleteNow(write.orgId, write.namespace, write.key);
+    }
   }
 
   /**
@@ -391,13 +421,15 @@ export class SqliteStore implements Store {
       for (const item of batch) item.reject(gone);
       return;
     }
-    const results: WriteOutcome[] = [];
+    const results: Array<WriteOutcome | KeyedResult> = [];
     try {
       this.db.exec('BEGIN IMMEDIATE');
       for (const item of batch) {
+        // A kept reply is looked for inside the transaction, after the writes before it in this batch: a second copy
+        // of a key replays the first's reply.
         const kept = item.capture && this.keptReply(item.capture.orgId, item.capture.key);
         if (kept) {
-          results.push({ ok: false, error: new IdempotentReplay(kept) });
+          results.push({ kind: 'replayed', record: kept });
           continue;
         }
         this.db.exec('SAVEPOINT op');
@@ -417,7 +449,7 @@ export class SqliteStore implements Store {
           this.stmt.idempotencyPut.run(orgId, key, fingerprint, reply.status, reply.body, now());
         }
         this.db.exec('RELEASE op');
-        results.push(outcome);
+        results.push(item.capture ? { kind: 'ran', outcome, reply } : outcome);
       }
       this.db.exec('COMMIT');
     } catch (error) {
@@ -430,8 +462,10 @@ export class SqliteStore implements Store {
     this.commits++;
     batch.forEach((item, index) => {
       const result = results[index];
-      if (result?.ok) item.resolve(result.value);
-      else item.reject(result ? result.error : new Error('lost write result'));
+      if (result === undefined) item.reject(new Error('lost write result'));
+      else if ('kind' in result) item.resolve(result);
+      else if (result.ok) item.resolve(result.value);
+      else item.reject(result.error);
     });
   }
 
@@ -489,28 +523,32 @@ export class SqliteStore implements Store {
     return this.stmt.nsList.all(orgId).map(({ key, description }) => ({ key, description }));
   }
 
-  nsCreate(orgId: number, ns: Namespace, capture?: IdempotencyCapture): Promise<Namespace> {
-    return this.write(() => {
-      const at = now();
-      try {
-        this.stmt.nsInsert.run(orgId, ns.key, ns.description, at, at);
-      } catch (error) {
-        if (isUniqueViolation(error)) throw failures.namespaceExists(ns.key);
-        throw error;
-      }
-      return { key: ns.key, description: ns.description };
-    }, capture);
+  nsCreate(orgId: number, ns: Namespace): Promise<Namespace> {
+    return this.write(() => this.nsCreateNow(orgId, ns));
   }
 
-  nsUpdate(orgId: number, key: string, patch: DescriptionPatch, capture?: IdempotencyCapture): Promise<Namespace> {
-    return this.write(() => {
-      const row = this.namespace(orgId, key);
-      if (patch.description !== undefined) {
-        this.stmt.nsSetDescription.run(patch.description, now(), row.id);
-        row.description = patch.description;
-      }
-      return { key: row.key, description: row.description };
-    }, capture);
+  private nsCreateNow(orgId: number, ns: Namespace): Namespace {
+    const at = now();
+    try {
+      this.stmt.nsInsert.run(orgId, ns.key, ns.description, at, at);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw failures.namespaceExists(ns.key);
+      throw error;
+    }
+    return { key: ns.key, description: ns.description };
+  }
+
+  nsUpdate(orgId: number, key: string, patch: DescriptionPatch): Promise<Namespace> {
+    return this.write(() => this.nsUpdateNow(orgId, key, patch));
+  }
+
+  private nsUpdateNow(orgId: number, key: string, patch: DescriptionPatch): Namespace {
+    const row = this.namespace(orgId, key);
+    if (patch.description !== undefined) {
+      this.stmt.nsSetDescription.run(patch.description, now(), row.id);
+      row.description = patch.description;
+    }
+    return { key: row.key, description: row.description };
   }
 
   async baseList(orgId: number, namespace: string): Promise<Base[]> {
@@ -519,40 +557,44 @@ export class SqliteStore implements Store {
     return this.stmt.baseList.all(ns.id).map(({ key, description }) => ({ namespace: ns.key, key, description }));
   }
 
-  baseCreate(orgId: number, base: Base, capture?: IdempotencyCapture): Promise<Base> {
-    return this.write(() => {
-      const at = now();
-      this.stmt.nsEnsure.run(orgId, base.namespace, at, at);
-      const ns = this.namespace(orgId, base.namespace);
-      try {
-        this.stmt.baseInsert.run(ns.id, base.key, base.description, at, at);
-      } catch (error) {
-        if (isUniqueViolation(error)) {
-          throw failures.baseExists(base.namespace, base.key);
-        }
-        throw error;
-      }
-      return { namespace: base.namespace, key: base.key, description: base.description };
-    }, capture);
+  baseCreate(orgId: number, base: Base): Promise<Base> {
+    return this.write(() => this.baseCreateNow(orgId, base));
   }
 
-  baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch, capture?: IdempotencyCapture): Promise<Base> {
-    return this.write(() => {
-      const row = this.base(orgId, namespace, key);
-      if (patch.description !== undefined) {
-        this.stmt.baseSetDescription.run(patch.description, now(), row.id);
-        row.description = patch.description;
-      }
-      return { namespace, key: row.key, description: row.description };
-    }, capture);
+  private baseCreateNow(orgId: number, base: Base): Base {
+    const at = now();
+    this.stmt.nsEnsure.run(orgId, base.namespace, at, at);
+    const ns = this.namespace(orgId, base.namespace);
+    try {
+      this.stmt.baseInsert.run(ns.id, base.key, base.description, at, at);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw failures.baseExists(base.namespace, base.key);
+      throw error;
+    }
+    return { namespace: base.namespace, key: base.key, description: base.description };
   }
 
-  baseDelete(orgId: number, namespace: string, key: string, capture?: IdempotencyCapture): Promise<Base> {
-    return this.write(() => {
-      const row = this.base(orgId, namespace, key);
-      this.stmt.baseDelete.run(row.id);
-      return { namespace, key: row.key, description: row.description };
-    }, capture);
+  baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch): Promise<Base> {
+    return this.write(() => this.baseUpdateNow(orgId, namespace, key, patch));
+  }
+
+  private baseUpdateNow(orgId: number, namespace: string, key: string, patch: DescriptionPatch): Base {
+    const row = this.base(orgId, namespace, key);
+    if (patch.description !== undefined) {
+      this.stmt.baseSetDescription.run(patch.description, now(), row.id);
+      row.description = patch.description;
+    }
+    return { namespace, key: row.key, description: row.description };
+  }
+
+  baseDelete(orgId: number, namespace: string, key: string): Promise<Base> {
+    return this.write(() => this.baseDeleteNow(orgId, namespace, key));
+  }
+
+  private baseDeleteNow(orgId: number, namespace: string, key: string): Base {
+    const row = this.base(orgId, namespace, key);
+    this.stmt.baseDelete.run(row.id);
+    return { namespace, key: row.key, description: row.description };
   }
 
   async idempotencyGet(orgId: number, key: string): Promise<IdempotencyRecord | null> {

@@ -35,7 +35,7 @@ export type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: un
 
 /**
  * Keeps a write's reply under an Idempotency-Key in the write's own transaction, so the reply is stored if and
- * only if the write is (CONTRACT, "Protection and robustness").
+ * only if the write is (docs/contract.md, Idempotency-Key).
  */
 export interface IdempotencyCapture {
   orgId: number;
@@ -45,27 +45,25 @@ export interface IdempotencyCapture {
   reply(outcome: WriteOutcome): StoredReply | undefined;
 }
 
-/**
- * A write that was not run because its Idempotency-Key already has a reply, found inside the write's own
- * transaction (so two processes on one database cannot both run it).
- */
-export class IdempotentReplay extends Error {
-  override readonly name = 'IdempotentReplay';
-  constructor(readonly record: IdempotencyRecord) {
-    super('idempotent replay');
-  }
-}
+/** One write of the API, as data: what a store runs, keyed or not. */
+export type Write =
+  | { op: 'nsCreate'; orgId: number; ns: Namespace }
+  | { op: 'nsUpdate'; orgId: number; key: string; patch: DescriptionPatch }
+  | { op: 'baseCreate'; orgId: number; base: Base }
+  | { op: 'baseUpdate'; orgId: number; namespace: string; key: string; patch: DescriptionPatch }
+  | { op: 'baseDelete'; orgId: number; namespace: string; key: string };
 
 /**
- * A write that was not run because another request with its Idempotency-Key is running right now, possibly in another
- * process over the same database: the caller answers 409, as for a repeat within one process.
+ * What became of a write sent under an Idempotency-Key. A store resolves every keyed write with one of these, and
+ * rejects only when the commit itself failed (a full disk, a lost connection: then nothing of it was kept).
  */
-export class IdempotencyInProgress extends Error {
-  override readonly name = 'IdempotencyInProgress';
-  constructor() {
-    super('idempotency key in progress');
-  }
-}
+export type KeyedResult =
+  /** It ran and was committed: its outcome (a value, or its own failure such as a 404) and the reply kept with it. */
+  | { kind: 'ran'; outcome: WriteOutcome; reply: StoredReply | undefined }
+  /** It did not run: the key's reply was committed before; this is it. */
+  | { kind: 'replayed'; record: IdempotencyRecord }
+  /** It did not run: another connection runs the key's first request right now (another server over one database). */
+  | { kind: 'busy' };
 
 /** How long a key and its reply are kept: CONTRACT asks for at least 24 hours. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -101,14 +99,24 @@ export interface Store {
   revokeToken(id: string): Promise<TokenInfo | null>;
 
   nsList(orgId: number): Promise<Namespace[]>;
-  nsCreate(orgId: number, ns: Namespace, capture?: IdempotencyCapture): Promise<Namespace>;
-  nsUpdate(orgId: number, key: string, patch: DescriptionPatch, capture?: IdempotencyCapture): Promise<Namespace>;
+  nsCreate(orgId: number, ns: Namespace): Promise<Namespace>;
+  nsUpdate(orgId: number, key: string, patch: DescriptionPatch): Promise<Namespace>;
 
   baseList(orgId: number, namespace: string): Promise<Base[]>;
   /** Creates the base, and its namespace in the same transaction when that does not exist. */
-  baseCreate(orgId: number, base: Base, capture?: IdempotencyCapture): Promise<Base>;
-  baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch, capture?: IdempotencyCapture): Promise<Base>;
-  baseDelete(orgId: number, namespace: string, key: string, capture?: IdempotencyCapture): Promise<Base>;
+  baseCreate(orgId: number, base: Base): Promise<Base>;
+  baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch): Promise<Base>;
+  baseDelete(orgId: number, namespace: string, key: string): Promise<Base>;
+
+  /** Runs a write in the next group commit; resolves with its value, or rejects with its own failure or the commit's. */
+  perform(write: Write): Promise<unknown>;
+  /**
+   * Runs a write under an Idempotency-Key, in the next group commit: the key's kept reply is looked for first, inside
+   * the write's transaction, and replayed when there is one (also for a copy of the key earlier in the same batch);
+   * otherwise the write runs and the reply `capture` makes for its outcome is kept with it. Rejects only with the
+   * commit's failure.
+   */
+  performKeyed(write: Write, capture: IdempotencyCapture): Promise<KeyedResult>;
 
   /** The reply kept under an Idempotency-Key of an organization, or null when none is kept (or it has expired). */
   idempotencyGet(orgId: number, key: string): Promise<IdempotencyRecord | null>;

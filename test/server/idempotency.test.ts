@@ -71,30 +71,50 @@ describe('Idempotency-Key on POST and DELETE', () => {
     expect(retried.headers['idempotent-replayed']).toBeUndefined();
   });
 
-  it('answers 409 to a repeat while the first request with the key is still running', async () => {
-    // The first request's write waits until the repeat has its answer, so the two surely overlap: with an engine that
-    // authenticates asynchronously (PostgreSQL) the repeat could otherwise come after the first has finished.
+  /** An app over the test's store whose keyed writes wait until `release` is called. */
+  const heldApp = (repeatWaitMs?: number) => {
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
     const store = new Proxy(server.store, {
       get(target, property, receiver) {
         const value: unknown = Reflect.get(target, property, receiver);
-        if (property === 'baseCreate') return async (...args: Parameters<Store['baseCreate']>) => held.then(() => target.baseCreate(...args));
+        if (property === 'performKeyed') return async (...args: Parameters<Store['performKeyed']>) => held.then(() => target.performKeyed(...args));
         return typeof value === 'function' ? value.bind(target) : value;
       },
     });
-    const app = buildApp({ store, logger: createLogger('silent') });
+    const app = buildApp({ store, logger: createLogger('silent'), ...(repeatWaitMs === undefined ? {} : { repeatWaitMs }) });
+    return { app, release };
+  };
+
+  it('answers a repeat that arrives while the first request runs with that request\'s reply, once it is done', async () => {
+    const { app, release } = heldApp();
     const send = () =>
       call(app, 'POST', '/v1/base_create', { token, json: { namespace: 'race-idem', key: 'only' }, headers: { 'idempotency-key': 'key-6' } });
-    const pending = [send(), send()] as const;
-    expect((await Promise.race(pending)).status).toBe(409);
+    const pending = [send(), send(), send()];
+    // Both repeats are waiting (none answered) while the first request is held.
+    const early = await Promise.race([Promise.race(pending).then(() => 'answered'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 200))]);
+    expect(early).toBe('waiting');
     release();
-    const [a, b] = await Promise.all(pending);
+    const replies = await Promise.all(pending);
     await app.close();
-    expect([a.status, b.status].sort()).toEqual([200, 409]);
-    const conflict = a.status === 409 ? a : b;
-    expect(expectFailure(conflict, 409).message).toMatch(/still in progress/);
-    const replay = await post('/v1/base_create', 'key-6', { namespace: 'race-idem', key: 'only' });
+    expect(replies.map((reply) => reply.status)).toEqual([200, 200, 200]);
+    expect(new Set(replies.map((reply) => reply.text)).size).toBe(1);
+    expect(replies.filter((reply) => reply.headers['idempotent-replayed'] === 'true')).toHaveLength(2);
+    expect((await bases('race-idem')).data.map((base) => base.key)).toEqual(['only']);
+  });
+
+  it('answers 409 with Retry-After to a repeat whose first request is still running past the wait, and replays it after', async () => {
+    const { app, release } = heldApp(100);
+    const send = () =>
+      call(app, 'POST', '/v1/base_create', { token, json: { namespace: 'slow-idem', key: 'only' }, headers: { 'idempotency-key': 'key-10' } });
+    const first = send();
+    const repeat = await send();
+    expect(expectFailure(repeat, 409).message).toMatch(/still in progress/);
+    expect(repeat.headers['retry-after']).toBe('1');
+    release();
+    expect((await first).status).toBe(200);
+    await app.close();
+    const replay = await post('/v1/base_create', 'key-10', { namespace: 'slow-idem', key: 'only' });
     expect(replay.status).toBe(200);
     expect(replay.headers['idempotent-replayed']).toBe('true');
   });

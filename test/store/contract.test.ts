@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { KbApiError } from '../../src/api/errors.js';
 import type { Base, Namespace } from '../../src/api/schemas.js';
 import { generateToken } from '../../src/server/tokens.js';
-import { type IdempotencyCapture, IdempotentReplay, type Store, type StoredReply, type WriteOutcome } from '../../src/store/store.js';
+import { type IdempotencyCapture, type KeyedResult, type Store, type StoredReply, type WriteOutcome } from '../../src/store/store.js';
 import { createTestDatabase, ENGINE, type TestDatabase } from '../helpers/database.js';
 import { rejection } from '../helpers/rejection.js';
 import { orgIdOf } from '../helpers/store.js';
@@ -441,37 +441,68 @@ describe(`the Store contract (${ENGINE})`, () => {
     const ok = (outcome: WriteOutcome): StoredReply | undefined =>
       outcome.ok ? { status: 200, body: JSON.stringify(outcome.value) } : outcome.error instanceof KbApiError ? { status: outcome.error.status, body: outcome.error.message } : undefined;
 
+    /** The value of a keyed write that ran and succeeded; fails the test otherwise. */
+    const ranValue = (result: KeyedResult): unknown => {
+      expect(result.kind).toBe('ran');
+      const outcome = (result as Extract<KeyedResult, { kind: 'ran' }>).outcome;
+      expect(outcome.ok).toBe(true);
+      return (outcome as { value: unknown }).value;
+    };
+    /** The error of a keyed write that ran and failed on its own (a 404, a 409). */
+    const ranError = (result: KeyedResult): KbApiError => {
+      expect(result.kind).toBe('ran');
+      const outcome = (result as Extract<KeyedResult, { kind: 'ran' }>).outcome as { ok: false; error: unknown };
+      expect(outcome.error).toBeInstanceOf(KbApiError);
+      return outcome.error as KbApiError;
+    };
+
     it('keeps the reply of a write with it, and a repeat finds it instead of writing again', async () => {
       const first = capture(acme, 'key-a', 'print-a', ok);
-      expect(await store.nsCreate(acme, ns('idem', 'one'), first.capture)).toEqual({ key: 'idem', description: 'one' });
+      const made = await store.performKeyed({ op: 'nsCreate', orgId: acme, ns: ns('idem', 'one') }, first.capture);
+      expect(ranValue(made)).toEqual({ key: 'idem', description: 'one' });
+      expect(made).toMatchObject({ reply: { status: 200, body: '{"key":"idem","description":"one"}' } });
       expect(first.seen).toEqual([{ ok: true, value: { key: 'idem', description: 'one' } }]);
       const kept = await store.idempotencyGet(acme, 'key-a');
       expect(kept).toMatchObject({ fingerprint: 'print-a', status: 200, body: '{"key":"idem","description":"one"}' });
       expect(Number.isNaN(Date.parse(kept?.createdAt ?? ''))).toBe(false);
 
       const repeat = capture(acme, 'key-a', 'print-a', ok);
-      const error = await store.nsUpdate(acme, 'idem', { description: 'two' }, repeat.capture).catch((reason: unknown) => reason);
-      expect(error).toBeInstanceOf(IdempotentReplay);
-      expect((error as IdempotentReplay).record).toEqual(kept);
+      const replayed = await store.performKeyed({ op: 'nsUpdate', orgId: acme, key: 'idem', patch: { description: 'two' } }, repeat.capture);
+      expect(replayed).toEqual({ kind: 'replayed', record: kept });
       expect(repeat.seen).toEqual([]);
       expect(await store.nsList(acme)).toEqual([{ key: 'idem', description: 'one' }]);
       expect(await store.idempotencyGet(globex, 'key-a')).toBeNull();
     });
 
+    it('replays the first copy of a key to a second copy in the same batch', async () => {
+      const write = { op: 'nsCreate', orgId: acme, ns: ns('twice', 'first') } as const;
+      const [first, second, third] = await Promise.all([
+        store.performKeyed(write, capture(acme, 'key-twice', 'print-twice', ok).capture),
+        store.performKeyed({ ...write, ns: ns('twice-2') }, capture(acme, 'key-twice', 'print-twice', ok).capture),
+        store.performKeyed(write, capture(acme, 'key-twice', 'print-twice', ok).capture),
+      ]);
+      expect(ranValue(first)).toEqual({ key: 'twice', description: 'first' });
+      for (const copy of [second, third]) {
+        expect(copy).toMatchObject({ kind: 'replayed', record: { fingerprint: 'print-twice', status: 200, body: '{"key":"twice","description":"first"}' } });
+      }
+      expect(await store.nsList(acme)).toEqual([{ key: 'twice', description: 'first' }]);
+    });
+
     it('keeps the reply of a write that was refused (409, 404) in the same transaction, having written nothing', async () => {
       await store.nsCreate(acme, ns('taken'));
       const taken = capture(acme, 'key-b', 'print-b', ok);
-      expect((await apiError(store.nsCreate(acme, ns('taken', 'again'), taken.capture))).code).toBe('conflict');
+      expect(ranError(await store.performKeyed({ op: 'nsCreate', orgId: acme, ns: ns('taken', 'again') }, taken.capture)).code).toBe('conflict');
       expect(await store.idempotencyGet(acme, 'key-b')).toMatchObject({ status: 409, body: 'Namespace taken already exists' });
       const missing = capture(acme, 'key-c', 'print-c', ok);
-      expect((await apiError(store.baseDelete(acme, 'docs', 'nope', missing.capture))).code).toBe('not_found');
+      expect(ranError(await store.performKeyed({ op: 'baseDelete', orgId: acme, namespace: 'docs', key: 'nope' }, missing.capture)).code).toBe('not_found');
       expect(await store.idempotencyGet(acme, 'key-c')).toMatchObject({ status: 404, body: 'Namespace docs not found' });
       expect(await store.nsList(acme)).toEqual([{ key: 'taken', description: null }]);
     });
 
     it('keeps no reply for a write that failed unexpectedly, and leaves nothing of it behind', async () => {
       const broken = capture(acme, 'key-g', 'print-g', ok);
-      await expect(store.baseCreate(acme, { namespace: 'ghost', key: null } as unknown as Base, broken.capture)).rejects.toThrow();
+      const result = await store.performKeyed({ op: 'baseCreate', orgId: acme, base: { namespace: 'ghost', key: null } as unknown as Base }, broken.capture);
+      expect(result).toMatchObject({ kind: 'ran', outcome: { ok: false }, reply: undefined });
       expect(broken.seen.map((outcome) => outcome.ok)).toEqual([false]);
       expect(await store.idempotencyGet(acme, 'key-g')).toBeNull();
       expect(await store.nsList(acme)).toEqual([]);
@@ -479,14 +510,15 @@ describe(`the Store contract (${ENGINE})`, () => {
 
     it('keeps nothing when the reply says so, and lets a retry run', async () => {
       const nothing = capture(acme, 'key-d', 'print-d', () => undefined);
-      await store.nsCreate(acme, ns('unkept'), nothing.capture);
+      await store.performKeyed({ op: 'nsCreate', orgId: acme, ns: ns('unkept') }, nothing.capture);
       expect(await store.idempotencyGet(acme, 'key-d')).toBeNull();
-      expect(await store.nsCreate(acme, ns('unkept-2'), capture(acme, 'key-d', 'print-d', ok).capture)).toEqual({ key: 'unkept-2', description: null });
+      const retry = await store.performKeyed({ op: 'nsCreate', orgId: acme, ns: ns('unkept-2') }, capture(acme, 'key-d', 'print-d', ok).capture);
+      expect(ranValue(retry)).toEqual({ key: 'unkept-2', description: null });
     });
 
     it('forgets replies older than 24 hours, and purges them', async () => {
-      await store.nsCreate(acme, ns('aged'), capture(acme, 'key-e', 'print-e', ok).capture);
-      await store.nsCreate(acme, ns('young'), capture(acme, 'key-f', 'print-f', ok).capture);
+      await store.performKeyed({ op: 'nsCreate', orgId: acme, ns: ns('aged') }, capture(acme, 'key-e', 'print-e', ok).capture);
+      await store.performKeyed({ op: 'nsCreate', orgId: acme, ns: ns('young') }, capture(acme, 'key-f', 'print-f', ok).capture);
       await database.sql("UPDATE idempotency SET created_at = ? WHERE key = 'key-e'", [new Date(Date.now() - 25 * 3600 * 1000).toISOString()]);
       expect(await store.idempotencyGet(acme, 'key-e')).toBeNull();
       expect(await store.idempotencyGet(acme, 'key-f')).not.toBeNull();

@@ -4,12 +4,42 @@ import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { generateToken } from '../../src/server/tokens.js';
 import { POSTGRES_SCHEMA_VERSION } from '../../src/store/postgres-migrations.js';
 import { idempotencyLock, PostgresStore } from '../../src/store/postgres.js';
-import { IdempotencyInProgress, type IdempotencyCapture, StoreOpenError, StoreUnreachableError, type WriteOutcome } from '../../src/store/store.js';
+import {
+  type IdempotencyCapture,
+  type IdempotencyRecord,
+  type Store,
+  StoreOpenError,
+  StoreUnreachableError,
+  type Write,
+  type WriteOutcome,
+} from '../../src/store/store.js';
 import { createTestDatabase, databaseUrl, pgQuery, postgresCluster, type TestDatabase } from '../helpers/database.js';
 import { rejection } from '../helpers/rejection.js';
 import { orgIdOf } from '../helpers/store.js';
 
 const databases: TestDatabase[] = [];
+
+/** A keyed write that did not run: its key's kept reply was replayed. */
+class Replayed extends Error {
+  constructor(readonly record: IdempotencyRecord) {
+    super('replayed');
+  }
+}
+/** A keyed write that did not run: another connection runs its key now. */
+class Busy extends Error {}
+
+/**
+ * A write as the batch tests compare them: the value of one that ran and succeeded; a rejection with its own error, or
+ * with Replayed or Busy for a keyed write that did not run.
+ */
+async function write(store: Store, change: Write, capture?: IdempotencyCapture): Promise<unknown> {
+  if (capture === undefined) return store.perform(change);
+  const result = await store.performKeyed(change, capture);
+  if (result.kind === 'replayed') throw new Replayed(result.record);
+  if (result.kind === 'busy') throw new Busy('busy');
+  if (result.outcome.ok) return result.outcome.value;
+  throw result.outcome.error;
+}
 const stores: PostgresStore[] = [];
 async function freshDatabase(): Promise<TestDatabase> {
   const database = await createTestDatabase('postgres');
@@ -219,7 +249,7 @@ describe('PostgresStore: two stores over one database behave as one (replicas in
     expect(await a.authenticate(token.hash)).toBeNull();
   });
 
-  it('answers IdempotencyInProgress while another connection holds the key, and runs the write once it is free', async () => {
+  it('answers busy while another connection holds a key that has no reply yet, and runs the write once it is free', async () => {
     const database = await freshDatabase();
     const store = await open(database);
     const org = await orgId(store, 'acme');
@@ -229,10 +259,10 @@ describe('PostgresStore: two stores over one database behave as one (replicas in
     try {
       await other.query('BEGIN');
       await other.query('SELECT pg_advisory_xact_lock($1)', [idempotencyLock(org, 'held')]);
-      await expect(store.nsCreate(org, { key: 'held-ns', description: null }, capture)).rejects.toBeInstanceOf(IdempotencyInProgress);
+      await expect(write(store, { op: 'nsCreate', orgId: org, ns: { key: 'held-ns', description: null } }, capture)).rejects.toBeInstanceOf(Busy);
       expect(await store.nsList(org)).toEqual([]);
       await other.query('COMMIT');
-      expect(await store.nsCreate(org, { key: 'held-ns', description: null }, capture)).toEqual({ key: 'held-ns', description: null });
+      expect(await write(store, { op: 'nsCreate', orgId: org, ns: { key: 'held-ns', description: null } }, capture)).toEqual({ key: 'held-ns', description: null });
     } finally {
       await other.end();
     }
@@ -368,7 +398,7 @@ describe('PostgresStore: group commit', () => {
     const capture: IdempotencyCapture = { orgId: org, key: 'seen', fingerprint: 'seen', reply: () => ({ status: 200, body: '{}' }) };
     const seen = await Promise.all([
       store.nsCreate(org, { key: 'plain', description: null }).then(() => database.sql("SELECT key FROM namespaces WHERE key = 'plain'")),
-      store.nsCreate(org, { key: 'keyed', description: null }, capture).then(() => database.sql("SELECT key FROM idempotency WHERE key = 'seen'")),
+      write(store, { op: 'nsCreate', orgId: org, ns: { key: 'keyed', description: null } }, capture).then(() => database.sql("SELECT key FROM idempotency WHERE key = 'seen'")),
     ]);
     expect(seen).toEqual([[{ key: 'plain' }], [{ key: 'seen' }]]);
   });
@@ -422,8 +452,8 @@ describe('PostgresStore: group commit', () => {
       reply: (outcome) => ({ status: outcome.ok ? 200 : 409, body: JSON.stringify(outcome.ok ? outcome.value : 'conflict') }),
     });
     const results = await Promise.allSettled([
-      ...Array.from({ length: 10 }, (_, i) => store.nsCreate(org, { key: `keyed-${i}`, description: null }, capture(`k${i}`))),
-      store.nsCreate(org, { key: 'taken', description: null }, capture('k-taken')),
+      ...Array.from({ length: 10 }, (_, i) => write(store, { op: 'nsCreate', orgId: org, ns: { key: `keyed-${i}`, description: null } }, capture(`k${i}`))),
+      write(store, { op: 'nsCreate', orgId: org, ns: { key: 'taken', description: null } }, capture('k-taken')),
     ]);
     expect(results.slice(0, 10).every((result) => result.status === 'fulfilled')).toBe(true);
     expect(results[10]).toMatchObject({ status: 'rejected', reason: { status: 409 } });
@@ -485,23 +515,23 @@ describe('PostgresStore: group commit', () => {
     });
     await store.baseCreate(org, { namespace: 'docs', key: 'taken', description: null });
     // A key used before, for another base: its repeat is answered with that reply, and writes nothing.
-    await store.baseCreate(org, { namespace: 'docs', key: 'earlier', description: null }, capture('k-reused'));
+    await write(store, { op: 'baseCreate', orgId: org, base: { namespace: 'docs', key: 'earlier', description: null } }, capture('k-reused'));
     const other = new pg.Client({ connectionString: (database.storage as { url: string }).url });
     await other.connect();
     try {
       await other.query('BEGIN');
       await other.query('SELECT pg_advisory_xact_lock($1)', [idempotencyLock(org, 'k-held')]);
       const results = await Promise.allSettled([
-        ...Array.from({ length: 8 }, (_, i) => store.baseCreate(org, { namespace: 'docs', key: `b-${i}`, description: null }, capture(`k-${i}`))),
-        store.baseCreate(org, { namespace: 'docs', key: 'taken', description: null }, capture('k-taken')),
-        store.baseCreate(org, { namespace: 'docs', key: 'race', description: null }, capture('k-race-1')),
-        store.baseCreate(org, { namespace: 'docs', key: 'race', description: null }, capture('k-race-2')),
-        store.baseCreate(org, { namespace: 'docs', key: 'not-written', description: null }, capture('k-reused')),
-        store.baseCreate(org, { namespace: 'docs', key: 'not-held', description: null }, capture('k-held')),
-        store.baseCreate(org, { namespace: 'new-ns', key: 'b-new', description: null }, capture('k-new-ns')),
+        ...Array.from({ length: 8 }, (_, i) => write(store, { op: 'baseCreate', orgId: org, base: { namespace: 'docs', key: `b-${i}`, description: null } }, capture(`k-${i}`))),
+        write(store, { op: 'baseCreate', orgId: org, base: { namespace: 'docs', key: 'taken', description: null } }, capture('k-taken')),
+        write(store, { op: 'baseCreate', orgId: org, base: { namespace: 'docs', key: 'race', description: null } }, capture('k-race-1')),
+        write(store, { op: 'baseCreate', orgId: org, base: { namespace: 'docs', key: 'race', description: null } }, capture('k-race-2')),
+        write(store, { op: 'baseCreate', orgId: org, base: { namespace: 'docs', key: 'not-written', description: null } }, capture('k-reused')),
+        write(store, { op: 'baseCreate', orgId: org, base: { namespace: 'docs', key: 'not-held', description: null } }, capture('k-held')),
+        write(store, { op: 'baseCreate', orgId: org, base: { namespace: 'new-ns', key: 'b-new', description: null } }, capture('k-new-ns')),
         store.baseCreate(org, { namespace: 'docs', key: 'unkeyed', description: null }),
       ]);
-      expect(verdicts(results)).toEqual([...Array.from({ length: 8 }, () => 'ok'), 409, 'ok', 409, 'IdempotentReplay', 'IdempotencyInProgress', 'ok', 'ok']);
+      expect(verdicts(results)).toEqual([...Array.from({ length: 8 }, () => 'ok'), 409, 'ok', 409, 'Replayed', 'Busy', 'ok', 'ok']);
       expect((results[11] as PromiseRejectedResult).reason).toMatchObject({ record: { fingerprint: 'print-k-reused', status: 200 } });
     } finally {
       await other.query('ROLLBACK');
@@ -538,7 +568,7 @@ describe('PostgresStore: group commit', () => {
       const capture = (key: string): IdempotencyCapture | undefined =>
         keyed ? { orgId: org, key, fingerprint: key, reply: (outcome) => (outcome.ok ? { status: 200, body: key } : undefined) } : undefined;
       const results = await Promise.allSettled(
-        ['a', 'b', 'poison', 'c', 'd'].map((key) => store.baseCreate(org, { namespace: 'docs', key, description: null }, capture(key))),
+        ['a', 'b', 'poison', 'c', 'd'].map((key) => write(store, { op: 'baseCreate', orgId: org, base: { namespace: 'docs', key, description: null } }, capture(key))),
       );
       expect(verdicts(results)).toEqual(['ok', 'ok', 'DatabaseError', 'ok', 'ok']);
       expect(await database.sql('SELECT key FROM bases ORDER BY key')).toEqual(['a', 'b', 'c', 'd'].map((key) => ({ key })));
@@ -559,9 +589,9 @@ describe('PostgresStore: group commit', () => {
       const capture = (key: string): IdempotencyCapture => ({ orgId: org, key, fingerprint: key, reply: () => ({ status: 200, body: '{}' }) });
       const pending = Promise.allSettled([
         store.nsCreate(org, { key: 'lost-1', description: null }),
-        store.nsCreate(org, { key: 'lost-2', description: null }, capture('lost-2')),
+        write(store, { op: 'nsCreate', orgId: org, ns: { key: 'lost-2', description: null } }, capture('lost-2')),
         store.baseCreate(org, { namespace: 'lost-ns', key: 'lost-3', description: null }),
-        store.nsCreate(org, { key: 'lost-4', description: null }, capture('lost-4')),
+        write(store, { op: 'nsCreate', orgId: org, ns: { key: 'lost-4', description: null } }, capture('lost-4')),
       ]);
       // The batch waits on the idempotency table (after its first writes ran); its connection is then cut.
       await expect

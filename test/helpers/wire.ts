@@ -1,0 +1,96 @@
+import { connect } from 'node:net';
+import { Client } from 'undici';
+
+/** A reply as read off the wire. */
+export interface WireReply {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+export interface WireRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+function serialize(request: WireRequest, host: string): string {
+  const body = request.body ?? '';
+  const headers = { host, ...request.headers, ...(request.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) }) };
+  return `${request.method} ${request.path} HTTP/1.1\r\n${Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('')}\r\n${body}`;
+}
+
+/**
+ * Sends every request on one connection in one write, before any reply has come (HTTP/1.1 pipelining), and reads
+ * the replies in order. Each reply must carry a Content-Length (kb serve's do).
+ */
+export function pipelined(baseUrl: string, requests: WireRequest[]): Promise<WireReply[]> {
+  const { hostname, port, host } = new URL(baseUrl);
+  if (requests.length === 0) return Promise.resolve([]);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    let buffer = Buffer.alloc(0);
+    const replies: WireReply[] = [];
+    const fail = (error: Error) => {
+      socket.destroy();
+      reject(error);
+    };
+    socket.on('error', fail);
+    socket.on('close', () => {
+      if (replies.length < requests.length) reject(new Error(`connection closed after ${replies.length} of ${requests.length} replies`));
+    });
+    socket.on('connect', () => socket.write(requests.map((request) => serialize(request, host)).join('')));
+    socket.on('data', (chunk: Buffer) => {
+      buffer = Buffer.concat([buffer, chunk]);
+      for (;;) {
+        const end = buffer.indexOf('\r\n\r\n');
+        if (end === -1) return;
+        const [statusLine = '', ...lines] = buffer.subarray(0, end).toString('latin1').split('\r\n');
+        const headers: Record<string, string> = {};
+        for (const line of lines) {
+          const colon = line.indexOf(':');
+          headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+        }
+        const length = Number(headers['content-length'] ?? Number.NaN);
+        if (!Number.isInteger(length)) return fail(new Error(`a reply without Content-Length: ${statusLine}`));
+        if (buffer.length < end + 4 + length) return;
+        const text = buffer.subarray(end + 4, end + 4 + length).toString('utf8');
+        buffer = buffer.subarray(end + 4 + length);
+        replies.push({ status: Number(statusLine.split(' ')[1]), headers, text });
+        if (replies.length === requests.length) {
+          socket.end();
+          return resolve(replies);
+        }
+      }
+    });
+  });
+}
+
+/**
+ * Sends each request on a connection of its own, all at once: the connections are opened first (a GET /v1/health on
+ * each), so that the requests arrive together rather than one per connect.
+ */
+export async function onConnectionsOfTheirOwn(baseUrl: string, requests: WireRequest[]): Promise<WireReply[]> {
+  const clients = requests.map(() => new Client(baseUrl));
+  try {
+    await Promise.all(clients.map(async (client) => (await client.request({ method: 'GET', path: '/v1/health' })).body.text()));
+    return await Promise.all(
+      requests.map(async (request, n) => {
+        const reply = await (clients[n] as Client).request({
+          method: request.method as 'POST',
+          path: request.path,
+          headers: request.headers,
+          ...(request.body === undefined ? {} : { body: request.body }),
+        });
+        const headers: Record<string, string> = {};
+        for (const [name, value] of Object.entries(reply.headers)) if (typeof value === 'string') headers[name] = value;
+        return { status: reply.statusCode, headers, text: await reply.body.text() };
+      }),
+    );
+  } finally {
+    await Promise.all(clients.map((client) => client.close()));
+  }
+}
