@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { channel } from 'node:diagnostics_channel';
 import pg from 'pg';
 import { KbApiError } from '../api/errors.js';
 import { type Base, LIMITS, type Namespace } from '../api/schemas.js';
@@ -201,6 +202,13 @@ function seconds(ms: number): string {
 
 /** A request turned away at once because this replica's connections are all taken and enough requests wait already. */
 const overloaded = () => new KbApiError('unavailable', 'The server is busy with other requests', 'Retry in a moment.');
+
+/**
+ * Every checkout of a pool connection, published for whoever subscribes (tests counting what a request costs, metrics):
+ * `diagnostics_channel.subscribe('kb:postgres:checkout', ...)`. Nothing is published while no one listens.
+ */
+export const CHECKOUT_CHANNEL = 'kb:postgres:checkout';
+const checkouts = channel(CHECKOUT_CHANNEL);
 
 /** What a write may change, so that a commit tells the caches that keep it: tokens (and organizations), or data. */
 type Changes = 'tokens' | 'data';
@@ -501,6 +509,7 @@ export class PostgresStore implements Store {
   /** A connection of the pool, or a 503: at once when too many requests wait for one already. */
   private async checkout(): Promise<Client> {
     if (this.pool.waitingCount >= this.queueLimit) throw overloaded();
+    if (checkouts.hasSubscribers) checkouts.publish({ store: this });
     try {
       return await this.pool.connect();
     } catch (error) {

@@ -1,4 +1,3 @@
-import type Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE } from '../helpers/database.js';
@@ -8,12 +7,29 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 /**
  * The commit of a write fails after the write itself ran (and, under an Idempotency-Key, after its reply was made):
  * the client must get a 5xx envelope, and nothing of the request may be kept, the reply under the key included.
- * CONTRACT section 2, "Storage faults".
+ * docs/contract.md, "Storage faults". The failure is a real one, raised by the database at COMMIT: a deferred
+ * constraint the test adds to the schema, armed for one namespace key at a time (so each case stands alone).
  */
 describe('a write whose commit fails', () => {
   let server: TestServer;
   beforeAll(async () => {
     server = await startTestServer({ listen: false });
+    await server.database.sql('CREATE TABLE fail_commit (key TEXT PRIMARY KEY)');
+    if (ENGINE === 'sqlite') {
+      // A row that breaks a deferred foreign key: SQLite checks it at COMMIT, which then fails (the batch with it).
+      await server.database.sql('CREATE TABLE fail_parent (id INTEGER PRIMARY KEY)');
+      await server.database.sql('CREATE TABLE fail_child (ref INTEGER REFERENCES fail_parent (id) DEFERRABLE INITIALLY DEFERRED)');
+      await server.database.sql(
+        'CREATE TRIGGER fail_commit AFTER INSERT ON namespaces WHEN NEW.key IN (SELECT key FROM fail_commit) BEGIN INSERT INTO fail_child VALUES (1); END',
+      );
+    } else {
+      // A deferred constraint trigger runs at COMMIT; it fails the commit as a full disk does (SQLSTATE 53100).
+      await server.database.sql(`CREATE FUNCTION fail_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF EXISTS (SELECT 1 FROM fail_commit WHERE key = NEW.key) THEN
+          RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = '53100'; END IF; RETURN NULL; END $$`);
+      await server.database.sql(`CREATE CONSTRAINT TRIGGER fail_commit AFTER INSERT ON namespaces DEFERRABLE INITIALLY DEFERRED
+        FOR EACH ROW EXECUTE FUNCTION fail_commit()`);
+    }
   });
   afterAll(() => server.close());
 
@@ -27,23 +43,17 @@ describe('a write whose commit fails', () => {
   const namespaces = async () =>
     ((await call(server.app, 'GET', '/v1/ns_list', { token: server.token })).body as { data: Array<{ key: string }> }).data.map((ns) => ns.key);
 
-  /**
-   * Sends the request while the engine is made to fail its commit, the way each engine really fails: SQLite's COMMIT
-   * raises SQLITE_FULL (as it does when the WAL cannot grow on a full disk); PostgreSQL loses the connection while
-   * the transaction is open (pg_terminate_backend, as in a database restart).
-   */
-  const withFailingCommit = ENGINE === 'sqlite' ? sqliteCommitFails : postgresConnectionLost;
-
   for (const keyed of [true, false]) {
     const how = keyed ? 'with an Idempotency-Key' : 'without an Idempotency-Key';
-    it(`answers a 5xx envelope and keeps nothing, ${how}; a retry then succeeds`, async () => {
-      const key = keyed ? 'lost-keyed' : 'lost-plain';
-      const idempotencyKey = keyed ? 'commit-fails-1' : undefined;
-      const failed = await withFailingCommit(server, keyed, () => create(key, idempotencyKey));
-      const expected = ENGINE === 'sqlite' ? 507 : 503;
-      const envelope = expectFailure(failed, expected);
-      expect(envelope.message).toMatch(ENGINE === 'sqlite' ? /disk space; nothing was written/ : /cannot be reached/);
-      if (expected === 503) expect(failed.headers['retry-after']).toMatch(/^\d+$/);
+    it(`answers a 5xx envelope when COMMIT fails and keeps nothing, ${how}; a retry then succeeds`, async () => {
+      const key = keyed ? 'at-commit-keyed' : 'at-commit-plain';
+      const idempotencyKey = keyed ? 'commit-fails-at-commit' : undefined;
+      await server.database.sql('INSERT INTO fail_commit (key) VALUES (?)', [key]);
+      const failed = await create(key, idempotencyKey);
+      // SQLite's broken deferred key is no storage fault kb knows (500); PostgreSQL's is a full disk (507).
+      const envelope = expectFailure(failed, ENGINE === 'sqlite' ? 500 : 507);
+      if (ENGINE === 'postgres') expect(envelope.message).toMatch(/disk space; nothing was written/);
+      await server.database.sql('DELETE FROM fail_commit WHERE key = ?', [key]);
 
       // Nothing kept: not the namespace, not a reply under the key.
       expect(await namespaces()).not.toContain(key);
@@ -57,28 +67,29 @@ describe('a write whose commit fails', () => {
       expect(await namespaces()).toContain(key);
     });
   }
-});
 
-/** SQLite: the next COMMIT of the store's connection raises SQLITE_FULL, once. */
-async function sqliteCommitFails(server: TestServer, _keyed: boolean, send: () => Promise<Reply>): Promise<Reply> {
-  const db = (server.store as unknown as { db: Database.Database }).db;
-  const exec = db.exec.bind(db);
-  let armed = true;
-  db.exec = (sql: string) => {
-    if (armed && sql === 'COMMIT') {
-      armed = false;
-      throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+  if (ENGINE === 'postgres') {
+    for (const keyed of [true, false]) {
+      const how = keyed ? 'with an Idempotency-Key' : 'without an Idempotency-Key';
+      it(`answers 503 when the connection is lost inside the write's transaction and keeps nothing, ${how}; a retry then succeeds`, async () => {
+        const key = keyed ? 'lost-keyed' : 'lost-plain';
+        const idempotencyKey = keyed ? 'commit-fails-1' : undefined;
+        const failed = await postgresConnectionLost(server, keyed, () => create(key, idempotencyKey));
+        const envelope = expectFailure(failed, 503);
+        expect(envelope.message).toMatch(/cannot be reached/);
+        expect(failed.headers['retry-after']).toMatch(/^\d+$/);
+        expect(await namespaces()).not.toContain(key);
+        if (idempotencyKey) {
+          expect(await server.database.sql('SELECT key FROM idempotency WHERE key = ?', [idempotencyKey])).toEqual([]);
+        }
+        const retried = await create(key, idempotencyKey);
+        expect(retried.status).toBe(200);
+        expect(retried.headers['idempotent-replayed']).toBeUndefined();
+        expect(await namespaces()).toContain(key);
+      });
     }
-    return exec(sql);
-  };
-  try {
-    const reply = await send();
-    expect(armed).toBe(false);
-    return reply;
-  } finally {
-    db.exec = exec;
   }
-}
+});
 
 /**
  * PostgreSQL: another session locks a table the write is about to write, so the write waits inside its open
