@@ -1,18 +1,9 @@
-import { createHash } from 'node:crypto';
 import { channel } from 'node:diagnostics_channel';
 import pg from 'pg';
 import { KbApiError } from '../api/errors.js';
 import { type Base, LIMITS, type Namespace } from '../api/schemas.js';
 import { DEFAULT_POOL_SIZE, maskDatabaseUrl, redactPassword } from './database-url.js';
 import { failures } from './failures.js';
-import {
-  APPLICATION,
-  CHANGES_CHANNEL,
-  CREATE_SCHEMA_TABLE,
-  POSTGRES_MIGRATIONS,
-  POSTGRES_SCHEMA_VERSION,
-  SCHEMA_TABLE,
-} from './postgres-migrations.js';
 import {
   type AuthFailureLimit,
   type DescriptionPatch,
@@ -29,6 +20,33 @@ import {
   type Write,
   type WriteOutcome,
 } from './store.js';
+import { failAll, follow, followers, outcomeOf, type QueuedWrite, type Settled, settle, WriteQueue } from './group-commit.js';
+import { ChangeListener, type Changes } from './postgres-changes.js';
+import { migrate, waitForDatabase } from './postgres-open.js';
+import {
+  advisoryKey,
+  type Client,
+  decode,
+  encode,
+  FIRST_TOKEN_LOCK,
+  idempotencyLock,
+  INSERT_BASES,
+  isConnectionFailure,
+  isText,
+  isUniqueViolation,
+  KEEP_REPLIES,
+  KEPT_REPLY,
+  keptRecord,
+  keptReplyRow,
+  type KeptRow,
+  ON_KEPT_CONFLICT,
+  type Queryable,
+  reasonOf,
+  sql,
+  storageFailure,
+  unreachable,
+  WriteStep,
+} from './postgres-sql.js';
 
 export interface PostgresStoreOptions {
   /** postgres://USER:PASSWORD@HOST:PORT/DATABASE */
@@ -46,66 +64,6 @@ export interface PostgresStoreOptions {
   authFailureWindowMs?: number;
 }
 
-type Client = pg.PoolClient;
-
-/** What a write runs its statements on: a connection, or the step of a group commit that it is. */
-interface Queryable {
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(config: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>>;
-}
-
-/**
- * One write of a group commit, on the batch's connection. Its savepoint is taken with its first statement, in the
- * same round trip when the write sends that statement through inline(): on 2 cores, round trips (a system call at
- * each end) are most of what a write costs.
- */
-class WriteStep implements Queryable {
-  /** Whether the savepoint statement was sent (and so whether a failure must roll back to it). */
-  sent = false;
-
-  constructor(
-    private readonly client: Client,
-    private pending: string | undefined,
-  ) {}
-
-  private take(): string | undefined {
-    const pending = this.pending;
-    this.pending = undefined;
-    if (pending !== undefined) this.sent = true;
-    return pending;
-  }
-
-  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(config: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<R>> {
-    const pending = this.take();
-    if (pending !== undefined) await this.client.query(pending);
-    return typeof config === 'string' ? this.client.query<R>(config, values) : this.client.query<R>(config);
-  }
-
-  /** Statements with their values written in (see sql below), sent after the savepoint in one simple query. */
-  async inline(statements: string): Promise<pg.QueryResult> {
-    const pending = this.take();
-    const results = (await this.client.query(pending === undefined ? statements : `${pending}; ${statements}`)) as pg.QueryResult | pg.QueryResult[];
-    return Array.isArray(results) ? (results.at(-1) as pg.QueryResult) : results;
-  }
-}
-
-/** Values written into a statement: an integer, a string literal, bytes (as hex, which needs no escaping), or NULL. */
-const sql = {
-  integer: (value: number) => {
-    if (!Number.isSafeInteger(value)) throw new TypeError('not an integer');
-    return String(value);
-  },
-  // As a parameter would be: null (and undefined) is NULL, so that a NOT NULL column refuses it.
-  // A NUL would end the statement's text on the wire (and the connection, with every write of the batch): PostgreSQL's
-  // text cannot hold it anyway, so it fails this write alone, before anything is sent.
-  text: (value: string | null | undefined) => {
-    if (value == null) return 'NULL';
-    const text = String(value);
-    if (text.includes('\u0000')) throw new TypeError('text cannot hold U+0000');
-    return pg.escapeLiteral(text);
-  },
-  bytes: (value: Buffer | null) => (value === null ? 'NULL' : `decode('${value.toString('hex')}', 'hex')`),
-};
-
 /** Tokens a replica keeps known at most. */
 const MAX_PRINCIPALS = 10_000;
 
@@ -118,86 +76,8 @@ const TYPES = {
     oid === pg.types.builtins.INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-/** Node's codes of a network that does not (yet) answer: worth waiting for at start-up. */
-const NETWORK_ERRORS = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'EHOSTDOWN', 'ENETUNREACH', 'ENETDOWN', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'ENOENT',
-]);
-
-/** SQLSTATEs of a server that cannot serve this connection right now: starting, stopping, full, or the link broke. */
-const UNAVAILABLE_STATES = new Set(['57P01', '57P02', '57P03', '53300']);
-
-/**
- * A 64-bit advisory lock key for a purpose and its parts. Advisory locks belong to one database, so these never meet
- * another database's; SHA-256 makes two different (organization, key) pairs collide with a negligible chance.
- */
-function advisoryKey(...parts: Array<string | number>): string {
-  const digest = createHash('sha256').update(['kb', ...parts].join('\u0000')).digest();
-  return digest.readBigInt64BE(0).toString();
-}
-
-const MIGRATION_LOCK = advisoryKey('migrate');
-const FIRST_TOKEN_LOCK = advisoryKey('first-token');
-
-/** The advisory lock a write holds, for its transaction, while it runs under an organization's Idempotency-Key. */
-export function idempotencyLock(orgId: number, key: string): string {
-  return advisoryKey('idempotency', orgId, key);
-}
-
-function sqlState(error: unknown): string | undefined {
-  return error instanceof pg.DatabaseError ? error.code : undefined;
-}
-
-function isUniqueViolation(error: unknown): boolean {
-  return sqlState(error) === '23505';
-}
-
-/** Whether the database could not be reached or dropped the connection, as opposed to refusing what was asked. */
-function isConnectionFailure(error: unknown): boolean {
-  const state = sqlState(error);
-  if (state !== undefined) return state.startsWith('08') || UNAVAILABLE_STATES.has(state);
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string' && NETWORK_ERRORS.has(code)) return true;
-  return /Connection terminated|not queryable|timeout exceeded when trying to connect|connection timeout/i.test(error.message);
-}
-
-/** One line saying why, also for Node's AggregateError of a host with several addresses (whose message is empty). */
-function reasonOf(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  if (error.message) return error.message;
-  const inner = (error as { errors?: unknown[] }).errors?.[0];
-  if (inner instanceof Error && inner.message) return inner.message;
-  return (error as { code?: string }).code ?? error.name;
-}
-
-/** Maps what PostgreSQL and the driver throw to the API's error catalog; KbApiErrors and others pass through. */
-function storageFailure(error: unknown): unknown {
-  if (error instanceof KbApiError) return error;
-  const state = sqlState(error);
-  if (state === '53100') {
-    return new KbApiError('insufficient_storage', 'The database is out of disk space; nothing was written', 'Free space on the database server and retry.');
-  }
-  if (state === '40001' || state === '40P01' || state === '55P03' || state === '57014') {
-    return failures.busy();
-  }
-  if (isConnectionFailure(error)) return unreachable();
-  return error;
-}
-
-const unreachable = () => new KbApiError('unavailable', 'The database cannot be reached', 'Retry in a moment.');
-
-/** A description as stored: its UTF-8 (see postgres-migrations.ts); absent is none. */
-const encode = (description: string | null | undefined): Buffer | null => (description == null ? null : Buffer.from(description, 'utf8'));
-const decode = (description: Buffer | null): string | null => (description === null ? null : description.toString('utf8'));
-
 function tokenInfo(row: TokenRow): TokenInfo {
   return { id: row.id, org: row.org, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null };
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function seconds(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
 /** A request turned away at once because this replica's connections are all taken and enough requests wait already. */
@@ -210,8 +90,6 @@ const overloaded = () => new KbApiError('unavailable', 'The server is busy with 
 export const CHECKOUT_CHANNEL = 'kb:postgres:checkout';
 const checkouts = channel(CHECKOUT_CHANNEL);
 
-/** What a write may change, so that a commit tells the caches that keep it: tokens (and organizations), or data. */
-type Changes = 'tokens' | 'data';
 
 /** A base create, which a batch inserts together with the others of its batch in one statement (insertBases). */
 interface BaseRow {
@@ -219,41 +97,17 @@ interface BaseRow {
   base: Base;
 }
 
-interface Pending {
+interface Pending extends QueuedWrite {
   op: (step: WriteStep) => Promise<unknown>;
-  /** Present on a keyed write: it then resolves with a KeyedResult, and rejects only with the commit's failure. */
-  capture: IdempotencyCapture | undefined;
   changes: Changes;
   /** Set on a base create that may go into its batch's one INSERT; cleared when it must run on its own (op). */
   row?: BaseRow | undefined;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
 }
 
-/** What a batch decided for one write: its outcome (unkeyed), or what became of it (keyed); undefined: not yet. */
-type Settled = WriteOutcome | KeyedResult;
-
-/** What the claim of a batch's keys decided: writes settled before they run, and second copies of a key (its first's index). */
+/** What the claim of a batch's keys decided: writes settled before they run, and later copies of a key (their first's index). */
 interface Claimed {
   settled: Map<number, KeyedResult>;
   followers: Map<number, number>;
-}
-
-/** The outcome of a write that ran, whatever it was sent as; undefined for one that did not run. */
-function outcomeOf(result: Settled): WriteOutcome | undefined {
-  if (!('kind' in result)) return result;
-  return result.kind === 'ran' ? result.outcome : undefined;
-}
-
-/**
- * A second copy of a key in one batch gets what its first copy got: the same replay, or the reply kept for the first's
- * outcome (as a replay of it); the same wait when the first is busy. Undefined when the first kept nothing: the copy
- * then runs itself.
- */
-function followerResult(first: Pending, settled: KeyedResult | undefined, reply: StoredReply | undefined): KeyedResult | undefined {
-  if (settled?.kind === 'replayed' || settled?.kind === 'busy') return settled;
-  if (reply === undefined || first.capture === undefined) return undefined;
-  return { kind: 'replayed', record: { fingerprint: first.capture.fingerprint, ...reply, createdAt: new Date().toISOString() } };
 }
 
 /** What the batch's INSERT of base rows decided for a write: inserted, taken already, or left to the write's own op. */
@@ -266,146 +120,6 @@ type RowVerdict = 'created' | 'exists' | 'alone';
 const MAX_BATCH = 64;
 /** Group commits in flight at once per replica: one gathers writes while the other waits for PostgreSQL's flush. */
 const CONCURRENT_BATCHES = 2;
-/** How long a fence may take before the LISTEN connection is taken for lost (and nothing is kept meanwhile). */
-const FENCE_TIMEOUT_MS = 5000;
-
-/**
- * The replica's view of what other replicas committed: a connection of its own that LISTENs to kb_changes (see
- * postgres-migrations.ts) and counts the notifications. When that connection is lost, notifications may be missed, so
- * it says so (version() is undefined) until it has reconnected and LISTENs again; a new epoch then drops whatever was
- * kept before the gap.
- */
-class ChangeListener {
-  private client: pg.Client | undefined;
-  private listening = false;
-  private closed = false;
-  private epoch = 0;
-  private reconnect: NodeJS.Timeout | undefined;
-  private delay = 100;
-  /** The fence sent in this turn of the event loop, the one on its way, and the one that will follow it. */
-  private readonly fences: { thisTurn?: Promise<void> | undefined; inFlight?: Promise<void> | undefined; next?: Promise<void> | undefined } = {};
-  /** Notifications seen (and this replica's own commits), by what they changed. */
-  readonly counts = { tokens: 0, data: 0 };
-
-  constructor(private readonly url: string) {}
-
-  /** Connects and LISTENs; rejects when the first attempt fails (open() then fails as it would without a listener). */
-  start(): Promise<void> {
-    return this.connect();
-  }
-
-  /** The version of what this replica may keep, or undefined while it may be missing notifications. */
-  version(of: Changes | 'all'): string | undefined {
-    if (!this.listening) return undefined;
-    if (of === 'tokens') return `${this.epoch}.${this.counts.tokens}`;
-    return `${this.epoch}.${this.counts.tokens}.${this.counts.data}`;
-  }
-
-  /**
-   * Resolves once every notification of a transaction committed before this call has been counted: a query on the
-   * LISTEN connection, whose result PostgreSQL sends after the notifications pending for it. A fence sent in this turn
-   * of the event loop serves every request read in it (their bytes arrived before it was sent). One sent in an earlier
-   * turn may not serve: the calls that come while it is on its way share the next one, sent once it is back, so there is
-   * at most one fence per round trip however many requests arrive. Undefined while not listening. A fence that takes
-   * too long counts as a lost connection.
-   */
-  fence(): Promise<void> | undefined {
-    if (!this.listening || this.client === undefined) return undefined;
-    if (this.fences.thisTurn) return this.fences.thisTurn;
-    if (this.fences.inFlight === undefined) return this.sendFence();
-    this.fences.next ??= this.fences.inFlight.then(
-      () => this.sendFence(),
-      () => this.sendFence(),
-    ).then(() => undefined);
-    return this.fences.next;
-  }
-
-  private sendFence(): Promise<void> {
-    this.fences.next = undefined;
-    const client = this.client;
-    if (!this.listening || client === undefined) return Promise.reject(new Error('not listening'));
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error('the LISTEN connection did not answer')), FENCE_TIMEOUT_MS);
-    });
-    const fence = Promise.race([client.query('SELECT 1'), timeout]).then(
-      () => clearTimeout(timer),
-      (error: unknown) => {
-        clearTimeout(timer);
-        this.drop(client);
-        throw error;
-      },
-    );
-    this.fences.inFlight = fence;
-    this.fences.thisTurn = fence;
-    const settled = () => {
-      if (this.fences.inFlight === fence) this.fences.inFlight = undefined;
-    };
-    fence.then(settled, settled);
-    setImmediate(() => {
-      if (this.fences.thisTurn === fence) this.fences.thisTurn = undefined;
-    });
-    return fence;
-  }
-
-  /** A commit of this replica: known at once, before its notification comes back. */
-  committed(changes: ReadonlySet<Changes>): void {
-    for (const what of changes) this.counts[what]++;
-  }
-
-  private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, keepAlive: true, application_name: 'kb serve (listen)', connectionTimeoutMillis: 5000 });
-    this.client = client;
-    const lost = () => this.drop(client);
-    client.on('error', lost);
-    client.on('end', lost);
-    client.on('notification', (message) => {
-      if (message.channel !== CHANGES_CHANNEL) return;
-      this.counts[message.payload === 'tokens' ? 'tokens' : 'data']++;
-    });
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${CHANGES_CHANNEL}`);
-    } catch (error) {
-      lost();
-      throw error;
-    }
-    if (this.client !== client) return;
-    this.epoch++;
-    this.listening = true;
-    this.delay = 100;
-  }
-
-  /** Forgets a LISTEN connection that broke (or stalled), and connects again after a while. */
-  private drop(client: pg.Client): void {
-    if (this.client !== client) return;
-    this.client = undefined;
-    this.listening = false;
-    this.fences.thisTurn = this.fences.inFlight = undefined;
-    client.end().catch(() => undefined);
-    this.retry();
-  }
-
-  private retry(): void {
-    if (this.closed || this.reconnect) return;
-    this.reconnect = setTimeout(() => {
-      this.reconnect = undefined;
-      this.connect().catch(() => undefined);
-    }, this.delay);
-    this.reconnect.unref();
-    this.delay = Math.min(this.delay * 2, 2000);
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.reconnect);
-    const client = this.client;
-    this.client = undefined;
-    this.listening = false;
-    await client?.end().catch(() => undefined);
-  }
-}
-
 /**
  * The PostgreSQL engine, for several `kb serve` replicas over one database: everything a replica knows is in the
  * database (uniqueness, tokens, idempotency keys and their replies, failed authentications), so the replicas behave
@@ -428,9 +142,7 @@ export class PostgresStore implements Store {
    * costs the database one transaction per window, not one per request.
    */
   private readonly limited = new Map<string, number>();
-  private queue: Pending[] = [];
-  private batches = 0;
-  private flushScheduled = false;
+  private readonly queue = new WriteQueue<Pending>((batch) => this.flush(batch), { maxBatch: MAX_BATCH, concurrent: CONCURRENT_BATCHES });
   /** Versions handed out while the listener is down: each different, so nothing read then is kept. */
   private unlistened = 0;
   /** Active tokens by hash (hex), at the tokens version they were read at: authentication without a query. */
@@ -572,30 +284,8 @@ export class PostgresStore implements Store {
       () =>
         new Promise<T>((resolve, reject) => {
           this.queue.push({ op, capture, changes, row, resolve: resolve as (value: unknown) => void, reject });
-          this.schedule();
         }),
     );
-  }
-
-  /** Writes that arrive in this turn of the event loop go together. */
-  private schedule(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    while (this.queue.length > 0 && this.batches < CONCURRENT_BATCHES) {
-      const batch = this.queue.splice(0, MAX_BATCH);
-      this.batches++;
-      void this.flush(batch).finally(() => {
-        this.batches--;
-        this.pump();
-      });
-    }
   }
 
   /**
@@ -609,8 +299,7 @@ export class PostgresStore implements Store {
     try {
       client = await this.checkout();
     } catch (error) {
-      for (const item of batch) item.reject(error);
-      return;
+      return failAll(batch, error);
     }
     let results: Array<Settled | undefined>;
     try {
@@ -621,9 +310,7 @@ export class PostgresStore implements Store {
         failure = rollbackError;
       });
       this.release(client, failure);
-      const rejected = this.broken.has(client) ? unreachable() : storageFailure(error);
-      for (const item of batch) item.reject(rejected);
-      return;
+      return failAll(batch, this.broken.has(client) ? unreachable() : storageFailure(error));
     }
     this.release(client);
     const changed = new Set<Changes>();
@@ -634,17 +321,8 @@ export class PostgresStore implements Store {
       else if (outcomeOf(result)?.ok) changed.add(item.changes);
     });
     this.changes.committed(changed);
-    batch.forEach((item, index) => {
-      const result = results[index];
-      if (result === undefined) return;
-      if ('kind' in result) item.resolve(result);
-      else if (result.ok) item.resolve(result.value);
-      else item.reject(result.error);
-    });
-    if (later.length > 0) {
-      this.queue.unshift(...later);
-      this.schedule();
-    }
+    settle(batch, results);
+    if (later.length > 0) this.queue.pushFirst(later);
   }
 
   /**
@@ -699,7 +377,7 @@ export class PostgresStore implements Store {
       const first = claimed.followers.get(index);
       // A second copy of a key in this batch: the first's reply, once it has one.
       if (first !== undefined) {
-        const copied = followerResult(batch[first] as Pending, claimed.settled.get(first), kept.get(first));
+        const copied = follow(batch[first] as Pending, claimed.settled.get(first), kept.get(first));
         if (copied !== undefined) {
           claimed.settled.set(index, copied);
           continue;
@@ -729,18 +407,12 @@ export class PostgresStore implements Store {
    */
   private async claim(client: Client, batch: Pending[], claimed: Claimed): Promise<void> {
     const claims: Array<{ index: number; capture: IdempotencyCapture; lock: string; org: string; key: string }> = [];
-    const firsts = new Map<string, number>();
-    for (const [index, item] of batch.entries()) {
-      const { capture } = item;
-      if (capture === undefined) continue;
-      const slot = `${capture.orgId}\u0000${capture.key}`;
-      const first = firsts.get(slot);
-      if (first !== undefined) {
-        claimed.followers.set(index, first);
-        item.row = undefined;
-        continue;
-      }
-      firsts.set(slot, index);
+    for (const [index, first] of followers(batch)) {
+      claimed.followers.set(index, first);
+      (batch[index] as Pending).row = undefined;
+    }
+    for (const [index, { capture }] of batch.entries()) {
+      if (capture === undefined || claimed.followers.has(index)) continue;
       try {
         // Written into statements here and with the reply (keptReplyRow): a value that cannot be fails this write alone.
         sql.text(capture.fingerprint);
@@ -1138,45 +810,6 @@ export class PostgresStore implements Store {
   }
 }
 
-interface KeptRow { fingerprint: string; status: number; body: string; created_at: Date }
-
-const KEPT_REPLY = `SELECT fingerprint, status, body, created_at FROM idempotency
-  WHERE org_id = $1 AND key = $2 AND created_at >= now() - $3::float8 * interval '1 millisecond'`;
-
-function keptRecord(row: KeptRow): IdempotencyRecord {
-  return { fingerprint: row.fingerprint, status: row.status, body: row.body, createdAt: row.created_at.toISOString() };
-}
-
-/**
- * The base rows of a batch (see insertBases), as arrays, one a column: one prepared statement whatever the batch's size.
- * A row appears in the result when its namespace exists, created or not; n is its place in the arrays, from 1.
- */
-const INSERT_BASES = `
-  WITH input AS (
-    SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::bytea[]) WITH ORDINALITY AS input (org_id, namespace, key, description, n)),
-  target AS (
-    SELECT input.n, ns.id AS namespace_id, input.key COLLATE "C" AS key, input.description
-    FROM input JOIN namespaces ns ON ns.org_id = input.org_id AND ns.key = input.namespace COLLATE "C"),
-  created AS (
-    INSERT INTO bases (namespace_id, key, description, created_at, updated_at)
-    SELECT namespace_id, key, description, now(), now() FROM target ORDER BY namespace_id, key
-    ON CONFLICT (namespace_id, key) DO NOTHING
-    RETURNING namespace_id, key)
-  SELECT target.n, created.key IS NOT NULL AS created FROM target LEFT JOIN created USING (namespace_id, key)`;
-
-/** The start and the end of the statement that keeps replies under Idempotency-Keys (a later reply replaces one expired). */
-const KEEP_REPLIES = 'INSERT INTO idempotency (org_id, key, fingerprint, status, body, created_at)';
-const ON_KEPT_CONFLICT = `ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
-  body = excluded.body, created_at = excluded.created_at`;
-
-/** A reply as a row of KEEP_REPLIES, its values written in. */
-function keptReplyRow(capture: IdempotencyCapture, reply: StoredReply): string {
-  return `(${sql.integer(capture.orgId)}, ${sql.text(capture.key)}, ${sql.text(capture.fingerprint)}, ${sql.integer(reply.status)}, ${sql.text(reply.body)}, now())`;
-}
-
-const isText = (value: unknown): value is string => typeof value === 'string' && !value.includes('\u0000');
-
-/** The writes of a batch, each to run on its own (its op, in a savepoint), none in a shared INSERT of base rows. */
 function alone(batch: Pending[]): Pending[] {
   for (const item of batch) item.row = undefined;
   return batch;
@@ -1205,126 +838,3 @@ async function baseNotFound(client: Queryable, orgId: number, namespace: string,
   return rows.length === 0 ? failures.namespaceNotFound(namespace) : failures.baseNotFound(namespace, key);
 }
 
-/**
- * Connects once to see that the database answers, retrying while it is unreachable (not started yet, restarting,
- * a name not resolvable yet) until waitMs has passed. A database that answers but refuses (wrong password, no such
- * database) is reported at once: waiting would not change its answer.
- */
-async function waitForDatabase(options: PostgresStoreOptions, shown: string, redact: (text: string) => string): Promise<void> {
-  const waitMs = options.waitMs ?? 10_000;
-  const deadline = Date.now() + waitMs;
-  let delay = 100;
-  let told = false;
-  for (;;) {
-    const left = deadline - Date.now();
-    const client = new pg.Client({ connectionString: options.url, connectionTimeoutMillis: Math.min(5000, Math.max(left, 1000)) });
-    client.on('error', () => undefined);
-    try {
-      await client.connect();
-      await client.end();
-      return;
-    } catch (error) {
-      await client.end().catch(() => undefined);
-      const reason = redact(reasonOf(error));
-      if (!isConnectionFailure(error)) throw refusal(`cannot open the database at ${shown}: ${reason}`, error);
-      if (Date.now() >= deadline) {
-        throw new StoreUnreachableError(
-          `cannot reach the database at ${shown}${waitMs > 0 ? ` (waited ${seconds(waitMs)})` : ''}: ${reason}`,
-          'Check that PostgreSQL is running and that the URL names the right host and port.',
-        );
-      }
-      if (!told) {
-        options.onWaiting?.(`cannot reach the database at ${shown} yet (${reason}); trying again for up to ${seconds(waitMs)}`);
-        told = true;
-      }
-      await sleep(Math.min(delay, Math.max(deadline - Date.now(), 0)));
-      delay = Math.min(delay * 2, 1000);
-    }
-  }
-}
-
-/** A StoreOpenError with help for the refusals PostgreSQL states by SQLSTATE. */
-function refusal(message: string, error: unknown): StoreOpenError {
-  const state = sqlState(error);
-  const help =
-    state === '28P01' || state === '28000'
-      ? 'Check the user name and password in the URL.'
-      : state === '3D000'
-        ? 'Create the database first (createdb NAME), or name an existing one.'
-        : state === '42501'
-          ? 'Let the user create tables in the database (it should own it), or pick a database it owns.'
-          : undefined;
-  return new StoreOpenError(message, help);
-}
-
-/**
- * Brings the schema to this kb's version in one transaction, under an advisory lock, so that replicas starting
- * together migrate once. Refuses, without writing anything, a database that is not kb's (it has tables but no
- * kb_schema, or a kb_schema of another application) or whose schema is newer than this kb.
- */
-async function migrate(pool: pg.Pool, shown: string, redact: (text: string) => string): Promise<void> {
-  let client: Client;
-  try {
-    client = await pool.connect();
-  } catch (error) {
-    throw refusal(`cannot open the database at ${shown}: ${redact(reasonOf(error))}`, error);
-  }
-  let broken: Error | undefined;
-  const lost = (error: Error) => (broken ??= error);
-  client.on('error', lost);
-  try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    const { rows } = await client.query<{ schema: string | null; marked: boolean; relations: number }>(
-      `SELECT current_schema() AS schema,
-              to_regclass(quote_ident(current_schema()) || '.${SCHEMA_TABLE}') IS NOT NULL AS marked,
-              (SELECT count(*) FROM pg_class c JOIN pg_namespace s ON s.oid = c.relnamespace
-               WHERE s.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f')) AS relations`,
-    );
-    const found = rows[0] as { schema: string | null; marked: boolean; relations: number };
-    if (found.schema === null) {
-      throw new StoreOpenError(`the database at ${shown} has no schema to keep kb's tables in`, 'Check the search_path of the user.');
-    }
-    let version = 0;
-    if (found.marked) {
-      const marks = await client.query<{ application: string; version: number }>(`SELECT application, version FROM ${SCHEMA_TABLE}`);
-      const mark = marks.rows[0];
-      if (marks.rows.length !== 1 || mark?.application !== APPLICATION) throw foreign(shown);
-      version = mark.version;
-    } else if (found.relations > 0) {
-      throw foreign(shown);
-    }
-    if (version > POSTGRES_SCHEMA_VERSION) {
-      throw new StoreOpenError(
-        `the database at ${shown} has schema version ${version}, newer than this kb supports (${POSTGRES_SCHEMA_VERSION}).`,
-        'Upgrade kb to open it.',
-      );
-    }
-    if (version < POSTGRES_SCHEMA_VERSION) {
-      if (version === 0) {
-        await client.query(CREATE_SCHEMA_TABLE);
-        await client.query(`INSERT INTO ${SCHEMA_TABLE} (application, version) VALUES ($1, 0)`, [APPLICATION]);
-      }
-      for (let next = version; next < POSTGRES_SCHEMA_VERSION; next++) await client.query(POSTGRES_MIGRATIONS[next] as string);
-      await client.query(`UPDATE ${SCHEMA_TABLE} SET version = $1`, [POSTGRES_SCHEMA_VERSION]);
-    }
-    await client.query('COMMIT');
-  } catch (error) {
-    await client.query('ROLLBACK').catch((rollbackError: Error) => {
-      broken = rollbackError;
-    });
-    if (error instanceof StoreOpenError) throw error;
-    if (isConnectionFailure(error)) throw new StoreUnreachableError(`lost the database at ${shown}: ${redact(reasonOf(error))}`);
-    throw refusal(`cannot set up kb's tables in the database at ${shown}: ${redact(reasonOf(error))}`, error);
-  } finally {
-    client.off('error', lost);
-    client.release(broken);
-  }
-}
-
-function foreign(shown: string): StoreOpenError {
-  return new StoreOpenError(
-    `the database at ${shown} is not a kb database: it has tables of another application.`,
-    'Give kb an empty database of its own (createdb kb), or one kb created.',
-  );
-}

@@ -7,6 +7,7 @@ import type { Base, Namespace } from '../api/schemas.js';
 import { makeDirectories, syncDirectory } from '../os/files.js';
 import { processRuns } from '../os/processes.js';
 import { failures } from './failures.js';
+import { failAll, follow, followers, type QueuedWrite, type Settled, settle, WriteQueue } from './group-commit.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 import {
   type DescriptionPatch,
@@ -15,6 +16,7 @@ import {
   type IdempotencyRecord,
   type KeyedResult,
   type Principal,
+  type StoredReply,
   type Store,
   StoreOpenError,
   type TokenInfo,
@@ -30,12 +32,8 @@ interface NamespaceRow { id: number; key: string; description: string | null }
 interface BaseRow { key: string; description: string | null }
 interface TokenRow { id: string; org: string; created_at: string; revoked_at: string | null }
 
-interface Pending {
+interface Pending extends QueuedWrite {
   op: () => unknown;
-  /** Present on a keyed write: it then resolves with a KeyedResult, and rejects only with the commit's failure. */
-  capture: IdempotencyCapture | undefined;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
 }
 
 function sqliteCode(error: unknown): string | undefined {
@@ -207,7 +205,8 @@ export interface SqliteStoreOptions {
  * one failing write does not undo the others, and every promise resolves only after the commit.
  */
 export class SqliteStore implements Store {
-  private queue: Pending[] = [];
+  /** One batch per turn of the event loop, committed synchronously: the connection is never left inside a transaction. */
+  private readonly queue = new WriteQueue<Pending>((batch) => this.flush(batch), { maxBatch: Number.POSITIVE_INFINITY, concurrent: 1 });
   private closed = false;
   /** Transactions this connection has committed (or tried to): PRAGMA data_version counts only the others'. */
   private commits = 0;
@@ -374,7 +373,6 @@ export class SqliteStore implements Store {
     if (this.closed) return Promise.reject(failures.shuttingDown());
     return new Promise<unknown>((resolve, reject) => {
       this.queue.push({ op, capture, resolve, reject });
-      if (this.queue.length === 1) setImmediate(() => this.flush());
     });
   }
 
@@ -412,24 +410,25 @@ export class SqliteStore implements Store {
     return now !== undefined && now.dev === this.file.dev && now.ino === this.file.ino;
   }
 
-  private flush(): void {
-    const batch = this.queue;
-    this.queue = [];
+  private flush(batch: Pending[]): void {
     if (batch.length === 0) return;
-    if (!this.fileStillInPlace()) {
-      const gone = failures.databaseGone();
-      for (const item of batch) item.reject(gone);
-      return;
-    }
-    const results: Array<WriteOutcome | KeyedResult> = [];
+    if (!this.fileStillInPlace()) return failAll(batch, failures.databaseGone());
+    const following = followers(batch);
+    const results: Settled[] = [];
+    const kept = new Map<number, StoredReply | undefined>();
     try {
       this.db.exec('BEGIN IMMEDIATE');
-      for (const item of batch) {
-        // A kept reply is looked for inside the transaction, after the writes before it in this batch: a second copy
-        // of a key replays the first's reply.
-        const kept = item.capture && this.keptReply(item.capture.orgId, item.capture.key);
-        if (kept) {
-          results.push({ kind: 'replayed', record: kept });
+      for (const [index, item] of batch.entries()) {
+        const first = following.get(index);
+        const copied = first === undefined ? undefined : follow(batch[first] as Pending, results[first] as KeyedResult, kept.get(first));
+        if (copied !== undefined) {
+          results.push(copied);
+          continue;
+        }
+        // The key's reply kept by an earlier commit, looked for inside this transaction: replayed, the write not run.
+        const record = item.capture && this.keptReply(item.capture.orgId, item.capture.key);
+        if (record) {
+          results.push({ kind: 'replayed', record });
           continue;
         }
         this.db.exec('SAVEPOINT op');
@@ -449,24 +448,17 @@ export class SqliteStore implements Store {
           this.stmt.idempotencyPut.run(orgId, key, fingerprint, reply.status, reply.body, now());
         }
         this.db.exec('RELEASE op');
+        kept.set(index, reply);
         results.push(item.capture ? { kind: 'ran', outcome, reply } : outcome);
       }
       this.db.exec('COMMIT');
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       this.commits++;
-      const failure = storageFailure(error);
-      for (const item of batch) item.reject(failure);
-      return;
+      return failAll(batch, storageFailure(error));
     }
     this.commits++;
-    batch.forEach((item, index) => {
-      const result = results[index];
-      if (result === undefined) item.reject(new Error('lost write result'));
-      else if ('kind' in result) item.resolve(result);
-      else if (result.ok) item.resolve(result.value);
-      else item.reject(result.error);
-    });
+    settle(batch, results);
   }
 
   readVersion(): string {
@@ -665,7 +657,7 @@ export class SqliteStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.flush();
+    this.flush(this.queue.takeAll());
     this.db.close();
   }
 

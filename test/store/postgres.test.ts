@@ -4,7 +4,8 @@ import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { generateToken } from '../../src/server/tokens.js';
 import { POSTGRES_SCHEMA_VERSION } from '../../src/store/postgres-migrations.js';
-import { CHECKOUT_CHANNEL, idempotencyLock, PostgresStore } from '../../src/store/postgres.js';
+import { CHECKOUT_CHANNEL, PostgresStore } from '../../src/store/postgres.js';
+import { idempotencyLock } from '../../src/store/postgres-sql.js';
 import {
   type IdempotencyCapture,
   type IdempotencyRecord,

@@ -1,0 +1,132 @@
+import type { IdempotencyCapture, KeyedResult, StoredReply, WriteOutcome } from './store.js';
+
+/**
+ * The group commit both engines share: writes that arrive in one turn of the event loop are queued into one batch,
+ * committed in one transaction (each write in a savepoint of its own, its Idempotency-Key's reply kept with it), and
+ * told what became of them only after the COMMIT. What is the same for every engine lives here, so the engines cannot
+ * disagree on it: the queue and its batches, which copy of a key runs and which replays, and how each write's promise
+ * is settled (docs/contract.md, Idempotency-Key). An engine gives its SQL and its transaction primitives.
+ */
+
+/** A write waiting for its group commit. */
+export interface QueuedWrite {
+  /** Present on a keyed write: it then resolves with a KeyedResult, and rejects only with the commit's failure. */
+  capture: IdempotencyCapture | undefined;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/** What a batch decided for one write: its outcome (unkeyed), or what became of it (keyed). */
+export type Settled = WriteOutcome | KeyedResult;
+
+/**
+ * Batches of the writes queued in one turn of the event loop, at most `maxBatch` writes each, `concurrent` batches
+ * in flight at once. `flush` commits a batch and settles its writes (settle); a synchronous engine (SQLite) commits
+ * within the call, an asynchronous one returns a promise.
+ */
+export class WriteQueue<W extends QueuedWrite> {
+  private queue: W[] = [];
+  private scheduled = false;
+  private inFlight = 0;
+
+  constructor(
+    private readonly flush: (batch: W[]) => void | Promise<void>,
+    private readonly limits: { maxBatch: number; concurrent: number },
+  ) {}
+
+  push(write: W): void {
+    this.queue.push(write);
+    this.schedule();
+  }
+
+  /** Writes a batch left to the next one (a base whose namespace it must create first): they go first. */
+  pushFirst(writes: W[]): void {
+    this.queue.unshift(...writes);
+    this.schedule();
+  }
+
+  /** Takes every write still queued, for an engine that closes to commit them at once. */
+  takeAll(): W[] {
+    return this.queue.splice(0);
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0 && this.inFlight < this.limits.concurrent) {
+      const batch = this.queue.splice(0, this.limits.maxBatch);
+      this.inFlight++;
+      const done = this.flush(batch);
+      if (done === undefined) {
+        this.inFlight--;
+        continue;
+      }
+      void done.finally(() => {
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+}
+
+/**
+ * The copies of one Idempotency-Key in a batch: the first copy is claimed (its kept reply looked for, the write run
+ * when there is none); every later copy follows it (follow). Returns, by index, the index of the first copy each
+ * follower follows.
+ */
+export function followers(batch: readonly QueuedWrite[]): Map<number, number> {
+  const firsts = new Map<string, number>();
+  const following = new Map<number, number>();
+  batch.forEach(({ capture }, index) => {
+    if (capture === undefined) return;
+    const slot = `${capture.orgId}\u0000${capture.key}`;
+    const first = firsts.get(slot);
+    if (first === undefined) firsts.set(slot, index);
+    else following.set(index, first);
+  });
+  return following;
+}
+
+/**
+ * What a later copy of a key in one batch gets: the same replay as its first copy, the reply kept for the first's
+ * outcome (as a replay of it), or the same wait when the first is busy. Undefined when the first kept nothing: the
+ * copy then runs itself.
+ */
+export function follow(first: QueuedWrite, settled: KeyedResult | undefined, reply: StoredReply | undefined): KeyedResult | undefined {
+  if (settled?.kind === 'replayed' || settled?.kind === 'busy') return settled;
+  if (reply === undefined || first.capture === undefined) return undefined;
+  return { kind: 'replayed', record: { fingerprint: first.capture.fingerprint, ...reply, createdAt: new Date().toISOString() } };
+}
+
+/** The outcome of a write that ran, whatever it was sent as; undefined for one that did not run. */
+export function outcomeOf(result: Settled): WriteOutcome | undefined {
+  if (!('kind' in result)) return result;
+  return result.kind === 'ran' ? result.outcome : undefined;
+}
+
+/**
+ * Tells every write of a committed batch what became of it: a keyed write resolves with its KeyedResult, whatever it
+ * is; an unkeyed one with its value, or rejects with its own failure (a 404, a 409). A write with no result (left to
+ * the next batch) is not told anything here.
+ */
+export function settle(batch: readonly QueuedWrite[], results: ReadonlyArray<Settled | undefined>): void {
+  batch.forEach((write, index) => {
+    const result = results[index];
+    if (result === undefined) return;
+    if ('kind' in result) write.resolve(result);
+    else if (result.ok) write.resolve(result.value);
+    else write.reject(result.error);
+  });
+}
+
+/** A batch whose commit failed kept nothing of any of its writes: each fails with the commit's failure. */
+export function failAll(batch: readonly QueuedWrite[], failure: unknown): void {
+  for (const write of batch) write.reject(failure);
+}
