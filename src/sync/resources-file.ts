@@ -4,7 +4,7 @@ import { Description, Key } from '../api/schemas.js';
 import { valueAt } from '../api/validation.js';
 import { CliError, UsageError } from '../cli/errors.js';
 import { EXIT } from '../client/exit-codes.js';
-import { describeSystemError } from '../os/errors.js';
+import { describeSystemError, errno } from '../os/errors.js';
 import { escapeJsonControls, hasJsonUnsafe } from '../text/controls.js';
 import { writeFileAtomic } from '../os/files.js';
 
@@ -248,11 +248,16 @@ export function countBases(resources: Resources): number {
   return resources.namespaces.reduce((sum, ns) => sum + ns.bases.length, 0);
 }
 
-/** Writes a resources file whole or not at all (src/os/files.ts); a failure is one line that says why. */
-export async function writeResourcesFile(path: string, text: string): Promise<void> {
+/**
+ * Writes a resources file whole or not at all (src/os/files.ts); a failure is one line that says why. Resolves false
+ * when the file was a pipe whose reader went away (`-o /dev/stdout | head -1`): no failure, as for stdout itself.
+ */
+export async function writeResourcesFile(path: string, text: string): Promise<boolean> {
   try {
     await writeFileAtomic(path, text);
+    return true;
   } catch (error) {
+    if (errno(error) === 'EPIPE') return false;
     throw new CliError(`Cannot write ${path}: ${describeSystemError(error)}`, EXIT.failure);
   }
 }
