@@ -179,7 +179,18 @@ function nodeAt(doc: YAML.Document, path: readonly PropertyKey[], unknownKey?: s
   return undefined;
 }
 
-function describeIssue(issue: z.core.$ZodIssue, value: unknown): { path: readonly PropertyKey[]; message: string; unknownKey?: string } {
+/** A plain scalar's text as the file writes it (`0x10`, not the 16 YAML read), for a hint that quotes it. */
+function writtenText(doc: YAML.Document, text: string, path: readonly PropertyKey[]): string | undefined {
+  const node = doc.getIn(path as (string | number)[], true);
+  if (!isScalar(node) || node.type !== Scalar.PLAIN || !node.range) return undefined;
+  return text.slice(node.range[0], node.range[1]).trimEnd();
+}
+
+function describeIssue(
+  issue: z.core.$ZodIssue,
+  value: unknown,
+  written: (path: readonly PropertyKey[]) => string | undefined,
+): { path: readonly PropertyKey[]; message: string; unknownKey?: string } {
   if (issue.code === 'unrecognized_keys') {
     const where = issue.path.length > 0 ? pathText(issue.path) : 'the file';
     const allowed = issue.path.length === 0 ? 'version, namespaces' : issue.path.includes('bases') ? 'key, description' : 'key, description, bases';
@@ -196,7 +207,9 @@ function describeIssue(issue: z.core.$ZodIssue, value: unknown): { path: readonl
   let message = `${pathText(issue.path)}: ${issue.message}`;
   const field = issue.path[issue.path.length - 1];
   if ((field === 'key' || field === 'description') && (typeof found === 'number' || typeof found === 'boolean')) {
-    message += ` (YAML read ${String(found)} as a ${typeof found}: quote it, "${String(found)}")`;
+    // Quoted as written: quoting what YAML made of it would change the value (0x10 would become "16").
+    const source = written(issue.path) ?? String(found);
+    message += ` (YAML read ${source} as a ${typeof found}: quote it, ${JSON.stringify(source)})`;
   }
   return { path: issue.path, message };
 }
@@ -235,7 +248,7 @@ export function parseResources(text: string, source: string): Resources {
     throw new ResourcesFileError(
       source,
       result.error.issues.map((issue) => {
-        const { path, message, unknownKey } = describeIssue(issue, value);
+        const { path, message, unknownKey } = describeIssue(issue, value, (path) => writtenText(doc, text, path));
         const node = nodeAt(doc, path, unknownKey);
         return `${node?.range ? at(node.range[0]) : source}: ${message}`;
       }),
