@@ -299,4 +299,12 @@ describe('serializeResources: a file that is safe to cat', () => {
     expect(parseResources(text, `kb.${format}`)).toEqual(parseResources(serializeResources(parseResources(text, `kb.${format}`), format), `kb.${format}`));
     expect(parseResources(text, `kb.${format}`).namespaces[0]).toMatchObject({ description: hostile, bases: [{ description: `${hostile}!` }, { description: 'café 日本' }] });
   });
+
+  it.each(['yaml', 'json'] as const)('%s: an invisible character is written as an escape (quoted in YAML), an emoji as it is', (format) => {
+    const invisible = { namespaces: [{ key: 'docs', description: 'do\u200Bcs\u2028 👨‍👩‍👧', bases: [{ key: 'faq', description: 'plain' }] }] };
+    const text = serializeResources(invisible, format);
+    expect(text).toContain('"do\\u200bcs\\u2028 👨‍👩‍👧"');
+    expect(text).not.toMatch(/[\u200B\u2028]/);
+    expect(parseResources(text, `kb.${format}`).namespaces[0]?.description).toBe('do\u200Bcs\u2028 👨‍👩‍👧');
+  });
 });
