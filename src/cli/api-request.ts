@@ -146,13 +146,36 @@ export async function readTextSource(stdin: Stdin, source: string, flag: string)
   return readFileText(source, flag);
 }
 
+/** Percent-encodings (UTF-8, and IIS's `%uXXXX`) decoded once; a malformed one is left as it is. */
+function decodeOnce(text: string): string {
+  return text
+    .replace(/%u([0-9a-f]{4})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
+    .replace(/(?:%[0-9a-f]{2})+/gi, (run) => Buffer.from(run.replaceAll('%', ''), 'hex').toString('utf8'));
+}
+
 /**
- * Whether a path would climb out of /v1 once a server or a proxy resolved it: a `.` or `..` segment, written plainly,
- * percent-encoded (`%2e%2e`) or with a backslash, as some servers take for a slash.
+ * Whether a path would climb out of /v1 once a server or a proxy resolved it: a segment that some server reads as `.`
+ * or `..`, written plainly, percent-encoded once or more (`%2e%2e`, `%252e`), as `%u002e` or full-width dots (which
+ * NFKC makes dots), with matrix parameters (`..;x`, which Tomcat and Jetty take for `..`) or a trailing NUL or blank,
+ * or between backslashes, which some servers take for slashes.
  */
 function leavesApiPrefix(path: string): boolean {
-  const pathname = path.split(/[?#]/, 1)[0] ?? '';
-  return pathname.split(/[/\\]|%2f|%5c/i).some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
+  let pathname = path.split(/[?#]/, 1)[0] ?? '';
+  for (let round = 0; round < 8; round++) {
+    const decoded = decodeOnce(pathname);
+    if (decoded === pathname) break;
+    pathname = decoded;
+  }
+  return pathname.split(/[/\\]/).some((segment) => {
+    const core = segment.normalize('NFKC').split(';', 1)[0] ?? '';
+    return /^\.{1,2}$/.test(core.replace(/[\s\0]+$/, ''));
+  });
+}
+
+/** PATH as the API document writes it (`/v1/ns_list`): its /v1 is the deployment's base, sent once, as gh strips its own. */
+function withoutApiBase(path: string): string {
+  const relative = path.replace(/^\/?v1(?=[/?#]|$)/, '');
+  return relative.startsWith('/') ? relative : `/${relative}`;
 }
 
 /**
@@ -163,7 +186,7 @@ export async function prepareApiRequest(options: ApiRequestOptions, stdin: Stdin
   if (/^[a-z][a-z0-9+.-]*:/i.test(options.path)) {
     throw new UsageError(`PATH is relative to the deployment's /v1, not a URL: ${options.path}`, 'For example: kb api ns_list. Pick the deployment with --profile or KB_URL.');
   }
-  const path = options.path.startsWith('/') ? options.path : `/${options.path}`;
+  const path = withoutApiBase(options.path);
   if (leavesApiPrefix(path)) {
     throw new UsageError(
       `PATH must stay under the deployment's /v1: ${JSON.stringify(options.path)} has a . or .. segment`,

@@ -15,7 +15,7 @@ export const ENVIRONMENT = `ENVIRONMENT
   KB_DATABASE_URL  PostgreSQL URL for kb serve and kb serve token, shared by replicas (default: SQLite in KB_DATA_DIR)
   KB_DEBUG=1     trace each request to stderr, as --verbose does
   NO_COLOR       no colors; neither are used when output is not a terminal or CI is set
-  HTTPS_PROXY, HTTP_PROXY, NO_PROXY  proxies for requests`;
+  HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY  proxies, as curl reads them`;
 
 /** The root help gains the exit codes and environment variables that scripts depend on (CONTRACT section 3). */
 export default class KbHelp extends Help {

@@ -5,7 +5,7 @@ import { prepareApiRequest, renderReply, replyFailure } from '../cli/api-request
 export default class Api extends ApiCommand {
   static override summary = 'Send an authenticated request to any API operation, and print the JSON reply';
 
-  static override description = `As \`gh api\`: PATH is relative to the deployment's /v1 (e.g. ns_list, or base_list?namespace=docs), and may reach operations no other command wraps. The profile's token goes with the request, so PATH stays under /v1: a . or .. segment is refused. The whole reply is printed to stdout as it came (the envelope, or openapi.json as it is): indented on a terminal, one line when piped.
+  static override description = `As \`gh api\`: PATH is relative to the deployment's /v1 (e.g. ns_list, or base_list?namespace=docs), and may reach operations no other command wraps; a path as the API document writes it, /v1/ns_list, is taken as ns_list. The profile's token goes with the request, so PATH stays under /v1: a segment that a server could read as . or .. (encoded, or with ;parameters) is refused. The whole reply is printed to stdout as it came (the envelope, or openapi.json as it is): indented on a terminal, one line when piped.
 
 The method is GET, or POST when fields or --input are given; -X picks another. As in \`gh api\`, each -f key=value adds a string field to a JSON body, and each -F key=value a typed one: integers and decimals, true, false and null are JSON values, @FILE is the text of a file and @- the text of stdin, anything else a string. key[sub]=value nests an object, key[]=value appends to an array. With -X GET (or beside --input) fields go to the query string instead. --input sends a file, or stdin with -, as the body.
 

@@ -10,7 +10,7 @@ export default class Export extends ApiCommand {
 
 Bases are listed through GET /v1/base_list, an extension that \`kb serve\` offers beyond the API document. Against a deployment without it, export fails (exit 1) rather than write a file with bases missing.
 
-The format is YAML unless --format json is given, or -o names a .json file.`;
+The format is YAML unless --format json is given, or -o names a .json file. A regular file given to -o is replaced whole (written beside it, fsynced, renamed over it, its mode kept), so a failed export leaves the old file as it was. A device, a FIFO, /dev/stdout, /dev/stderr or /dev/fd/N is written to as it is: \`kb export -o /dev/stdout >> log\` appends. A symbolic link is written through, and stays a link.`;
 
   static override examples = [
     '<%= config.bin %> export -o kb.yaml',
@@ -35,7 +35,8 @@ The format is YAML unless --format json is given, or -o names a .json file.`;
       this.io.stdout(text);
       return;
     }
-    await writeResourcesFile(output, text);
+    // A reader that went away read what it wanted; nothing to confirm, nothing failed.
+    if (!(await writeResourcesFile(output, text))) return;
     this.confirmChange(`Exported ${resources.namespaces.length} namespaces and ${countBases(resources)} bases to ${output}`);
   }
 }

@@ -32,7 +32,7 @@ export interface KbEnvironment {
    * `0` or `false`), where it draws no interactive frame: `kb tui` refuses to start then.
    */
   inkCi: 'CI' | 'CONTINUOUS_INTEGRATION' | undefined;
-  /** The proxy variables, when HTTPS_PROXY or HTTP_PROXY (either case) is set; src/config/proxy.ts checks them. */
+  /** The proxy variables, when HTTPS_PROXY, HTTP_PROXY or ALL_PROXY (either case) is set; src/config/proxy.ts checks them. */
   proxy: ProxyVariables | undefined;
   /** $VISUAL, else $EDITOR. */
   editor: string | undefined;
@@ -59,10 +59,12 @@ export interface NamedValue {
   value: string;
 }
 
-/** HTTP_PROXY, HTTPS_PROXY and NO_PROXY, each by the name that set it: the lower-case one first, as curl and undici. */
+/** HTTP_PROXY, HTTPS_PROXY, ALL_PROXY and NO_PROXY, each by the name that set it: the lower-case one first, as curl. */
 export interface ProxyVariables {
   http: NamedValue | undefined;
   https: NamedValue | undefined;
+  /** ALL_PROXY: for a scheme whose own variable is not set. */
+  all?: NamedValue | undefined;
   noProxy: string | undefined;
 }
 
@@ -77,8 +79,9 @@ function firstSet(env: NodeJS.ProcessEnv, names: readonly string[]): NamedValue 
 function proxyVariables(env: NodeJS.ProcessEnv): ProxyVariables | undefined {
   const http = firstSet(env, ['http_proxy', 'HTTP_PROXY']);
   const https = firstSet(env, ['https_proxy', 'HTTPS_PROXY']);
-  if (http === undefined && https === undefined) return undefined;
-  return { http, https, noProxy: firstSet(env, ['no_proxy', 'NO_PROXY'])?.value };
+  const all = firstSet(env, ['all_proxy', 'ALL_PROXY']);
+  if (http === undefined && https === undefined && all === undefined) return undefined;
+  return { http, https, all, noProxy: firstSet(env, ['no_proxy', 'NO_PROXY'])?.value };
 }
 
 /** kb's view of an environment: process.env unless another is given (tests, child processes). */

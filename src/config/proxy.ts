@@ -1,7 +1,8 @@
 /**
- * The proxy variables, read as curl and undici read them (the lower-case name first) and checked before anything is
- * sent: a value without a scheme (`proxy.corp:3128`) is taken as http://, as curl takes it; anything that is not an
- * http:// or https:// URL with a host is refused at once, naming the variable, instead of failing every request
+ * The proxy variables, read as curl reads them (the lower-case name first; docs/contract.md, The CLI) and checked
+ * before anything is sent: a value without a scheme (`proxy.corp:3128`) is taken as http://, one without a port goes
+ * to curl's 1080 (443 for https://), and a path, query or fragment is ignored, as curl ignores them; anything that is
+ * not an http:// or https:// URL with a host is refused at once, naming the variable, instead of failing every request
  * with undici's "Invalid URL".
  */
 import type { ProxySettings } from '../client/proxy.js';
@@ -9,6 +10,10 @@ import type { ProxyVariables } from './env.js';
 import { ConfigError } from './errors.js';
 
 const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+/** Whether the authority of a URL (after its scheme) writes a port: `:80` is written, though URL drops it as the default. */
+const WRITTEN_PORT = /^[a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?(?:\[[^\]/?#]*\]|[^:/?#]*):/i;
+/** curl's port for an http:// proxy whose URL names none (CURLOPT_PROXYPORT). */
+const CURL_PROXY_PORT = '1080';
 
 /** A proxy variable's value as the URL undici takes; throws a ConfigError (exit 2) for one that cannot be a proxy. */
 export function proxyUrl(variable: string, value: string): string {
@@ -23,6 +28,10 @@ export function proxyUrl(variable: string, value: string): string {
     throw invalid(variable, `kb sends through http:// and https:// proxies, not ${url.protocol}//`);
   }
   if (url.hostname === '') throw invalid(variable, 'it names no host');
+  if (url.protocol === 'http:' && !WRITTEN_PORT.test(withScheme)) url.port = CURL_PROXY_PORT;
+  url.pathname = '/';
+  url.search = '';
+  url.hash = '';
   return url.href;
 }
 
@@ -35,7 +44,7 @@ function invalid(variable: string, reason: string): ConfigError {
 export function proxySettings(variables: ProxyVariables | undefined): ProxySettings | undefined {
   if (variables === undefined) return undefined;
   const settings: ProxySettings = { noProxy: variables.noProxy };
-  for (const scheme of ['http', 'https'] as const) {
+  for (const scheme of ['http', 'https', 'all'] as const) {
     const variable = variables[scheme];
     if (variable !== undefined) settings[scheme] = { url: proxyUrl(variable.name, variable.value), variable: variable.name };
   }

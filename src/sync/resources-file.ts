@@ -4,7 +4,7 @@ import { Description, Key } from '../api/schemas.js';
 import { valueAt } from '../api/validation.js';
 import { CliError, UsageError } from '../cli/errors.js';
 import { EXIT } from '../client/exit-codes.js';
-import { describeSystemError } from '../os/errors.js';
+import { describeSystemError, errno } from '../os/errors.js';
 import { escapeJsonControls, hasJsonUnsafe } from '../text/controls.js';
 import { writeFileAtomic } from '../os/files.js';
 
@@ -179,7 +179,18 @@ function nodeAt(doc: YAML.Document, path: readonly PropertyKey[], unknownKey?: s
   return undefined;
 }
 
-function describeIssue(issue: z.core.$ZodIssue, value: unknown): { path: readonly PropertyKey[]; message: string; unknownKey?: string } {
+/** A plain scalar's text as the file writes it (`0x10`, not the 16 YAML read), for a hint that quotes it. */
+function writtenText(doc: YAML.Document, text: string, path: readonly PropertyKey[]): string | undefined {
+  const node = doc.getIn(path as (string | number)[], true);
+  if (!isScalar(node) || node.type !== Scalar.PLAIN || !node.range) return undefined;
+  return text.slice(node.range[0], node.range[1]).trimEnd();
+}
+
+function describeIssue(
+  issue: z.core.$ZodIssue,
+  value: unknown,
+  written: (path: readonly PropertyKey[]) => string | undefined,
+): { path: readonly PropertyKey[]; message: string; unknownKey?: string } {
   if (issue.code === 'unrecognized_keys') {
     const where = issue.path.length > 0 ? pathText(issue.path) : 'the file';
     const allowed = issue.path.length === 0 ? 'version, namespaces' : issue.path.includes('bases') ? 'key, description' : 'key, description, bases';
@@ -196,7 +207,9 @@ function describeIssue(issue: z.core.$ZodIssue, value: unknown): { path: readonl
   let message = `${pathText(issue.path)}: ${issue.message}`;
   const field = issue.path[issue.path.length - 1];
   if ((field === 'key' || field === 'description') && (typeof found === 'number' || typeof found === 'boolean')) {
-    message += ` (YAML read ${String(found)} as a ${typeof found}: quote it, "${String(found)}")`;
+    // Quoted as written: quoting what YAML made of it would change the value (0x10 would become "16").
+    const source = written(issue.path) ?? String(found);
+    message += ` (YAML read ${source} as a ${typeof found}: quote it, ${JSON.stringify(source)})`;
   }
   return { path: issue.path, message };
 }
@@ -235,7 +248,7 @@ export function parseResources(text: string, source: string): Resources {
     throw new ResourcesFileError(
       source,
       result.error.issues.map((issue) => {
-        const { path, message, unknownKey } = describeIssue(issue, value);
+        const { path, message, unknownKey } = describeIssue(issue, value, (path) => writtenText(doc, text, path));
         const node = nodeAt(doc, path, unknownKey);
         return `${node?.range ? at(node.range[0]) : source}: ${message}`;
       }),
@@ -248,11 +261,16 @@ export function countBases(resources: Resources): number {
   return resources.namespaces.reduce((sum, ns) => sum + ns.bases.length, 0);
 }
 
-/** Writes a resources file whole or not at all (src/os/files.ts); a failure is one line that says why. */
-export async function writeResourcesFile(path: string, text: string): Promise<void> {
+/**
+ * Writes a resources file whole or not at all (src/os/files.ts); a failure is one line that says why. Resolves false
+ * when the file was a pipe whose reader went away (`-o /dev/stdout | head -1`): no failure, as for stdout itself.
+ */
+export async function writeResourcesFile(path: string, text: string): Promise<boolean> {
   try {
     await writeFileAtomic(path, text);
+    return true;
   } catch (error) {
+    if (errno(error) === 'EPIPE') return false;
     throw new CliError(`Cannot write ${path}: ${describeSystemError(error)}`, EXIT.failure);
   }
 }

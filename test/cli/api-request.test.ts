@@ -126,7 +126,24 @@ describe('prepareApiRequest', () => {
     });
   });
 
-  it.each(['../../admin', '..', 'ns_list/../../x', './ns_list', '%2e%2e/%2E%2e/x', '.%2e/x', 'a\\..\\x', 'a%2f..%2fx', '../x?y=1'])(
+  it.each([
+    '/v1/ns_list', 'v1/ns_list', '/v1/base_list?namespace=docs', 'v1', '/v1',
+  ])('takes %j as the API document writes it: its leading /v1 is the base, not part of PATH', async (path) => {
+    const { path: sent } = await prepareApiRequest({ path, typedFields: [] }, NO_STDIN);
+    expect(sent).toBe(path.replace(/^\/?v1/, '') || '/');
+  });
+
+  it('keeps a v1 that is not a whole leading segment', async () => {
+    expect((await prepareApiRequest({ path: 'v1x/ns_list', typedFields: [] }, NO_STDIN)).path).toBe('/v1x/ns_list');
+    expect((await prepareApiRequest({ path: 'ns_list/v1/', typedFields: [] }, NO_STDIN)).path).toBe('/ns_list/v1/');
+  });
+
+  it.each([
+    '../../admin', '..', 'ns_list/../../x', './ns_list', '%2e%2e/%2E%2e/x', '.%2e/x', 'a\\..\\x', 'a%2f..%2fx', '../x?y=1',
+    // What a server may still read as . or ..: matrix parameters (Tomcat, Jetty), double or %u encoding, full-width dots.
+    '..;/admin', 'ns_list/..;x=1/..;/y', '.;/ns_list', '%2e%2e;/x', '%2e%2e%3b/x', '%252e%252e/x', '%u002e%u002e/x', '\uff0e\uff0e/x',
+    '%ef%bc%8e%ef%bc%8e/x', '..%00/x', '/v1/../x', 'v1/..;/x', '..%2f', 'a%255c..%255cx',
+  ])(
     'refuses %j, which would climb out of /v1 with the token: exit 2, nothing sent',
     async (path) => {
       await expect(prepareApiRequest({ path, typedFields: [] }, NO_STDIN)).rejects.toMatchObject({
@@ -138,6 +155,7 @@ describe('prepareApiRequest', () => {
 
   it('takes dots that are not a whole segment, and any dots in the query string', async () => {
     expect(await prepareApiRequest({ path: 'x..y/.hidden/...', typedFields: [] }, NO_STDIN)).toEqual({ method: 'GET', path: '/x..y/.hidden/...' });
+    expect(await prepareApiRequest({ path: 'a;b/..x;y/%2e%2ex', typedFields: [] }, NO_STDIN)).toEqual({ method: 'GET', path: '/a;b/..x;y/%2e%2ex' });
     expect(await prepareApiRequest({ path: 'base_list?namespace=../..', typedFields: [] }, NO_STDIN)).toEqual({ method: 'GET', path: '/base_list?namespace=../..' });
   });
 

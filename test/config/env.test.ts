@@ -119,6 +119,16 @@ describe('readEnv: every environment variable kb reads, in one place', () => {
     expect(proxy).toEqual({ http: { name: 'http_proxy', value: 'http://lower:1' }, https: { name: 'HTTPS_PROXY', value: 'http://upper:2' }, noProxy: 'a' });
   });
 
+  it.each(['ALL_PROXY', 'all_proxy'])('reads %s, for either scheme', (name) => {
+    expect(readEnv({ [name]: 'http://proxy:3128' }).proxy).toEqual({
+      http: undefined,
+      https: undefined,
+      all: { name, value: 'http://proxy:3128' },
+      noProxy: undefined,
+    });
+    expect(readEnv({ all_proxy: 'http://lower:1', ALL_PROXY: 'http://upper:1' }).proxy?.all?.name).toBe('all_proxy');
+  });
+
   it('does not count NO_PROXY alone as a proxy', () => {
     expect(readEnv({ NO_PROXY: 'localhost' }).proxy).toBeUndefined();
   });

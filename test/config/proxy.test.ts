@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failedAtProxy, shownProxyUrl } from '../../src/client/proxy.js';
+import { failedAtProxy, noProxyMatches, proxyFor, shownProxyUrl } from '../../src/client/proxy.js';
 import { ConfigError } from '../../src/config/errors.js';
 import { proxySettings, proxyUrl } from '../../src/config/proxy.js';
 
@@ -7,8 +7,14 @@ describe('proxyUrl: a proxy variable as undici takes it, checked before anything
   it.each([
     ['http://proxy.corp:3128', 'http://proxy.corp:3128/'],
     ['https://proxy.corp', 'https://proxy.corp/'],
-    // As curl takes them: no scheme means http://.
+    // As curl takes them: no scheme means http://, no port 1080 (443 for https://), a path or query is ignored.
     ['proxy.corp:3128', 'http://proxy.corp:3128/'],
+    ['http://proxy.corp', 'http://proxy.corp:1080/'],
+    ['proxy.corp', 'http://proxy.corp:1080/'],
+    ['http://proxy.corp:80', 'http://proxy.corp/'],
+    ['http://proxy.corp:3128/p', 'http://proxy.corp:3128/'],
+    ['http://proxy.corp:3128/a/b?c=d#e', 'http://proxy.corp:3128/'],
+    ['http://u:p@proxy.corp:3128/path/', 'http://u:p@proxy.corp:3128/'],
     ['127.0.0.1:3128', 'http://127.0.0.1:3128/'],
     ['[::1]:3128', 'http://[::1]:3128/'],
     ['user:p%40ss@proxy.corp:3128', 'http://user:p%40ss@proxy.corp:3128/'],
@@ -42,6 +48,80 @@ describe('proxyUrl: a proxy variable as undici takes it, checked before anything
       noProxy: 'localhost',
       http: { url: 'http://ok:1/', variable: 'HTTP_PROXY' },
     });
+  });
+
+  it('reads ALL_PROXY too, and checks it as the others', () => {
+    const variables = { http: undefined, https: undefined, all: { name: 'all_proxy', value: 'proxy.corp:3128/x' }, noProxy: undefined };
+    expect(proxySettings(variables)).toEqual({ all: { url: 'http://proxy.corp:3128/', variable: 'all_proxy' } });
+    expect(() => proxySettings({ ...variables, all: { name: 'ALL_PROXY', value: 'socks5://x:1' } })).toThrow('invalid proxy in ALL_PROXY');
+  });
+});
+
+describe('noProxyMatches: NO_PROXY as curl reads it', () => {
+  it.each([
+    // Host names and domains: an exact name, or any name below it; a leading dot changes nothing; case and trailing dots ignored.
+    ['kb.corp', 'kb.corp', true],
+    ['corp', 'kb.corp', true],
+    ['.corp', 'kb.corp', true],
+    ['.corp', 'a.b.kb.corp', true],
+    ['corp', 'corp', true],
+    ['.corp', 'corp', true],
+    ['KB.Corp.', 'kb.corp', true],
+    ['orp', 'kb.corp', false],
+    ['kb.corp', 'corp', false],
+    ['other.corp', 'kb.corp', false],
+    // A list: commas separate entries, blanks around them are passed; as curl, a blank inside one ends the list.
+    ['a.example, kb.corp', 'kb.corp', true],
+    ['a.example ,\tkb.corp ', 'kb.corp', true],
+    ['kb.corp other', 'kb.corp', true],
+    ['a.example kb.corp', 'kb.corp', false],
+    [',,a.example,,', 'kb.corp', false],
+    // `*` alone: every host.
+    ['*', 'kb.corp', true],
+    ['*', '10.1.2.3', true],
+    // IPv4: an address, or a CIDR range; a name never matches an address, curl resolves nothing.
+    ['127.0.0.1', '127.0.0.1', true],
+    ['127.0.0.0/8', '127.0.0.1', true],
+    ['127.0.0.0/8', '127.255.0.9', true],
+    ['127.0.0.0/8', '128.0.0.1', false],
+    ['10.0.0.0/16', '10.0.255.1', true],
+    ['10.0.0.0/16', '10.1.0.1', false],
+    ['192.168.1.7/32', '192.168.1.7', true],
+    ['localhost', '127.0.0.1', false],
+    ['127.0.0.0/8', 'localhost', false],
+    // IPv6, with or without brackets in the URL's host.
+    ['::1', '[::1]', true],
+    ['::1/128', '[::1]', true],
+    ['fd00::/8', '[fd12:3456::1]', true],
+    ['fd00::/8', '[fe80::1]', false],
+    ['2001:db8::/32', '[2001:db8:ffff::1]', true],
+    ['127.0.0.0/8', '[::1]', false],
+    // As curl: a port in an entry is no part of what it reads, so it matches nothing.
+    ['kb.corp:8080', 'kb.corp', false],
+    ['', 'kb.corp', false],
+  ])('NO_PROXY=%j for %s: %s', (noProxy, host, bypass) => {
+    expect(noProxyMatches(noProxy, host)).toBe(bypass);
+  });
+});
+
+describe('proxyFor: the proxy of a URL, as curl picks it', () => {
+  const http = { url: 'http://h:1/', variable: 'http_proxy' };
+  const https = { url: 'http://s:1/', variable: 'HTTPS_PROXY' };
+  const all = { url: 'http://a:1/', variable: 'ALL_PROXY' };
+
+  it('takes the scheme\'s own variable, then ALL_PROXY; an https URL never goes through HTTP_PROXY', () => {
+    expect(proxyFor({ http, https, all }, 'http://kb.corp/v1/x')).toBe(http);
+    expect(proxyFor({ http, https, all }, 'https://kb.corp/v1/x')).toBe(https);
+    expect(proxyFor({ all }, 'http://kb.corp/v1/x')).toBe(all);
+    expect(proxyFor({ http, all }, 'https://kb.corp/v1/x')).toBe(all);
+    expect(proxyFor({ http }, 'https://kb.corp/v1/x')).toBeUndefined();
+  });
+
+  it('sends what NO_PROXY names directly', () => {
+    expect(proxyFor({ http, noProxy: '127.0.0.0/8' }, 'http://127.0.0.1:3000/v1/x')).toBeUndefined();
+    expect(proxyFor({ https, noProxy: '.corp' }, 'https://kb.corp/v1/x')).toBeUndefined();
+    expect(proxyFor({ https, noProxy: '::1/128' }, 'https://[::1]:8443/v1/x')).toBeUndefined();
+    expect(proxyFor({ https, noProxy: 'other' }, 'https://kb.corp/v1/x')).toBe(https);
   });
 });
 

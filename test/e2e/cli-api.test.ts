@@ -63,6 +63,14 @@ describe.concurrent('kb api against a real server', { timeout: TEST_TIMEOUT_MS }
     expect(replyOut(auth)).toEqual({ success: true, data: 'api-get' });
   });
 
+  it('takes PATH as the API document writes it, /v1/ns_list, without sending /v1 twice', async () => {
+    const { env, token } = await orgEnv(server, 'api-v1');
+    await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs', description: 'Docs' });
+    const [list, written, bare] = await Promise.all([kb(['api', 'ns_list'], { env }), kb(['api', '/v1/ns_list'], { env }), kb(['api', 'v1/ns_list'], { env })]);
+    expect(replyOut(written)).toEqual(replyOut(list));
+    expect(replyOut(bare)).toEqual(replyOut(list));
+  });
+
   it('POST with -f string fields, -F typed and nested fields, and a GET with fields in the query string', async () => {
     const { env, token } = await orgEnv(server, 'api-post');
     // -f sends strings as they are: "2024" and "null" stay text, as in gh api.
@@ -176,12 +184,14 @@ describe.concurrent('kb api failures before or below HTTP', { timeout: TEST_TIME
     const fake = await startFixedServer(200, { success: true, data: null });
     try {
       const env = isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_x' });
-      const [field, file, url, noPath] = await Promise.all([
+      const [field, file, url, noPath, matrix] = await Promise.all([
         kb(['api', 'ns_create', '-f', 'novalue'], { env }),
         kb(['api', 'ns_create', '--input', '/nonexistent/kb-body.json'], { env }),
         kb(['api', 'http://example.com/v1/ns_list'], { env }),
         kb(['api'], { env }),
+        kb(['api', '..;/admin'], { env }),
       ]);
+      expectFailure(matrix, 2, 'PATH must stay under the deployment\'s /v1: "..;/admin" has a . or .. segment', 'The token is sent with the request, so kb sends it only to the API. For example: kb api ns_list.');
       expectFailure(field, 2, 'Invalid field "novalue": expected key=value', 'For example: -f key=docs -F count=3.');
       expectFailure(file, 2, 'Cannot read --input /nonexistent/kb-body.json: no such file');
       expect(url.code, describeRun(url)).toBe(2);

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { type AddressInfo, connect, type Server as NetServer, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -162,6 +162,87 @@ describe.concurrent('kb behind a forward proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROX
     expect(jsonOut(result)).toEqual([]);
     expect(proxy.forwarded).toEqual([]);
     expect(proxy.tunnels).toEqual([]);
+  });
+});
+
+/** A TCP front on [::1] for the test server, which listens on 127.0.0.1 only: an IPv6 deployment. */
+async function startIpv6Front(): Promise<number> {
+  const front = createNetServer((socket) => {
+    socket.on('error', () => undefined);
+    const upstream = connect(serverPort(), '127.0.0.1', () => upstream.pipe(socket).pipe(upstream));
+    upstream.on('error', () => socket.destroy());
+  });
+  const sockets = trackSockets(front);
+  const port = await new Promise<number>((resolve, reject) => {
+    front.once('error', reject);
+    front.listen(0, '::1', () => resolve((front.address() as AddressInfo).port));
+  });
+  closeLater(front, sockets);
+  return port;
+}
+
+describe.concurrent('proxy variables as curl reads them: paths ignored, NO_PROXY ranges and domains, ALL_PROXY', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('a path or query on the proxy URL is ignored: the request goes through the proxy', async () => {
+    const proxy = await startForwardProxy(serverPort);
+    const { env } = await orgEnv(server, 'proxy-path');
+    const url = `http://${UNRESOLVABLE}:${serverPort()}`;
+    const result = await kb(['ns', 'list', '--json'], { env: { ...env, KB_URL: url, HTTP_PROXY: `${proxy.url}/p?q=1` } });
+    expect(jsonOut(result)).toEqual([]);
+    expect(proxy.forwarded).toEqual([`GET ${url}/v1/ns_list`]);
+  });
+
+  it.each(['127.0.0.0/8', '127.0.0.1', '10.0.0.0/8,127.0.0.0/16', '*'])('NO_PROXY=%s: the local deployment is reached directly', async (noProxy) => {
+    const proxy = await startForwardProxy(serverPort);
+    const { env } = await orgEnv(server, `no-proxy-range-${noProxy}`);
+    const result = await kb(['ns', 'list', '--json'], { env: { ...env, HTTP_PROXY: proxy.url, NO_PROXY: noProxy } });
+    expect(jsonOut(result)).toEqual([]);
+    expect(proxy.forwarded).toEqual([]);
+  });
+
+  it('NO_PROXY=10.0.0.0/8: outside the range, the request goes through the proxy', async () => {
+    const proxy = await startForwardProxy(serverPort);
+    const { env } = await orgEnv(server, 'no-proxy-outside');
+    const result = await kb(['ns', 'list', '--json'], { env: { ...env, HTTP_PROXY: proxy.url, NO_PROXY: '10.0.0.0/8' } });
+    expect(jsonOut(result)).toEqual([]);
+    expect(proxy.forwarded).toEqual([`GET ${server.url}/v1/ns_list`]);
+  });
+
+  it('NO_PROXY=::1/128: an IPv6 deployment is reached directly', async () => {
+    const proxy = await startForwardProxy(serverPort);
+    const port = await startIpv6Front();
+    const { env } = await orgEnv(server, 'no-proxy-ipv6');
+    const url = `http://[::1]:${port}`;
+    const [direct, proxied] = await Promise.all([
+      kb(['ns', 'list', '--json'], { env: { ...env, KB_URL: url, HTTP_PROXY: proxy.url, NO_PROXY: '::1/128' } }),
+      kb(['ns', 'list', '--json'], { env: { ...env, KB_URL: url, HTTP_PROXY: proxy.url, NO_PROXY: 'fd00::/8' } }),
+    ]);
+    expect(jsonOut(direct)).toEqual([]);
+    expect(jsonOut(proxied)).toEqual([]);
+    expect(proxy.forwarded).toEqual([`GET ${url}/v1/ns_list`]);
+  });
+
+  it.each(['invalid', '.invalid', 'KB.INVALID'])('NO_PROXY=%s: the domain and every name below it go directly (here: a name that resolves nowhere)', async (noProxy) => {
+    const proxy = await startForwardProxy(serverPort);
+    const { env } = await orgEnv(server, `no-proxy-domain-${noProxy}`);
+    const url = `http://${UNRESOLVABLE}:${serverPort()}`;
+    const result = await kb(['ns', 'list'], { env: { ...env, KB_URL: url, HTTP_PROXY: proxy.url, NO_PROXY: noProxy } });
+    expect(result.code, describeRun(result)).toBe(6);
+    expect(lines(result.stderr)[0]).toMatch(new RegExp(`^Error: cannot reach ${url.replace(/[.]/g, '\\.')}/v1/ns_list: `));
+    expect(proxy.forwarded).toEqual([]);
+  });
+
+  it.each(['ALL_PROXY', 'all_proxy'])('%s is honoured, below HTTP_PROXY', async (variable) => {
+    const [proxy, other] = await Promise.all([startForwardProxy(serverPort), startForwardProxy(serverPort)]);
+    const { env } = await orgEnv(server, `all-proxy-${variable}`);
+    const url = `http://${UNRESOLVABLE}:${serverPort()}`;
+    const [alone, below] = await Promise.all([
+      kb(['ns', 'list', '--json'], { env: { ...env, KB_URL: url, [variable]: proxy.url } }),
+      kb(['health', '--json'], { env: { ...env, KB_URL: url, [variable]: proxy.url, HTTP_PROXY: other.url } }),
+    ]);
+    expect(jsonOut(alone)).toEqual([]);
+    expect(below.code, describeRun(below)).toBe(0);
+    expect(proxy.forwarded).toEqual([`GET ${url}/v1/ns_list`]);
+    expect(other.forwarded).toEqual([`GET ${url}/v1/health`]);
   });
 });
 

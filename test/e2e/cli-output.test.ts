@@ -60,6 +60,34 @@ describe.concurrent('text from a server reaches a terminal with its control char
     expect(piped.stdout).toContain('a\u202Eb\u0085c');
   });
 
+  it('invisible characters too: `do\\u200bcs` never looks like `docs`, in tables, blocks, errors and --json on a terminal', async () => {
+    const { env, token } = await orgEnv(server, 'invisible-text');
+    const invisible = 'do\u200Bcs \uFEFFbom soft\u00ADhyphen line\u2028sep tag\u{E0041} joined\u200Dx';
+    const shown = 'do\\u200bcs \\ufeffbom soft\\xadhyphen line\\u2028sep tag\\u{e0041} joined\\u200dx';
+    await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs', description: invisible });
+    await apiData(server.url, token, 'POST', '/ns_create', { key: 'emoji', description: 'family 👨‍👩‍👧 heart ❤️ flag 🏴󠁧󠁢󠁳󠁣󠁴󠁿' });
+    const fake = await startFixedServer(404, { success: false, message: `No such namespace do\u200Bcs`, help: null });
+    try {
+      const [table, block, json, failure, onTerminal] = await Promise.all([
+        kb(['ns', 'list'], { env }),
+        kb(['ns', 'update', 'docs', '--description', invisible], { env }),
+        kb(['ns', 'list', '--json'], { env }),
+        kb(['ns', 'update', 'docs', '-d', 'x'], { env: isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_x' }) }),
+        runProcess('python3', ['-c', 'import pty, sys; pty.spawn(sys.argv[1:])', process.execPath, KB_BIN, 'ns', 'list', '--json'], { env }),
+      ]);
+      expect(lines(table.stdout), describeRun(table)).toEqual(['KEY    DESCRIPTION', `docs   ${shown}`, 'emoji  family 👨‍👩‍👧 heart ❤️ flag 🏴󠁧󠁢󠁳󠁣󠁴󠁿']);
+      expect(lines(block.stdout), describeRun(block)).toEqual(['key:         docs', `description: ${shown}`]);
+      expectFailure(failure, 3, 'No such namespace do\\u200bcs');
+      // --json keeps the exact text to a pipe; on a terminal, the same JSON value with the invisible ones as \uXXXX.
+      expect(jsonOut(json)).toEqual([{ key: 'docs', description: invisible }, { key: 'emoji', description: 'family 👨‍👩‍👧 heart ❤️ flag 🏴󠁧󠁢󠁳󠁣󠁴󠁿' }]);
+      expect(onTerminal.code, onTerminal.stderr).toBe(0);
+      expect(onTerminal.stdout).toContain('"description": "do\\u200bcs \\ufeffbom soft\\u00adhyphen line\\u2028sep tag\\udb40\\udc41 joined\\u200dx"');
+      expect(JSON.parse(onTerminal.stdout.replace(/\r\n/g, '\n'))).toEqual(jsonOut(json));
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('in an error message and its help', async () => {
     const fake = await startFixedServer(404, { success: false, message: `No such namespace ${HOSTILE}`, help: `Try ${HOSTILE}` });
     try {

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { makeDirectories, writeFileAtomic } from '../../src/os/files.js';
@@ -67,6 +67,35 @@ describe('writeFileAtomic', () => {
     expect(lstatSync(join(dir, 'link.yaml')).isSymbolicLink()).toBe(true);
     expect(readFileSync(join(dir, 'real.yaml'), 'utf8')).toBe('new\n');
     expect(readdirSync(dir).sort()).toEqual(['link.yaml', 'real.yaml']);
+  });
+
+  it('writes /dev/fd/N and /proc/self/fd/N at the descriptor this process holds: appended, the file never replaced', async () => {
+    const dir = tempDir('kb-os-');
+    const path = join(dir, 'log.txt');
+    writeFileSync(path, 'earlier\n');
+    const inode = statSync(path).ino;
+    const fd = openSync(path, 'a');
+    try {
+      await writeFileAtomic(`/dev/fd/${fd}`, 'one\n');
+      await writeFileAtomic(`/proc/self/fd/${fd}`, 'two\n');
+    } finally {
+      closeSync(fd);
+    }
+    expect(readFileSync(path, 'utf8')).toBe('earlier\none\ntwo\n');
+    expect(statSync(path).ino).toBe(inode);
+    expect(readdirSync(dir)).toEqual(['log.txt']);
+  });
+
+  it('writes through a dangling link, making its target; a loop of links fails with ELOOP', async () => {
+    const dir = tempDir('kb-os-');
+    symlinkSync('target.yaml', join(dir, 'link.yaml'));
+    await writeFileAtomic(join(dir, 'link.yaml'), 'new\n');
+    expect(lstatSync(join(dir, 'link.yaml')).isSymbolicLink()).toBe(true);
+    expect(readFileSync(join(dir, 'target.yaml'), 'utf8')).toBe('new\n');
+    symlinkSync('b', join(dir, 'a'));
+    symlinkSync('a', join(dir, 'b'));
+    await expect(writeFileAtomic(join(dir, 'a'), 'x')).rejects.toMatchObject({ code: 'ELOOP' });
+    expect(readdirSync(dir).sort()).toEqual(['a', 'b', 'link.yaml', 'target.yaml']);
   });
 
   it('writes to what is not a regular file as it is (/dev/null here), without a file beside it', async () => {

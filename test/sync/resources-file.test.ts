@@ -111,6 +111,21 @@ describe('parseResources', () => {
     expect(problems(text)).toEqual([expect.stringMatching(/^kb\.yaml:3:10: namespaces\[0\]\.key: .*quote it, "12345"/)]);
   });
 
+  it.each([
+    ['0x10', 'number'],
+    ['1e999', 'number'],
+    ['0o17', 'number'],
+    ['+12', 'number'],
+    ['1.50', 'number'],
+    ['True', 'boolean'],
+  ])('suggests quoting %s as it is written, not as YAML read it', (written, type) => {
+    const text = `version: 1\nnamespaces:\n  - key: docs\n    description: ${written}\n`;
+    const [problem] = problems(text);
+    expect(problem).toContain(`(YAML read ${written} as a ${type}: quote it, "${written}")`);
+    // The hint, followed, gives the text as written.
+    expect(parseResources(`version: 1\nnamespaces:\n  - key: docs\n    description: "${written}"\n`, 'f').namespaces[0]?.description).toBe(written);
+  });
+
   it('names a missing required field at its object', () => {
     expect(problems('version: 1\nnamespaces:\n  - description: no key\n')).toEqual(['kb.yaml:3:5: namespaces[0].key: is required']);
     expect(problems('namespaces: []\n')).toEqual([expect.stringMatching(/^kb\.yaml:1:1: version: is required$/)]);
@@ -283,5 +298,13 @@ describe('serializeResources: a file that is safe to cat', () => {
     expect(text).toContain('café 日本');
     expect(parseResources(text, `kb.${format}`)).toEqual(parseResources(serializeResources(parseResources(text, `kb.${format}`), format), `kb.${format}`));
     expect(parseResources(text, `kb.${format}`).namespaces[0]).toMatchObject({ description: hostile, bases: [{ description: `${hostile}!` }, { description: 'café 日本' }] });
+  });
+
+  it.each(['yaml', 'json'] as const)('%s: an invisible character is written as an escape (quoted in YAML), an emoji as it is', (format) => {
+    const invisible = { namespaces: [{ key: 'docs', description: 'do\u200Bcs\u2028 👨‍👩‍👧', bases: [{ key: 'faq', description: 'plain' }] }] };
+    const text = serializeResources(invisible, format);
+    expect(text).toContain('"do\\u200bcs\\u2028 👨‍👩‍👧"');
+    expect(text).not.toMatch(/[\u200B\u2028]/);
+    expect(parseResources(text, `kb.${format}`).namespaces[0]?.description).toBe('do\u200Bcs\u2028 👨‍👩‍👧');
   });
 });
