@@ -13,14 +13,13 @@ import {
   type KeyedResult,
   type Principal,
   type Store,
-  type StoredReply,
   StoreOpenError,
   StoreUnreachableError,
   type TokenInfo,
   type Write,
-  type WriteOutcome,
 } from './store.js';
-import { failAll, follow, followers, outcomeOf, type QueuedWrite, type Settled, settle, WriteQueue } from './group-commit.js';
+import { failAll, outcomeOf, type Settled, settle, WriteQueue } from './group-commit.js';
+import { BatchCommit, type BaseRow, CONCURRENT_BATCHES, MAX_BATCH, type Pending } from './postgres-batch.js';
 import { ChangeListener, type Changes } from './postgres-changes.js';
 import { migrate, waitForDatabase } from './postgres-open.js';
 import {
@@ -29,23 +28,17 @@ import {
   decode,
   encode,
   FIRST_TOKEN_LOCK,
-  idempotencyLock,
-  INSERT_BASES,
   isConnectionFailure,
-  isText,
   isUniqueViolation,
-  KEEP_REPLIES,
   KEPT_REPLY,
   keptRecord,
-  keptReplyRow,
   type KeptRow,
-  ON_KEPT_CONFLICT,
   type Queryable,
   reasonOf,
   sql,
   storageFailure,
   unreachable,
-  WriteStep,
+  type WriteStep,
 } from './postgres-sql.js';
 
 export interface PostgresStoreOptions {
@@ -91,35 +84,6 @@ export const CHECKOUT_CHANNEL = 'kb:postgres:checkout';
 const checkouts = channel(CHECKOUT_CHANNEL);
 
 
-/** A base create, which a batch inserts together with the others of its batch in one statement (insertBases). */
-interface BaseRow {
-  orgId: number;
-  base: Base;
-}
-
-interface Pending extends QueuedWrite {
-  op: (step: WriteStep) => Promise<unknown>;
-  changes: Changes;
-  /** Set on a base create that may go into its batch's one INSERT; cleared when it must run on its own (op). */
-  row?: BaseRow | undefined;
-}
-
-/** What the claim of a batch's keys decided: writes settled before they run, and later copies of a key (their first's index). */
-interface Claimed {
-  settled: Map<number, KeyedResult>;
-  followers: Map<number, number>;
-}
-
-/** What the batch's INSERT of base rows decided for a write: inserted, taken already, or left to the write's own op. */
-type RowVerdict = 'created' | 'exists' | 'alone';
-
-/**
- * Writes of one group commit at most. Each write's savepoint takes a subtransaction id, and a backend keeps 64 of them
- * in shared memory: past that, every other session's snapshots must look subtransactions up on disk (suboverflow).
- */
-const MAX_BATCH = 64;
-/** Group commits in flight at once per replica: one gathers writes while the other waits for PostgreSQL's flush. */
-const CONCURRENT_BATCHES = 2;
 /**
  * The PostgreSQL engine, for several `kb serve` replicas over one database: everything a replica knows is in the
  * database (uniqueness, tokens, idempotency keys and their replies, failed authentications), so the replicas behave
@@ -148,6 +112,7 @@ export class PostgresStore implements Store {
   /** Active tokens by hash (hex), at the tokens version they were read at: authentication without a query. */
   private readonly principals = new Map<string, Principal>();
   private principalsVersion: string | undefined;
+  private readonly batches: BatchCommit;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -159,6 +124,7 @@ export class PostgresStore implements Store {
     private readonly authFailureWindowMs: number,
   ) {
     this.authFailures = { recordFailure: (address) => this.recordAuthFailure(address) };
+    this.batches = new BatchCommit(broken);
   }
 
   /**
@@ -303,7 +269,7 @@ export class PostgresStore implements Store {
     }
     let results: Array<Settled | undefined>;
     try {
-      results = await this.commit(client, batch);
+      results = await this.batches.commit(client, batch);
     } catch (error) {
       let failure: unknown = error;
       await client.query('ROLLBACK').catch((rollbackError: unknown) => {
@@ -323,193 +289,6 @@ export class PostgresStore implements Store {
     this.changes.committed(changed);
     settle(batch, results);
     if (later.length > 0) this.queue.pushFirst(later);
-  }
-
-  /**
-   * Runs a batch in one transaction and commits it; resolves what became of each write, or undefined for a write left
-   * to the next batch. The base creates of a batch go into one INSERT (insertBases). A batch of nothing else, without
-   * Idempotency-Keys, is that one statement on its own, committed by itself: one round trip. Otherwise the transaction
-   * takes the keys first (claim), then inserts the bases, then runs every other write in a savepoint of its own, so
-   * that one failing write (a 409, a 404) is undone alone; the replies kept under keys are committed with their writes.
-   */
-  private async commit(client: Client, batch: Pending[]): Promise<Array<Settled | undefined>> {
-    const outcomes: Array<WriteOutcome | undefined> = batch.map(() => undefined);
-    const keyed = batch.some((item) => item.capture !== undefined);
-    if (!keyed && batch.every((item) => item.row !== undefined)) {
-      const verdicts = await this.insertBases(client, batch);
-      // Refused as a whole: nothing was written (the statement committed, or failed, by itself). Each write runs alone.
-      if (verdicts === undefined) return this.commit(client, alone(batch));
-      batch.forEach((item, index) => {
-        const verdict = verdicts[index] as RowVerdict;
-        if (verdict === 'alone') item.row = undefined;
-        else outcomes[index] = rowOutcome(item, verdict);
-      });
-      return outcomes;
-    }
-
-    const claimed: Claimed = { settled: new Map(), followers: new Map() };
-    await (keyed ? this.claim(client, batch, claimed) : client.query('BEGIN'));
-    const decided = (index: number) => outcomes[index] !== undefined || claimed.settled.has(index) || claimed.followers.has(index);
-    const rows = batch.filter((item, index) => item.row !== undefined && !decided(index));
-    if (rows.length > 0) {
-      const verdicts = await this.insertBases(client, rows);
-      if (verdicts === undefined) {
-        await client.query('ROLLBACK');
-        return this.commit(client, alone(batch));
-      }
-      rows.forEach((item, at) => {
-        const verdict = verdicts[at] as RowVerdict;
-        if (verdict === 'alone') item.row = undefined;
-        else outcomes[batch.indexOf(item)] = rowOutcome(item, verdict);
-      });
-    }
-    const kept = new Map<number, StoredReply | undefined>();
-    const keptRows: string[] = [];
-    for (const item of rows) {
-      const index = batch.indexOf(item);
-      const outcome = outcomes[index];
-      const reply = outcome && item.capture?.reply(outcome);
-      if (outcome) kept.set(index, reply);
-      if (item.capture && reply) keptRows.push(keptReplyRow(item.capture, reply));
-    }
-    const savepoint = { taken: false };
-    for (const [index, item] of batch.entries()) {
-      const first = claimed.followers.get(index);
-      // A second copy of a key in this batch: the first's reply, once it has one.
-      if (first !== undefined) {
-        const copied = follow(batch[first] as Pending, claimed.settled.get(first), kept.get(first));
-        if (copied !== undefined) {
-          claimed.settled.set(index, copied);
-          continue;
-        }
-      } else if (decided(index)) continue;
-      const ran = await this.runInBatch(client, item, savepoint);
-      outcomes[index] = ran.outcome;
-      kept.set(index, ran.reply);
-    }
-    // The last write's savepoint goes with the COMMIT, and so do the replies of the base rows.
-    await client.query(keptRows.length > 0 ? `${KEEP_REPLIES} VALUES ${keptRows.join(', ')} ${ON_KEPT_CONFLICT}; COMMIT` : 'COMMIT');
-    return batch.map((item, index) => {
-      const settled = claimed.settled.get(index);
-      if (settled !== undefined) return settled;
-      const outcome = outcomes[index];
-      if (outcome === undefined || item.capture === undefined) return outcome;
-      return { kind: 'ran', outcome, reply: kept.get(index) };
-    });
-  }
-
-  /**
-   * Opens the batch's transaction and takes every Idempotency-Key of the batch, in one round trip: first each key's
-   * advisory lock, then, in a statement of its own and so a snapshot taken after the locks, the replies kept under
-   * them. A key with a kept reply is replayed, whether or not its lock was free (another replica may be replaying it
-   * too); a key whose lock another connection holds and that has no reply yet is busy (its first request runs there
-   * now). A second copy of a key in the batch follows the first (commit gives it the first's reply).
-   */
-  private async claim(client: Client, batch: Pending[], claimed: Claimed): Promise<void> {
-    const claims: Array<{ index: number; capture: IdempotencyCapture; lock: string; org: string; key: string }> = [];
-    for (const [index, first] of followers(batch)) {
-      claimed.followers.set(index, first);
-      (batch[index] as Pending).row = undefined;
-    }
-    for (const [index, { capture }] of batch.entries()) {
-      if (capture === undefined || claimed.followers.has(index)) continue;
-      try {
-        // Written into statements here and with the reply (keptReplyRow): a value that cannot be fails this write alone.
-        sql.text(capture.fingerprint);
-        claims.push({ index, capture, lock: idempotencyLock(capture.orgId, capture.key), org: sql.integer(capture.orgId), key: sql.text(capture.key) });
-      } catch (error) {
-        claimed.settled.set(index, { kind: 'ran', outcome: { ok: false, error }, reply: undefined });
-      }
-    }
-    if (claims.length === 0) {
-      await client.query('BEGIN');
-      return;
-    }
-    const [, locks, kept] = (await client.query(
-      `BEGIN;
-       SELECT pg_try_advisory_xact_lock(claim.lock) AS locked FROM unnest(ARRAY[${claims.map((claim) => claim.lock).join(', ')}]::int8[])
-         WITH ORDINALITY AS claim(lock, n) ORDER BY claim.n;
-       SELECT claim.n, kept.fingerprint, kept.status, kept.body, kept.created_at
-         FROM (VALUES ${claims.map((claim, n) => `(${n}, ${claim.org}::int8, ${claim.key}::text)`).join(', ')}) AS claim(n, org_id, key)
-         JOIN idempotency kept ON kept.org_id = claim.org_id AND kept.key = claim.key COLLATE "C"
-         WHERE kept.created_at >= now() - ${sql.integer(IDEMPOTENCY_RETENTION_MS)}::float8 * interval '1 millisecond'`,
-    )) as unknown as [pg.QueryResult, pg.QueryResult<{ locked: boolean }>, pg.QueryResult<KeptRow & { n: number }>];
-    const keptBy = new Map(kept.rows.map((row) => [row.n, row]));
-    claims.forEach((claim, n) => {
-      const row = keptBy.get(n);
-      if (row) claimed.settled.set(claim.index, { kind: 'replayed', record: keptRecord(row) });
-      else if (!locks.rows[n]?.locked) claimed.settled.set(claim.index, { kind: 'busy' });
-    });
-  }
-
-  /**
-   * Inserts the bases of several creates with one statement, in key order (so that two batches inserting the same
-   * keys wait for each other rather than deadlock), skipping a key taken already (ON CONFLICT DO NOTHING waits for a
-   * concurrent insert of the key to commit or roll back, so of concurrent creates exactly one is 'created'). A row
-   * whose namespace does not exist, that repeats another row of the batch, or that would fail the statement as a whole
-   * is left 'alone', to its write's own op. Undefined when PostgreSQL refused the statement as a whole,
-   * which then wrote nothing; a lost connection throws.
-   */
-  private async insertBases(client: Client, items: Pending[]): Promise<RowVerdict[] | undefined> {
-    const verdicts: RowVerdict[] = items.map(() => 'alone');
-    const sent: number[] = [];
-    const columns = { org: [] as number[], namespace: [] as string[], key: [] as string[], description: [] as Array<Buffer | null> };
-    const seen = new Set<string>();
-    for (const [n, item] of items.entries()) {
-      const { orgId, base } = item.row as BaseRow;
-      // What would fail the whole statement (a key that is not text, or holds a NUL, which PostgreSQL's text cannot)
-      // fails its write alone, in its op.
-      if (!isText(base.namespace) || !isText(base.key) || !(base.description == null || typeof base.description === 'string')) continue;
-      const slot = `${orgId}\u0000${base.namespace}\u0000${base.key}`;
-      if (seen.has(slot)) continue;
-      seen.add(slot);
-      sent.push(n);
-      columns.org.push(orgId);
-      columns.namespace.push(base.namespace);
-      columns.key.push(base.key);
-      columns.description.push(encode(base.description));
-    }
-    if (sent.length === 0) return verdicts;
-    let rows: Array<{ n: number; created: boolean }>;
-    try {
-      ({ rows } = await client.query<{ n: number; created: boolean }>({
-        name: 'insert_bases',
-        text: INSERT_BASES,
-        values: [columns.org, columns.namespace, columns.key, columns.description],
-      }));
-    } catch (error) {
-      if (this.broken.has(client) || isConnectionFailure(error)) throw error;
-      return undefined;
-    }
-    for (const row of rows) verdicts[sent[row.n - 1] as number] = row.created ? 'created' : 'exists';
-    return verdicts;
-  }
-
-  /** One write of a batch, in a savepoint of its own; its Idempotency-Key was claimed with the batch's (claim). */
-  private async runInBatch(client: Client, item: Pending, savepoint: { taken: boolean }): Promise<{ outcome: WriteOutcome; reply: StoredReply | undefined }> {
-    const { capture } = item;
-    // The previous write's savepoint is released as this one's is taken, with the write's first statement.
-    const step = new WriteStep(client, savepoint.taken ? 'RELEASE SAVEPOINT write; SAVEPOINT write' : 'SAVEPOINT write');
-    let outcome: WriteOutcome;
-    try {
-      outcome = { ok: true, value: await item.op(step) };
-    } catch (error) {
-      // A connection that broke ends the batch; anything else is this write's own failure.
-      if (this.broken.has(client) || isConnectionFailure(error)) throw error;
-      // A write that failed before sending anything has nothing to undo (and the savepoint named is a previous one's).
-      if (step.sent) await client.query('ROLLBACK TO SAVEPOINT write');
-      outcome = { ok: false, error: storageFailure(error) };
-    }
-    if (step.sent) savepoint.taken = true;
-    const reply = capture?.reply(outcome);
-    if (capture && reply) {
-      await client.query({
-        name: 'idempotency_put',
-        text: `${KEEP_REPLIES} VALUES ($1, $2, $3, $4, $5, now()) ${ON_KEPT_CONFLICT}`,
-        values: [capture.orgId, capture.key, capture.fingerprint, reply.status, reply.body],
-      });
-    }
-    return { outcome, reply };
   }
 
   /**
@@ -808,19 +587,6 @@ export class PostgresStore implements Store {
     })();
     return this.closing;
   }
-}
-
-function alone(batch: Pending[]): Pending[] {
-  for (const item of batch) item.row = undefined;
-  return batch;
-}
-
-/** A base create's outcome as the batch's INSERT decided it. */
-function rowOutcome(item: Pending, verdict: 'created' | 'exists'): WriteOutcome {
-  const { base } = item.row as BaseRow;
-  return verdict === 'created'
-    ? { ok: true, value: { namespace: base.namespace, key: base.key, description: base.description } }
-    : { ok: false, error: failures.baseExists(base.namespace, base.key) };
 }
 
 async function insertToken(client: Queryable, org: string, id: string, tokenHash: Buffer): Promise<TokenInfo> {
