@@ -213,11 +213,11 @@ describe('applyChanges', () => {
     expect(deployment.snapshot()).toEqual(desired);
   });
 
-  it('stops at the first failure and says what was applied and what was not, exiting as the failure does', async () => {
+  it('one at a time, stops at the first failure and says what was applied and what was not, exiting as the failure does', async () => {
     const deployment = new FakeDeployment(CURRENT);
     const plan = planChanges(await readCurrentState(deployment, DESIRED), DESIRED, { prune: true });
     deployment.failAt = { index: 2, error: apiError(409, 'Base new already exists') };
-    const error = await rejection(applyChanges(deployment, plan.changes));
+    const error = await rejection(applyChanges(deployment, plan.changes, undefined, { concurrency: 1 }));
     expect(error).toBeInstanceOf(ApplyError);
     const failure = error as ApplyError;
     expect(failure.applied).toEqual(plan.changes.slice(0, 2));
@@ -239,6 +239,70 @@ describe('applyChanges', () => {
       '  - base docs/old',
       '',
     ]);
+  });
+});
+
+describe('applyChanges, several at a time', () => {
+  /** A deployment whose writes each take a while, counting how many are on their way at once. */
+  class SlowDeployment extends FakeDeployment {
+    inFlight = 0;
+    most = 0;
+    async #slow<T>(write: () => Promise<T>): Promise<T> {
+      this.inFlight++;
+      this.most = Math.max(this.most, this.inFlight);
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        return await write();
+      } finally {
+        this.inFlight--;
+      }
+    }
+    override nsCreate(body: Parameters<FakeDeployment['nsCreate']>[0]) {
+      return this.#slow(() => super.nsCreate(body));
+    }
+    override baseCreate(body: Parameters<FakeDeployment['baseCreate']>[0]) {
+      return this.#slow(() => super.baseCreate(body));
+    }
+  }
+
+  it('sends up to 16 changes at once, every namespace before any base, and applies them all', async () => {
+    const desired = resources(
+      Array.from({ length: 40 }, (_, i) => ({ key: `ns-${String(i).padStart(2, '0')}`, description: `n${i}`, bases: [{ key: 'only' }] })),
+    );
+    const deployment = new SlowDeployment();
+    const plan = planChanges(await readCurrentState(deployment, desired), desired, { prune: false });
+    expect(await applyChanges(deployment, plan.changes)).toBe(80);
+    expect(deployment.most).toBe(16);
+    const lastNamespace = Math.max(...deployment.writes.map((write, i) => (write.startsWith('ns_create') ? i : -1)));
+    const firstBase = deployment.writes.findIndex((write) => write.startsWith('base_create'));
+    expect(lastNamespace).toBeLessThan(firstBase);
+    expect(deployment.snapshot()).toEqual(desired);
+  });
+
+  it('at a failure sends nothing more, lets what was on its way finish, and reports exactly, in the plan\'s order', async () => {
+    const deployment = new FakeDeployment(CURRENT);
+    const plan = planChanges(await readCurrentState(deployment, DESIRED), DESIRED, { prune: true });
+    deployment.failAt = { index: 2, error: apiError(409, 'Base new already exists') };
+    const error = (await rejection(applyChanges(deployment, plan.changes))) as ApplyError;
+    expect(error).toBeInstanceOf(ApplyError);
+    expect(error.message).toBe('Could not create base docs/new: Base new already exists');
+    expect(error.exitCode).toBe(5);
+    // The namespaces went first; the bases went together, so two finished beside the failed one; the delete, a later
+    // phase, was never sent.
+    expect(deployment.writes).toEqual(['ns_update docs', 'ns_create fresh', 'base_update docs/same', 'base_create fresh/first']);
+    expect(error.report({ color: false }).split('\n')).toEqual([
+      'Stopped after 4 of 6 changes.',
+      'Applied:',
+      '  ~ namespace docs: description "Docs" -> "All the docs"',
+      '  + namespace fresh (description: none)',
+      '  ~ base docs/same: description "Same" -> "Changed"',
+      '  + base fresh/first (description: none)',
+      'Not applied:',
+      '  + base docs/new (description: "New")',
+      '  - base docs/old',
+      '',
+    ]);
+    expect(deployment.snapshot().namespaces.find((ns) => ns.key === 'docs')?.bases.map((base) => base.key)).toContain('old');
   });
 });
 
