@@ -72,8 +72,10 @@ class KbCommandHelp extends CommandHelp {
     return list
       .map((example) => {
         const { description, command } = typeof example === 'string' ? { description: undefined, command: example } : example;
+        // As oclif lays them out: a command alone at the section's indentation, under its description one more.
+        if (description === undefined) return exampleLines(this.render(command), width).join('\n');
         const lines = exampleLines(this.render(command), width - this.indentSpacing).map((line) => `  ${line}`);
-        return description === undefined ? lines.join('\n') : `${wrapWords(this.render(description), width).join('\n')}\n\n${lines.join('\n')}`;
+        return `${wrapWords(this.render(description), width).join('\n')}\n\n${lines.join('\n')}`;
       })
       .join('\n\n');
   }

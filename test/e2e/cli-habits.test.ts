@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiData, describeRun, expectFailure, jsonOut, kb, orgEnv, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+/** The everyday habits of gh and aws/az users (docs/contract.md, The CLI), on the built kb against a real kb serve. */
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.close());
+
+/** An organization of its own with namespaces docs (described) and guides, and base faq in docs. */
+async function seeded(org: string): Promise<{ env: NodeJS.ProcessEnv; token: string }> {
+  const { env, token } = await orgEnv(server, org);
+  await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs', description: 'Product docs' });
+  await apiData(server.url, token, 'POST', '/ns_create', { key: 'guides' });
+  await apiData(server.url, token, 'POST', '/base_create', { namespace: 'docs', key: 'faq', description: 'Questions' });
+  return { env, token };
+}
+
+describe.concurrent('ls and view', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('ls is every list', async () => {
+    const { env } = await seeded('habits-ls');
+    const pairs = [
+      [['ns', 'list'], ['ns', 'ls']],
+      [['base', 'list', 'docs'], ['base', 'ls', 'docs']],
+      [['ns', 'list', '--json'], ['ns', 'ls', '--json']],
+    ];
+    for (const [list, ls] of pairs) {
+      const [a, b] = await Promise.all([kb(list as string[], { env }), kb(ls as string[], { env })]);
+      expect(b.code, describeRun(b)).toBe(0);
+      expect(b.stdout).toBe(a.stdout);
+    }
+    const help = await kb(['ns', 'list', '--help'], { env });
+    expect(help.stdout).toMatch(/ALIASES\n {2}\$ kb ns ls\n/);
+  });
+
+  it('kb ns view KEY and kb base view NS KEY: a key/value block, or the data with --json', async () => {
+    const { env } = await seeded('habits-view');
+    const [ns, nsJson, base, baseJson] = await Promise.all([
+      kb(['ns', 'view', 'docs'], { env }),
+      kb(['ns', 'view', 'guides', '--json'], { env }),
+      kb(['base', 'view', 'docs', 'faq'], { env }),
+      kb(['base', 'view', 'docs', 'faq', '--json'], { env }),
+    ]);
+    expect(ns.code, describeRun(ns)).toBe(0);
+    expect(ns.stdout).toBe('key:         docs\ndescription: Product docs\n');
+    expect(jsonOut(nsJson)).toEqual({ key: 'guides', description: null });
+    expect(base.code, describeRun(base)).toBe(0);
+    expect(base.stdout).toBe('namespace:   docs\nkey:         faq\ndescription: Questions\n');
+    expect(jsonOut(baseJson)).toEqual({ namespace: 'docs', key: 'faq', description: 'Questions' });
+  });
+
+  it('view of what does not exist exits 3 with the server\'s wording; a malformed key exits 2', async () => {
+    const { env, token } = await seeded('habits-view-missing');
+    const [ns, base, baseOfMissing, malformed] = await Promise.all([
+      kb(['ns', 'view', 'nope'], { env }),
+      kb(['base', 'view', 'docs', 'nope'], { env }),
+      kb(['base', 'view', 'nope', 'faq'], { env }),
+      kb(['ns', 'view', 'a!'], { env }),
+    ]);
+    // The server's own message for a namespace it does not have.
+    const reply = await fetch(`${server.url}/v1/base_list?namespace=nope`, { headers: { authorization: `Bearer ${token}` } });
+    const { message } = (await reply.json()) as { message: string };
+    expect(message).toBe('Namespace nope not found');
+    expectFailure(ns, 3, message, '`kb ns list` shows the namespaces.');
+    expectFailure(base, 3, 'Base nope not found in namespace docs', '`kb base list docs` shows its bases.');
+    expect(baseOfMissing.code, describeRun(baseOfMissing)).toBe(3);
+    expect(baseOfMissing.stderr).toContain(message);
+    expect(malformed.code, describeRun(malformed)).toBe(2);
+    expect(malformed.stderr).toMatch(/nothing was sent/);
+  });
+});
+
+describe.concurrent('--query', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('prints a string bare, a list of strings one a line, anything else as JSON', async () => {
+    const { env } = await seeded('habits-query');
+    const [keys, description, first, count, none] = await Promise.all([
+      kb(['ns', 'list', '--query', '[].key'], { env }),
+      kb(['ns', 'view', 'docs', '--query=description'], { env }),
+      kb(['ns', 'list', '--query', '[0]'], { env }),
+      kb(['base', 'list', 'docs', '--query', 'length(@)'], { env }),
+      kb(['ns', 'list', '--query', "[?key=='nope'].key"], { env }),
+    ]);
+    for (const result of [keys, description, first, count, none]) expect(result.code, describeRun(result)).toBe(0);
+    expect(keys.stdout).toBe('docs\nguides\n');
+    expect(description.stdout).toBe('Product docs\n');
+    expect(JSON.parse(first.stdout)).toEqual({ key: 'docs', description: 'Product docs' });
+    expect(count.stdout).toBe('1\n');
+    expect(none.stdout).toBe('');
+    // What --json would have printed around it, a table or a notice, is not printed.
+    for (const result of [keys, description, first, count, none]) expect(result.stderr).toBe('');
+  });
+
+  it('a write with --query prints the query of its data, and the change is made once', async () => {
+    const { env, token } = await seeded('habits-query-write');
+    const created = await kb(['ns', 'create', 'extra', '-d', 'More', '--query', 'key'], { env });
+    expect(created.code, describeRun(created)).toBe(0);
+    expect(created.stdout).toBe('extra\n');
+    const namespaces = (await apiData(server.url, token, 'GET', '/ns_list')) as { key: string }[];
+    expect(namespaces.map((ns) => ns.key)).toEqual(['docs', 'extra', 'guides']);
+  });
+
+  it('a bad expression exits 2 with a clear message, and nothing is sent or changed', async () => {
+    const { env, token } = await seeded('habits-query-bad');
+    const [syntax, create, types] = await Promise.all([
+      kb(['ns', 'list', '--query', '[0'], { env }),
+      kb(['ns', 'create', 'never', '--query', 'key[', '--verbose'], { env }),
+      kb(['ns', 'list', '--query', 'abs(@)'], { env }),
+    ]);
+    const help = 'It is a JMESPath expression (https://jmespath.org), e.g. --query "[].key".';
+    expectFailure(syntax, 2, /^Error: Invalid --query "\[0": .*Rbracket/, help);
+    expectFailure(create, 2, /^Error: Invalid --query "key\[": /, help);
+    expect(types.code, describeRun(types)).toBe(2);
+    expect(types.stderr).toMatch(/^Error: Invalid --query "abs\(@\)": .*number/);
+    const namespaces = (await apiData(server.url, token, 'GET', '/ns_list')) as { key: string }[];
+    expect(namespaces.map((ns) => ns.key)).toEqual(['docs', 'guides']);
+  });
+
+  it('is taken by every command that takes --json, and by no other', async () => {
+    const { env } = await seeded('habits-query-flags');
+    const [health, status, logout] = await Promise.all([
+      kb(['health', '--query', '@'], { env }),
+      kb(['auth', 'status', '--query', 'organization'], { env }),
+      kb(['auth', 'logout', '--query', '@'], { env }),
+    ]);
+    expect(health.stdout, describeRun(health)).toBe('alive\n');
+    expect(status.stdout, describeRun(status)).toBe('habits-query-flags\n');
+    expectFailure(logout, 2, 'Nonexistent flag: --query', 'See more help with --help');
+  });
+});
