@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isolatedEnv } from '../helpers/cli.js';
 import { apiData, describeRun, expectFailure, jsonOut, kb, orgEnv, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -127,5 +128,47 @@ describe.concurrent('--query', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(health.stdout, describeRun(health)).toBe('alive\n');
     expect(status.stdout, describeRun(status)).toBe('habits-query-flags\n');
     expectFailure(logout, 2, 'Nonexistent flag: --query', 'See more help with --help');
+  });
+});
+
+describe.concurrent('kb auth status with two profiles', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('lists every profile, the one in use marked, with its URL and whether it has a token, never the token', async () => {
+    const env = isolatedEnv();
+    const [main, staging] = await Promise.all([server.newToken('habits-status-main'), server.newToken('habits-status-staging')]);
+    const login = (token: string, args: string[]) => kb(['auth', 'login', '--url', server.url, '--with-token', ...args], { env, input: token });
+    for (const result of [await login(main, []), await login(staging, ['--profile', 'staging'])]) expect(result.code, describeRun(result)).toBe(0);
+    expect((await kb(['auth', 'logout', '--profile', 'staging'], { env })).code).toBe(0);
+
+    const [human, json, other, otherJson] = await Promise.all([
+      kb(['auth', 'status'], { env }),
+      kb(['auth', 'status', '--json'], { env }),
+      kb(['auth', 'status', '--profile', 'staging'], { env }),
+      kb(['auth', 'status', '--json'], { env: { ...env, KB_PROFILE: 'staging' } }),
+    ]);
+    expect(human.code, describeRun(human)).toBe(0);
+    expect(human.stdout).toContain(
+      'Profiles (* in use):\n' +
+        `   NAME               URL${' '.repeat(server.url.length - 1)}TOKEN  ORGANIZATION\n` +
+        `*  default (default)  ${server.url}  yes    habits-status-main\n` +
+        `   staging            ${server.url}  none\n`,
+    );
+    const status = jsonOut(json) as { profile: string; organization: string; profiles: unknown[] };
+    // What scripts read today is where it was.
+    expect(status).toMatchObject({ profile: 'default', url: server.url, organization: 'habits-status-main', tokenSource: 'profile' });
+    expect(status.profiles).toEqual([
+      { name: 'default', url: server.url, active: true, default: true, token: true, organization: 'habits-status-main' },
+      { name: 'staging', url: server.url, active: false, default: false, token: false, organization: null },
+    ]);
+
+    // The profile in use has no token: exit 4 as before, the list still shown.
+    expect(other.code, describeRun(other)).toBe(4);
+    expect(other.stdout).toContain(`   default (default)  ${server.url}  yes\n*  staging            ${server.url}  none\n`);
+    expect(otherJson.code, describeRun(otherJson)).toBe(4);
+    expect((JSON.parse(otherJson.stdout) as { profiles: { active: boolean }[] }).profiles.map((entry) => entry.active)).toEqual([false, true]);
+
+    for (const result of [human, json, other, otherJson]) {
+      expect(result.stdout + result.stderr).not.toContain(main);
+      expect(result.stdout + result.stderr).not.toContain(main.slice(-12));
+    }
   });
 });
