@@ -1,6 +1,8 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv } from '../helpers/cli.js';
-import { apiData, describeRun, expectFailure, jsonOut, kb, orgEnv, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
+import { apiData, describeRun, expectFailure, jsonOut, kb, orgEnv, startFixedServer, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** The everyday habits of gh and aws/az users (docs/contract.md, The CLI), on the built kb against a real kb serve. */
@@ -169,6 +171,60 @@ describe.concurrent('kb auth status with two profiles', { timeout: TEST_TIMEOUT_
     for (const result of [human, json, other, otherJson]) {
       expect(result.stdout + result.stderr).not.toContain(main);
       expect(result.stdout + result.stderr).not.toContain(main.slice(-12));
+    }
+  });
+});
+
+describe.concurrent('kb api -i and -H', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('-i prints the status line and the headers, then the body; -H sends headers of your own', async () => {
+    // A server that answers with the headers it was sent, and a header of its own.
+    const echo = createServer((request, response) => {
+      response.writeHead(201, { 'content-type': 'application/json', 'x-served-by': 'echo' });
+      response.end(JSON.stringify({ success: true, data: request.headers }));
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+      const env = isolatedEnv({ KB_URL: url, KB_TOKEN: 'kbt_0123456789abcdefghij' });
+      const [included, plain] = await Promise.all([
+        kb(['api', '-i', 'ns_list', '-H', 'X-Trace: one', '-H', 'accept-language: en'], { env }),
+        kb(['api', 'ns_list', '-H', 'X-Trace: two'], { env }),
+      ]);
+      expect(included.code, describeRun(included)).toBe(0);
+      const [head = '', body = ''] = included.stdout.split('\n\n');
+      const headLines = head.split('\n');
+      expect(headLines[0]).toBe('HTTP/1.1 201 Created');
+      expect(headLines).toContain('Content-Type: application/json');
+      expect(headLines).toContain('X-Served-By: echo');
+      const names = headLines.slice(1).map((line) => line.split(':')[0]?.toLowerCase() ?? '');
+      expect(names).toEqual([...names].sort());
+      const sent = (JSON.parse(body) as { data: Record<string, string> }).data;
+      expect(sent).toMatchObject({ 'x-trace': 'one', 'accept-language': 'en', authorization: 'Bearer kbt_0123456789abcdefghij' });
+
+      expect(plain.code, describeRun(plain)).toBe(0);
+      expect(plain.stdout.startsWith('{')).toBe(true);
+      expect((JSON.parse(plain.stdout) as { data: Record<string, string> }).data['x-trace']).toBe('two');
+    } finally {
+      echo.closeAllConnections();
+      await new Promise<void>((resolve) => echo.close(() => resolve()));
+    }
+  });
+
+  it('-H Authorization and -H Host are refused with exit 2, and nothing is sent', async () => {
+    const fake = await startFixedServer(200, { success: true, data: [] });
+    try {
+      const env = isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_0123456789abcdefghij' });
+      const [authorization, host, malformed] = await Promise.all([
+        kb(['api', 'ns_list', '-H', 'Authorization: Bearer kbt_other'], { env }),
+        kb(['api', 'ns_list', '-H', 'host: example.com'], { env }),
+        kb(['api', 'ns_list', '-H', 'no colon'], { env }),
+      ]);
+      expectFailure(authorization, 2, '-H Authorization is refused: kb sends the token of the profile in use (--profile, KB_TOKEN) itself', 'Nothing was sent.');
+      expectFailure(host, 2, '-H host is refused: kb sends the host of the deployment in use (--profile, KB_URL) itself', 'Nothing was sent.');
+      expectFailure(malformed, 2, 'Invalid header "no colon": expected Name: value', 'For example: -H "Accept-Language: en".');
+      expect(fake.count()).toBe(0);
+    } finally {
+      await fake.close();
     }
   });
 });
