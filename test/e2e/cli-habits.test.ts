@@ -228,3 +228,24 @@ describe.concurrent('kb api -i and -H', { timeout: TEST_TIMEOUT_MS }, () => {
     }
   });
 });
+
+describe.concurrent('a mistyped command', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('suggests the closest commands, its arguments aside, or lists the commands of its topic; exit 2', async () => {
+    const env = isolatedEnv();
+    const [veiw, bse, tokn, lst, show, nothing] = await Promise.all([
+      kb(['ns', 'veiw', 'docs'], { env }),
+      kb(['bse', 'list', 'docs'], { env }),
+      kb(['serve', 'tokn', 'list'], { env }),
+      kb(['ns', 'lst'], { env }),
+      kb(['ns', 'show', 'docs'], { env }),
+      kb(['frobnicate'], { env }),
+    ]);
+    const help = 'Run `kb --help` for the list of commands.';
+    expectFailure(veiw, 2, '"ns veiw docs" is not a kb command. Did you mean "ns view"?', help);
+    expectFailure(bse, 2, '"bse list docs" is not a kb command. Did you mean "base list"?', help);
+    expectFailure(tokn, 2, '"serve tokn list" is not a kb command. Did you mean "serve token list"?', help);
+    expectFailure(lst, 2, '"ns lst" is not a kb command. Did you mean "ns list" or "ns ls"?', help);
+    expectFailure(show, 2, '"ns show docs" is not a kb command.', 'The commands of `kb ns`: create, list, ls, update, view. Run `kb ns --help` for more.');
+    expectFailure(nothing, 2, '"frobnicate" is not a kb command.', help);
+  });
+});
