@@ -41,7 +41,7 @@ export function wrapWords(text: string, width: number): string[] {
  * its own, its text on the next. `width` is the terminal's; rows are indented by two spaces, as oclif's sections.
  */
 export function renderDefinitions(rows: readonly (readonly [string, string])[], width: number, maxLabel = 16): string {
-  const labelWidth = Math.min(maxLabel, Math.max(...rows.map(([label]) => displayWidth(label))));
+  const labelWidth = Math.max(0, ...rows.map(([label]) => displayWidth(label)).filter((width) => width <= maxLabel));
   const indent = 2 + labelWidth + 2;
   const textWidth = Math.max(20, width - indent);
   const out: string[] = [];
@@ -71,7 +71,9 @@ export const ENVIRONMENT_VARIABLES: readonly (readonly [string, string])[] = [
   ['KB_DATABASE_URL', 'PostgreSQL URL for kb serve and kb serve token, shared by replicas (default: SQLite in KB_DATA_DIR).'],
   ['KB_DEBUG=1', 'Trace each request to stderr, as --verbose does.'],
   ['NO_COLOR', 'No colors. None are used either when output is not a terminal, or CI is set.'],
-  ['HTTPS_PROXY, HTTP_PROXY, NO_PROXY', 'Proxies for requests (either case), read as curl reads them; ALL_PROXY too.'],
+  ['OCLIF_COLUMNS', "The width help wraps to (default: the terminal's, 80 when piped)."],
+  ['VISUAL, EDITOR', 'The editor kb tui opens for a description (VISUAL first; default vi).'],
+  ['HTTPS_PROXY, HTTP_PROXY, NO_PROXY', 'Proxies for requests (either case), read as curl reads them.'],
 ];
 
 /** The exit codes, from their one table (src/client/exit-codes.ts). */
