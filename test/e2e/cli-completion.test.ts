@@ -1,11 +1,35 @@
+import { spawnSync } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { isolatedEnv, KB_BIN, killedAfterEach, runProcess, startServe } from '../helpers/cli.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { isolatedEnv, KB_BIN, runProcess, startServe } from '../helpers/cli.js';
 import { describeRun, kb, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { tempDir } from '../helpers/temp.js';
 
-const running = killedAfterEach();
+// Each test stops the kb serve it started: the tests run at once, so none may stop them all after it.
+const running = new Set<{ child: { kill(signal: NodeJS.Signals): boolean } }>();
+afterAll(() => {
+  for (const serve of running) serve.child.kill('SIGKILL');
+});
+
+function installed(shell: string): boolean {
+  return spawnSync(shell, ['-c', 'exit 0']).status === 0;
+}
+
+/** A config with profiles local and staging of a live kb serve, namespaces docs and guides, and base faq in docs. */
+async function liveDeployment(): Promise<NodeJS.ProcessEnv> {
+  const env = isolatedEnv();
+  env.PATH = `${kbOnPath()}:${env.PATH ?? ''}`;
+  // kb serve's first start saves its token as the default profile, "local".
+  const serve = await startServe([], env);
+  running.add(serve);
+  for (const key of ['docs', 'guides']) expect((await kb(['ns', 'create', key], { env })).code).toBe(0);
+  expect((await kb(['base', 'create', 'docs', 'faq'], { env })).code).toBe(0);
+  const token = (await kb(['auth', 'token'], { env })).stdout.trim();
+  const login = await kb(['auth', 'login', '--profile', 'staging', '--url', serve.url, '--with-token'], { env, input: token });
+  expect(login.code, describeRun(login)).toBe(0);
+  return env;
+}
 
 /** A directory holding `kb`, the built CLI, for a shell's PATH: the completion script calls kb by its name. */
 function kbOnPath(): string {
@@ -42,17 +66,7 @@ ${calls}
 
 describe.concurrent('kb completion', { timeout: TEST_TIMEOUT_MS }, () => {
   it('bash: commands, flags, namespace keys of a live kb serve and profile names complete', async () => {
-    const env = isolatedEnv();
-    env.PATH = `${kbOnPath()}:${env.PATH ?? ''}`;
-    // kb serve's first start saves its token as the default profile, "local".
-    const serve = await startServe([], env);
-    running.push(serve);
-    for (const key of ['docs', 'guides']) expect((await kb(['ns', 'create', key], { env })).code).toBe(0);
-    expect((await kb(['base', 'create', 'docs', 'faq'], { env })).code).toBe(0);
-    const token = (await kb(['auth', 'token'], { env })).stdout.trim();
-    const login = await kb(['auth', 'login', '--profile', 'staging', '--url', serve.url, '--with-token'], { env, input: token });
-    expect(login.code, describeRun(login)).toBe(0);
-
+    const env = await liveDeployment();
     const { lines, registered } = await bashCompletions(env, [
       ['ns', 'v'],
       ['ns', 'view', ''],
@@ -78,6 +92,28 @@ describe.concurrent('kb completion', { timeout: TEST_TIMEOUT_MS }, () => {
       'kb ser=>serve',
       'kb help exit=>exit-codes',
     ]);
+  });
+
+  it.skipIf(!installed('zsh'))('zsh: the script, evaluated, completes commands, namespace keys and profile names (needs zsh installed)', async () => {
+    const env = await liveDeployment();
+    // Outside zle, compdef and compadd are stand-ins that print what they are given.
+    const script = `compdef() { :; }; compadd() { shift 2; print -r -- "$*"; }; _files() { print FILES; }
+eval "$(kb completion zsh)"
+words=(kb ns v); CURRENT=3; _kb_complete
+words=(kb ns view ''); CURRENT=4; _kb_complete
+words=(kb auth switch ''); CURRENT=4; _kb_complete
+words=(kb apply -f ''); CURRENT=4; _kb_complete`;
+    const result = await runProcess('zsh', ['-f', '-c', script], { env, timeoutMs: 60_000 });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stdout).toBe('view\ndocs guides\nlocal staging\nFILES\n');
+  });
+
+  it.skipIf(!installed('fish'))('fish: the script, sourced, completes commands, namespace keys and profile names (needs fish installed)', async () => {
+    const env = await liveDeployment();
+    const script = 'kb completion fish | source; complete -C"kb ns v"; complete -C"kb ns view "; complete -C"kb auth switch "';
+    const result = await runProcess('fish', ['--no-config', '-c', script], { env, timeoutMs: 60_000 });
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stdout).toBe('view\ndocs\nguides\nlocal\nstaging\n');
   });
 
   it('a deployment that does not answer, or no config, completes nothing from them, quietly and at once', async () => {
