@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isolatedEnv } from '../helpers/cli.js';
+import { isolatedEnv, ROOT } from '../helpers/cli.js';
 import { apiData, describeRun, expectFailure, jsonOut, kb, orgEnv, startFixedServer, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -130,6 +131,8 @@ describe.concurrent('--query', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(health.stdout, describeRun(health)).toBe('alive\n');
     expect(status.stdout, describeRun(status)).toBe('habits-query-flags\n');
     expectFailure(logout, 2, 'Nonexistent flag: --query', 'See more help with --help');
+    const manifest = JSON.parse(readFileSync(`${ROOT}oclif.manifest.json`, 'utf8')) as { commands: Record<string, { flags: Record<string, unknown> }> };
+    for (const [id, command] of Object.entries(manifest.commands)) expect('query' in command.flags, id).toBe('json' in command.flags);
   });
 });
 
