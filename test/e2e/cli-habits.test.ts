@@ -251,4 +251,12 @@ describe.concurrent('a mistyped command', { timeout: TEST_TIMEOUT_MS }, () => {
     expectFailure(show, 2, '"ns show docs" is not a kb command.', 'The commands of `kb ns`: create, list, ls, update, view. Run `kb ns --help` for more.');
     expectFailure(nothing, 2, '"frobnicate" is not a kb command.', help);
   });
+
+  it('kb help of what is neither a command nor a topic: exit 2, with the closest', async () => {
+    const env = isolatedEnv();
+    const [topic, command] = await Promise.all([kb(['help', 'exit-code'], { env }), kb(['help', 'ns', 'veiw'], { env })]);
+    const help = 'Run `kb --help` for the commands; `kb help exit-codes` and `kb help environment` for the tables.';
+    expectFailure(topic, 2, 'No help for "exit-code": it is neither a kb command nor a help topic. Did you mean "exit-codes"?', help);
+    expectFailure(command, 2, 'No help for "ns veiw": it is neither a kb command nor a help topic. Did you mean "ns view"?', help);
+  });
 });
