@@ -1,7 +1,7 @@
 import { Flags, type Interfaces } from '@oclif/core';
 import type { KbClient } from '../client/client.js';
 import type { Deployment } from '../config/profiles.js';
-import { KbCommand } from './base-command.js';
+import { KbCommand, queryFlags } from './base-command.js';
 import { noteApiPrefix } from './context.js';
 import { CliError } from './errors.js';
 import { withSpinner } from './spinner.js';
@@ -22,7 +22,8 @@ export interface Connection {
 
 /** A command that talks to a deployment: it resolves the profile, gets a client from the context, and renders what comes back. */
 export abstract class ApiCommand extends KbCommand {
-  static override baseFlags = globalFlags;
+  // The global flags, and --query beside --json (a getter below, as KbCommand's).
+  declare static baseFlags: typeof globalFlags & Partial<typeof queryFlags>;
 
   protected async connect(flags: GlobalFlags, options: { requireToken?: boolean } = {}): Promise<Connection> {
     const deployment = await this.context.deployment(flags.profile);
@@ -57,3 +58,10 @@ export abstract class ApiCommand extends KbCommand {
     if (!this.jsonEnabled()) this.io.stderr(`${this.io.color ? '\u001B[32m✓\u001B[39m' : '✓'} ${text}\n`);
   }
 }
+
+Object.defineProperty(ApiCommand, 'baseFlags', {
+  configurable: true,
+  get(this: { enableJsonFlag?: boolean }) {
+    return this.enableJsonFlag === true ? { ...globalFlags, ...queryFlags } : globalFlags;
+  },
+});

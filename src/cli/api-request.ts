@@ -18,6 +18,8 @@ export interface ApiRequestOptions {
   typedFields?: readonly string[];
   /** A file to send as the body, or `-` for stdin. */
   input?: string | undefined;
+  /** -H: `Name: value`, repeatable. */
+  headers?: readonly string[];
 }
 
 /** Where `-` and `@-` read from: the command's IO. */
@@ -28,6 +30,32 @@ export interface PreparedRequest {
   /** Relative to {url}/v1, with the query string the fields made, if any. */
   path: string;
   body?: string;
+  /** From -H, names in lower case; absent without any. */
+  headers?: Record<string, string>;
+}
+
+/** Headers kb sets itself: the token and the host of the deployment, and those of the connection that undici owns. */
+const OWN_HEADERS: Record<string, string> = {
+  authorization: 'kb sends the token of the profile in use (--profile, KB_TOKEN) itself',
+  host: 'kb sends the host of the deployment in use (--profile, KB_URL) itself',
+  'content-length': 'kb measures the body itself',
+  'transfer-encoding': 'kb sends the body whole',
+  connection: 'kb keeps its connections itself',
+};
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** -H 'Name: value': a header to send, as curl and `gh api` take it; those kb sets itself are refused. */
+export function parseHeader(text: string): [string, string] {
+  const colon = text.indexOf(':');
+  const name = colon === -1 ? text.trim() : text.slice(0, colon).trim();
+  if (colon <= 0 || !HEADER_NAME.test(name)) {
+    throw new UsageError(`Invalid header ${JSON.stringify(text)}: expected Name: value`, 'For example: -H "Accept-Language: en".');
+  }
+  const value = text.slice(colon + 1).trim();
+  if (/[\r\n\0]/.test(value)) throw new UsageError(`Invalid header ${name}: its value holds a line break or NUL`);
+  const own = OWN_HEADERS[name.toLowerCase()];
+  if (own !== undefined) throw new UsageError(`-H ${name} is refused: ${own}`, 'Nothing was sent.');
+  return [name.toLowerCase(), value];
 }
 
 const JSON_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
@@ -197,15 +225,17 @@ export async function prepareApiRequest(options: ApiRequestOptions, stdin: Stdin
   if (options.input === '-' && (options.typedFields ?? []).some((field) => field.includes('=@-'))) {
     throw new UsageError('--input - and -F key=@- both read stdin', 'Read one of them from a file.');
   }
+  const given = (options.headers ?? []).map(parseHeader);
+  const headers = given.length === 0 ? {} : { headers: Object.fromEntries(given) };
   const fields = await parseFields(options.rawFields ?? [], options.typedFields ?? [], stdin);
   const hasPayload = fields.length > 0 || options.input !== undefined;
   const method = options.method?.toUpperCase() ?? (hasPayload ? 'POST' : 'GET');
   if (options.input !== undefined) {
-    return { method, path: withQuery(path, fields), body: await readTextSource(stdin, options.input, '--input') };
+    return { method, path: withQuery(path, fields), body: await readTextSource(stdin, options.input, '--input'), ...headers };
   }
-  if (fields.length === 0) return { method, path };
-  if (method === 'GET' || method === 'HEAD') return { method, path: withQuery(path, fields) };
-  return { method, path, body: JSON.stringify(fieldsToBody(fields)) };
+  if (fields.length === 0) return { method, path, ...headers };
+  if (method === 'GET' || method === 'HEAD') return { method, path: withQuery(path, fields), ...headers };
+  return { method, path, body: JSON.stringify(fieldsToBody(fields)), ...headers };
 }
 
 /**
@@ -223,6 +253,25 @@ export function renderReply(reply: Pick<RawReply, 'text'>, pretty: boolean): str
     return text.endsWith('\n') ? text : `${text}\n`;
   }
   return `${pretty ? escapeJsonControls(JSON.stringify(value, null, 2)) : JSON.stringify(value)}\n`;
+}
+
+/** `HTTP-Name` for `http-name`, as headers are usually written. */
+function headerCase(name: string): string {
+  return name.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => `${dash}${letter.toUpperCase()}`);
+}
+
+/**
+ * `kb api -i`: the status line and the headers, sorted by name, before the body (as `gh api -i`); a server's words
+ * have their control characters escaped on a terminal.
+ */
+export function renderHead(reply: Pick<RawReply, 'status' | 'headers'>, terminal: boolean, reasons: Readonly<Record<number, string | undefined>>): string {
+  const show = (text: string) => (terminal ? escapeControls(text) : text);
+  const lines = [`HTTP/1.1 ${reply.status} ${reasons[reply.status] ?? ''}`.trimEnd()];
+  for (const name of Object.keys(reply.headers ?? {}).sort()) {
+    const value = reply.headers?.[name];
+    for (const one of Array.isArray(value) ? value : value === undefined ? [] : [value]) lines.push(`${headerCase(name)}: ${show(one)}`);
+  }
+  return `${lines.join('\n')}\n\n`;
 }
 
 /** The error a reply other than 2xx ends `kb api` with: the envelope's message and help, the exit code of its status. */

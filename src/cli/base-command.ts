@@ -1,4 +1,4 @@
-import { Command, type Config, Errors } from '@oclif/core';
+import { Command, type Config, Errors, Flags } from '@oclif/core';
 import { KbApiError } from '../api/errors.js';
 import { ApiError, exitCodeFor, ResponseFormatError } from '../client/errors.js';
 import { looksLikeToken, maskTokensIn, TOKEN_IN_ARGV_HELP } from './auth.js';
@@ -6,6 +6,7 @@ import { Context } from './context.js';
 import { paint, type IO } from './io.js';
 import { renderJson } from './output.js';
 import { handleInterrupts, InterruptedError } from './interrupt.js';
+import { loadQuery, type Query, queryInArgv, renderQuery } from './query.js';
 import { escapeControls } from './text.js';
 
 /** oclif marks its own parse failures (unknown flag, missing argument) with exit 2 in `oclif.exit`. */
@@ -13,6 +14,14 @@ function oclifExit(error: unknown): number | undefined {
   const meta = (error as { oclif?: { exit?: unknown } } | undefined)?.oclif;
   return typeof meta?.exit === 'number' ? meta.exit : undefined;
 }
+
+/** What every command that takes --json takes beside it (KbCommand.baseFlags). */
+export const queryFlags = {
+  query: Flags.string({
+    summary: 'A JMESPath expression over the JSON data, e.g. "[].key": prints its result (implies --json).',
+    helpGroup: 'GLOBAL',
+  }),
+};
 
 /**
  * What every kb command shares: one context (environment, IO, profiles, clients: src/cli/context.ts), --json
@@ -30,10 +39,21 @@ export abstract class KbCommand extends Command {
     this.io = this.context.io;
   }
 
+  /** --query's expression, checked and ready, when one was given to a command that takes --json. */
+  private query: Query | undefined;
+
   /** Ctrl-C while a request, a prompt, stdin or the config lock is awaited: exit 130 (kb serve shuts down itself). */
   override async init(): Promise<void> {
     handleInterrupts();
     await super.init();
+    const expression = this.ctor.enableJsonFlag ? queryInArgv(this.argv) : undefined;
+    // A bad expression exits 2 before anything is sent or changed.
+    if (expression !== undefined) this.query = await loadQuery(expression);
+  }
+
+  /** --query implies --json: the data, not the table, is what it reads. */
+  override jsonEnabled(): boolean {
+    return super.jsonEnabled() || (this.ctor.enableJsonFlag === true && queryInArgv(this.argv) !== undefined);
   }
 
   override async finally(error: Error | undefined): Promise<void> {
@@ -42,7 +62,16 @@ export abstract class KbCommand extends Command {
   }
 
   override logJson(json: unknown): void {
-    this.io.stdout(renderJson(json, this.io.isStdoutTTY));
+    if (this.query === undefined) {
+      this.io.stdout(renderJson(json, this.io.isStdoutTTY));
+      return;
+    }
+    try {
+      this.io.stdout(renderQuery(this.query, json, this.io.isStdoutTTY));
+    } catch (error) {
+      // A function given the wrong type of value fails only now, on the data: exit 2 all the same.
+      void this.catch(error as Error);
+    }
   }
 
   protected verbose(): boolean {
@@ -77,3 +106,12 @@ export abstract class KbCommand extends Command {
     process.exitCode = code;
   }
 }
+
+// --query beside --json, on every command that takes --json: a getter, since oclif reads baseFlags from the class of
+// the command (and its manifest) and only those with enableJsonFlag take it.
+Object.defineProperty(KbCommand, 'baseFlags', {
+  configurable: true,
+  get(this: { enableJsonFlag?: boolean }) {
+    return this.enableJsonFlag === true ? queryFlags : {};
+  },
+});

@@ -24,6 +24,8 @@ export interface ClientRequest {
   timeout?: string | undefined;
   /** --verbose, as KB_DEBUG=1: each request traced to stderr. */
   verbose?: boolean | undefined;
+  /** Retries of a request that failed on the way (default: the client's); 0 for an answer now or none. */
+  retries?: number | undefined;
 }
 
 /** A URL given with the API's /v1 works, but the user should know what is used. */
@@ -91,7 +93,10 @@ export class Context {
     // A token in a URL (`kb api 'x?token=kbt_...'`) is masked in the trace as in errors.
     const trace = request.verbose || this.env.debug ? (line: string) => this.io.stderr(`* ${maskTokensIn(line)}\n`) : undefined;
     const { KbClient } = await import('../client/client.js');
-    const client = new KbClient({ url: request.url, token: request.token, timeoutMs, maxResponseBytes, trace, proxy: proxySettings(this.env.proxy) });
+    const client = new KbClient({
+      url: request.url, token: request.token, timeoutMs, maxResponseBytes, trace, proxy: proxySettings(this.env.proxy),
+      ...(request.retries === undefined ? {} : { retries: request.retries }),
+    });
     if (client.urlHadApiPrefix) noteApiPrefix(this.io, request.url, client.baseUrl);
     this.#clients.push(client);
     return client;

@@ -73,6 +73,8 @@ export interface RawReply {
   contentType: string | undefined;
   /** The reply's X-Request-Id, if it had one. */
   requestId?: string | undefined;
+  /** Every header of the reply, names in lower case (for `kb api -i`). */
+  headers?: Readonly<Record<string, string | string[] | undefined>>;
   text: string;
 }
 
@@ -298,14 +300,16 @@ export class KbClient {
 
   /**
    * Any request under /v1, answered whatever its status or body, for `kb api`: `path` is relative to {url}/v1 and
-   * may carry a query string; `body` is sent as it is, as JSON. The token goes with it when there is one. Only a
+   * may carry a query string; `body` is sent as it is, as JSON. The token goes with it when there is one; `headers`
+   * (lower-case names; the caller keeps Authorization and Host out of them) are added, or replace kb's own. Only a
    * failure below HTTP throws (a NetworkError), after the retries a GET may have.
    */
-  async raw(method: string, path: string, body?: string): Promise<RawReply> {
+  async raw(method: string, path: string, body?: string, headers: Readonly<Record<string, string>> = {}): Promise<RawReply> {
     const url = this.#url(path.startsWith('/') ? path : `/${path}`);
-    const reply = await this.#transmit(method.toUpperCase(), url, true, body);
+    const reply = await this.#transmit(method.toUpperCase(), url, true, body, undefined, headers);
     return {
-      status: reply.status, url, contentType: header(reply.headers, 'content-type'), requestId: header(reply.headers, 'x-request-id'), text: reply.text,
+      status: reply.status, url, contentType: header(reply.headers, 'content-type'), requestId: header(reply.headers, 'x-request-id'),
+      headers: reply.headers, text: reply.text,
     };
   }
 
@@ -362,11 +366,19 @@ export class KbClient {
   }
 
   /** One request with the retries a GET may have; resolves to the last reply, or throws the last NetworkError. */
-  async #transmit(method: string, url: string, auth: boolean, payload: string | undefined, idempotencyKey?: string): Promise<Reply> {
+  async #transmit(
+    method: string,
+    url: string,
+    auth: boolean,
+    payload: string | undefined,
+    idempotencyKey?: string,
+    extraHeaders: Readonly<Record<string, string>> = {},
+  ): Promise<Reply> {
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (auth && this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
     if (payload !== undefined) headers['content-type'] = 'application/json';
     if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+    Object.assign(headers, extraHeaders);
+    if (auth && this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
     // A GET is safe to repeat, and so is a write under an Idempotency-Key; any other write is never sent twice.
     const attempts = method === 'GET' || idempotencyKey !== undefined ? this.retries + 1 : 1;
     for (let attempt = 1; ; attempt++) {

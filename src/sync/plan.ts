@@ -75,7 +75,9 @@ export async function readResources(client: SyncClient, options: { namespaces?: 
   if (options.namespaces && options.namespaces.length > 0) {
     const wanted = new Set(options.namespaces);
     const missing = [...wanted].filter((key) => !all.some((ns) => ns.key === key)).sort();
-    if (missing.length > 0) throw new CliError(`No such namespace: ${missing.join(', ')}`, EXIT.notFound, 'Nothing was written. `kb ns list` shows the namespaces.');
+    // Worded as the server words a missing namespace (src/store/failures.ts).
+    const message = missing.length === 1 ? `Namespace ${missing[0]} not found` : `Namespaces ${missing.join(', ')} not found`;
+    if (missing.length > 0) throw new CliError(message, EXIT.notFound, 'Nothing was written. `kb ns list` shows the namespaces.');
     chosen = all.filter((ns) => wanted.has(ns.key));
   }
   const bases = await basesOf(client, chosen.map((ns) => ns.key), 'export');

@@ -88,7 +88,11 @@ describe('kb auth status', () => {
     const result = await kb(['auth', 'status'], { env });
     expect(result).toEqual({
       code: 0,
-      stdout: `profile:      default\nurl:          ${server.url}\norganization: auth-cmd\ntoken:        kbt_…${server.token.slice(-4)} (from the profile)\n`,
+      stdout:
+        `profile:      default\nurl:          ${server.url}\norganization: auth-cmd\ntoken:        kbt_…${server.token.slice(-4)} (from the profile)\n` +
+        '\nProfiles (* in use):\n' +
+        `   NAME               URL${' '.repeat(server.url.length - 1)}TOKEN  ORGANIZATION\n` +
+        `*  default (default)  ${server.url}  yes    auth-cmd\n`,
       stderr: '',
       asked: [],
     });
@@ -100,6 +104,7 @@ describe('kb auth status', () => {
     expect(result.code).toBe(4);
     expect(JSON.parse(result.stdout)).toEqual({
       profile: null, url: server.url, urlSource: 'env', organization: null, tokenSource: 'none', token: null, problem: 'Not logged in: no token',
+      profiles: [],
     });
     expect(result.stderr).toBe('Error: Not logged in: no token\nRun `kb auth login`.\n');
   });

@@ -227,7 +227,7 @@ describe.concurrent('kb export, apply and import against real servers', { timeou
     ok(toJson);
     expect(JSON.parse(readFileSync(path, 'utf8'))).toMatchObject({ version: 1 });
     expect((JSON.parse(ok(filtered)) as { namespaces: { key: string }[] }).namespaces.map((ns) => ns.key)).toEqual(['Alpha', 'zeta']);
-    expectFailure(missing, 3, 'No such namespace: nope', 'Nothing was written. `kb ns list` shows the namespaces.');
+    expectFailure(missing, 3, 'Namespace nope not found', 'Nothing was written. `kb ns list` shows the namespaces.');
   });
 });
 

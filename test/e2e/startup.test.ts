@@ -45,6 +45,12 @@ describe('the start-up path loads only what the command needs', () => {
     expect(loaded.filter((source) => /node_modules\/undici\/(index\.js|lib\/dispatcher\/(env-http-)?proxy-agent\.js)$/.test(source))).toEqual([]);
   });
 
+  it('kb ns list --query loads jmespath, which kb ns list --json does not', async () => {
+    const env = isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token });
+    const queried = await sourcesLoaded(['ns', 'list', '--query', '[].key'], env);
+    expect(queried).toContain('node_modules/jmespath/jmespath.js');
+  });
+
   it('kb ns list runs oclif and undici from the vendor bundle, compiled from its code cache (scripts/vendor.mjs)', async () => {
     // NODE_ENV=development would have oclif look for kb's TypeScript sources and load tsx to run them.
     const loaded = await sourcesLoaded(['ns', 'list', '--json'], isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token, NODE_ENV: 'development' }));

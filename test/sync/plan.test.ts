@@ -380,7 +380,9 @@ describe('readResources', () => {
     const deployment = new FakeDeployment(CURRENT);
     expect(await readResources(deployment, { namespaces: ['other'] })).toEqual({ namespaces: [CURRENT.namespaces[1]] });
     const error = await rejection(readResources(deployment, { namespaces: ['other', 'nope'] }));
-    expect(error).toMatchObject({ exitCode: 3, message: 'No such namespace: nope' });
+    expect(error).toMatchObject({ exitCode: 3, message: 'Namespace nope not found' });
+    const both = await rejection(readResources(deployment, { namespaces: ['zz', 'nope'] }));
+    expect(both).toMatchObject({ exitCode: 3, message: 'Namespaces nope, zz not found' });
   });
 
   it('fails plainly against a deployment without base_list, rather than export namespaces without their bases', async () => {

@@ -16,10 +16,7 @@ interface LoginResult {
 export default class AuthLogin extends ApiCommand {
   static override summary = 'Log in to a deployment: check a token with GET /auth, then save it as a profile';
 
-  static override description = `Without --profile it writes the default profile (named "default" when there is none yet).
-The first profile saved becomes the default; logging in to another profile does not change it (see \`kb auth switch\`).
-On a terminal it asks for the URL and the token (masked). In scripts, pipe the token on stdin with --with-token:
-never put a token in argv, where other users can read it. Nothing is saved unless the token is accepted.`;
+  static override description = `Without --profile it writes the default profile (named "default" when there is none yet). The first profile saved becomes the default; logging in to another profile does not change it (see \`kb auth switch\`). On a terminal it asks for the URL and the token (masked). In scripts, pipe the token on stdin with --with-token: never put a token in argv, where other users can read it. Nothing is saved unless the token is accepted.`;
 
   static override examples = [
     '<%= config.bin %> auth login',

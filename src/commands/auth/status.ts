@@ -1,8 +1,20 @@
 import { ApiCommand } from '../../cli/api-command.js';
 import { maskToken } from '../../cli/auth.js';
 import { CliError } from '../../cli/errors.js';
-import { renderObject } from '../../cli/output.js';
+import { renderObject, renderTable } from '../../cli/output.js';
 import { EXIT } from '../../client/exit-codes.js';
+
+/** A saved profile as `auth status` lists it: never its token, only whether it has one. */
+interface ProfileEntry {
+  name: string;
+  url: string;
+  /** The profile this command used (--profile, KB_PROFILE, else the default). */
+  active: boolean;
+  default: boolean;
+  token: boolean;
+  /** Known for the active profile alone, whose token was just checked. */
+  organization: string | null;
+}
 
 interface Status {
   profile: string | null;
@@ -12,14 +24,20 @@ interface Status {
   tokenSource: 'env' | 'profile' | 'none';
   token: string | null;
   problem?: string;
+  /** Every saved profile, the active one marked, as `gh auth status` lists accounts. */
+  profiles: ProfileEntry[];
 }
 
 export default class AuthStatus extends ApiCommand {
-  static override summary = 'Show the profile, URL and organization in use, and where the token comes from';
+  static override summary = 'Show the profile, URL and organization in use, where the token comes from, and every saved profile';
 
-  static override description = 'Checks the token with GET /auth. Exits 4 when there is no token or it is rejected.';
+  static override description = 'Checks the token in use with GET /auth, then lists the saved profiles, the one in use marked with *, each with its URL and whether it holds a token (never the token itself). Exits 4 when the profile in use has no token or it is rejected.';
 
-  static override examples = ['<%= config.bin %> auth status', '<%= config.bin %> auth status --profile staging --json'];
+  static override examples = [
+    '<%= config.bin %> auth status',
+    { description: 'Another profile, as JSON', command: '<%= config.bin %> auth status --profile staging --json' },
+    { description: 'The names of the profiles that hold a token', command: "<%= config.bin %> auth status --query 'profiles[?token].name'" },
+  ];
 
   static override enableJsonFlag = true;
 
@@ -33,6 +51,7 @@ export default class AuthStatus extends ApiCommand {
       organization: null,
       tokenSource: deployment.tokenSource,
       token: deployment.token === undefined ? null : maskToken(deployment.token),
+      profiles: [],
     };
     let failure: unknown;
     if (deployment.token === undefined) {
@@ -45,6 +64,17 @@ export default class AuthStatus extends ApiCommand {
       }
     }
     if (failure !== undefined) status.problem = (failure as Error).message;
+    const config = await this.context.profiles().read();
+    status.profiles = [...config.profiles]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([name, profile]) => ({
+        name,
+        url: profile.url,
+        active: name === status.profile,
+        default: name === config.defaultProfile,
+        token: profile.token !== undefined,
+        organization: name === status.profile && status.tokenSource === 'profile' ? status.organization : null,
+      }));
     if (!this.jsonEnabled()) {
       const source = (from: string) => (from === 'env' ? ' (from KB_URL)' : '');
       this.io.stdout(
@@ -55,6 +85,7 @@ export default class AuthStatus extends ApiCommand {
           token: status.token === null ? 'none' : `${status.token} (from ${status.tokenSource === 'env' ? 'KB_TOKEN' : 'the profile'})`,
         }),
       );
+      if (status.profiles.length > 0) this.io.stdout(`\nProfiles (* in use):\n${profileTable(this.io, status.profiles)}`);
     }
     if (failure !== undefined) {
       // The status is still the data a script asked for; the exit code says what is wrong.
@@ -63,4 +94,14 @@ export default class AuthStatus extends ApiCommand {
     }
     return status;
   }
+}
+
+function profileTable(io: Parameters<typeof renderTable>[0], profiles: readonly ProfileEntry[]): string {
+  return renderTable(io, profiles, [
+    { header: ' ', get: (entry) => (entry.active ? '*' : ' ') },
+    { header: 'NAME', get: (entry) => `${entry.name}${entry.default ? ' (default)' : ''}` },
+    { header: 'URL', get: (entry) => entry.url },
+    { header: 'TOKEN', get: (entry) => (entry.token ? 'yes' : 'none') },
+    { header: 'ORGANIZATION', get: (entry) => entry.organization ?? '' },
+  ]);
 }

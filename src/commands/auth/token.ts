@@ -7,7 +7,10 @@ export default class AuthToken extends KbCommand {
   static override summary = 'Print the token in use to stdout (the only command that ever prints it)';
 
   static override examples = [
-    { description: 'Hand the token to another tool without putting it in argv', command: 'curl -H @<(printf "Authorization: Bearer %s" "$(<%= config.bin %> auth token)") http://127.0.0.1:8080/v1/auth' },
+    {
+      description: 'Hand the token to another tool on stdin, never in argv (curl reads the header from stdin with -H @-)',
+      command: 'printf "Authorization: Bearer %s" "$(<%= config.bin %> auth token)" | curl -H @- http://127.0.0.1:8080/v1/auth',
+    },
   ];
 
   static override flags = { profile: profileFlag };

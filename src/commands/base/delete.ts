@@ -9,8 +9,7 @@ import { EXIT } from '../../client/exit-codes.js';
 export default class BaseDelete extends ApiCommand {
   static override summary = 'Delete a base and all its data';
 
-  static override description = `Asks for confirmation on a terminal. Without one (a script, CI) it refuses with exit 2 unless
---yes is given.`;
+  static override description = `Asks for confirmation on a terminal. Without one (a script, CI) it refuses with exit 2 unless --yes is given.`;
 
   static override examples = [
     '<%= config.bin %> base delete docs faq',

@@ -6,8 +6,9 @@ import { baseTable } from '../../cli/render.js';
 export default class BaseList extends ApiCommand {
   static override summary = 'List the bases of a namespace, ordered by key';
 
-  static override description = `Uses GET /v1/base_list, an extension that \`kb serve\` offers beyond the API document. Against a
-deployment without it, this says so plainly (exit 1); the namespace's other commands still work.`;
+  static override aliases = ['base:ls'];
+
+  static override description = `Uses GET /v1/base_list, an extension that \`kb serve\` offers beyond the API document. Against a deployment without it, this says so plainly (exit 1); the namespace's other commands still work.`;
 
   static override examples = ['<%= config.bin %> base list docs', '<%= config.bin %> base list docs --json'];
 

@@ -6,8 +6,7 @@ import { namespaceBlock } from '../../cli/render.js';
 export default class NsCreate extends ApiCommand {
   static override summary = 'Create a namespace';
 
-  static override description = `Without KEY the server generates one (ns_<uuid>). Creating a namespace is optional:
-\`kb base create\` creates a missing namespace itself. Exits 5 when the key is taken.`;
+  static override description = `Without KEY the server generates one (ns_<uuid>). Creating a namespace is optional: \`kb base create\` creates a missing namespace itself. Exits 5 when the key is taken.`;
 
   static override examples = [
     '<%= config.bin %> ns create docs --description "Product documentation"',

@@ -5,6 +5,8 @@ import { namespaceTable } from '../../cli/render.js';
 export default class NsList extends ApiCommand {
   static override summary = 'List the namespaces of your organization, ordered by key';
 
+  static override aliases = ['ns:ls'];
+
   static override examples = [
     '<%= config.bin %> ns list',
     { description: 'Keys only, for a script', command: "<%= config.bin %> ns list --json | jq -r '.[].key'" },

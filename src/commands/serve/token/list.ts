@@ -6,6 +6,8 @@ import type { TokenInfo } from '../../../store/store.js';
 export default class TokenList extends KbCommand {
   static override summary = 'List the local server\'s tokens (ids and organizations, never the tokens)';
 
+  static override aliases = ['serve:token:ls'];
+
   static override examples = [
     '<%= config.bin %> serve token list',
     '<%= config.bin %> serve token list --json',

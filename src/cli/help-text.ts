@@ -1,0 +1,89 @@
+import { EXIT_MEANINGS } from '../client/exit-codes.js';
+import { displayWidth } from '../text/width.js';
+
+/**
+ * Help text as paragraphs, wrapped to the terminal (docs/contract.md, The CLI: 80 columns when piped). The root help,
+ * `kb help exit-codes` and `kb help environment` print the tables from here.
+ */
+
+/**
+ * A description written over several lines, as paragraphs: a line break inside a paragraph becomes a space, so the
+ * help can wrap it to any width. Blank lines, and lines that begin with a space or a list mark, keep their break.
+ */
+export function joinParagraphs(text: string): string {
+  return text.replace(/[ \t]*\n(?![\n \t]|[*-] )/g, (match, offset: number) => (offset > 0 && text[offset - 1] !== '\n' ? ' ' : match));
+}
+
+/** Words of `text` in lines of at most `width` columns; a word wider than that is cut. */
+export function wrapWords(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (let word of text.split(/\s+/).filter(Boolean)) {
+    while (displayWidth(word) > width) {
+      if (line !== '') lines.push(line);
+      lines.push(word.slice(0, width));
+      word = word.slice(width);
+      line = '';
+    }
+    if (line === '') line = word;
+    else if (displayWidth(line) + 1 + displayWidth(word) <= width) line += ` ${word}`;
+    else {
+      lines.push(line);
+      line = word;
+    }
+  }
+  if (line !== '') lines.push(line);
+  return lines;
+}
+
+/**
+ * Two columns, each row's text wrapped under itself (a hanging indent): a label wider than the column goes on a line of
+ * its own, its text on the next. `width` is the terminal's; rows are indented by two spaces, as oclif's sections.
+ */
+export function renderDefinitions(rows: readonly (readonly [string, string])[], width: number, maxLabel = 16): string {
+  const labelWidth = Math.max(0, ...rows.map(([label]) => displayWidth(label)).filter((width) => width <= maxLabel));
+  const indent = 2 + labelWidth + 2;
+  const textWidth = Math.max(20, width - indent);
+  const out: string[] = [];
+  for (const [label, text] of rows) {
+    const lines = wrapWords(text, textWidth);
+    if (displayWidth(label) > labelWidth) {
+      out.push(`  ${label}`);
+      out.push(...lines.map((line) => `${' '.repeat(indent)}${line}`));
+    } else {
+      const [first = '', ...rest] = lines;
+      out.push(`  ${label}${' '.repeat(labelWidth - displayWidth(label) + 2)}${first}`);
+      out.push(...rest.map((line) => `${' '.repeat(indent)}${line}`));
+    }
+  }
+  return out.join('\n');
+}
+
+/** The environment variables kb reads (src/config/env.ts reads them), as `kb --help` and `kb help environment` list them. */
+export const ENVIRONMENT_VARIABLES: readonly (readonly [string, string])[] = [
+  ['KB_PROFILE', 'The profile to use (--profile wins).'],
+  ['KB_URL', "The deployment's URL, over the profile's."],
+  ['KB_TOKEN', "The token, over the profile's. Prefer it to flags: argv is visible to other users."],
+  ['KB_TIMEOUT', 'Request timeout, e.g. 10s or 500ms (--timeout wins; default 30s).'],
+  ['KB_MAX_RESPONSE', 'The largest reply read, e.g. 256MiB (default 64MiB); a larger one fails with exit 1.'],
+  ['KB_CONFIG_DIR', 'Where profiles are kept (default: ~/.config/kb).'],
+  ['KB_DATA_DIR', 'Where kb serve keeps its database (default: ~/.local/share/kb).'],
+  ['KB_DATABASE_URL', 'PostgreSQL URL for kb serve and kb serve token, shared by replicas (default: SQLite in KB_DATA_DIR).'],
+  ['KB_DEBUG=1', 'Trace each request to stderr, as --verbose does.'],
+  ['NO_COLOR', 'No colors. None are used either when output is not a terminal, or CI is set.'],
+  ['OCLIF_COLUMNS', "The width help wraps to (default: the terminal's, 80 when piped)."],
+  ['VISUAL, EDITOR', 'The editor kb tui opens for a description (VISUAL first; default vi).'],
+  ['HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY', 'Proxies for requests (either case), read as curl reads them: NO_PROXY takes names, domains, addresses, CIDR ranges and *.'],
+];
+
+/** The exit codes, from their one table (src/client/exit-codes.ts). */
+export function exitCodesTable(width: number): string {
+  return renderDefinitions(
+    EXIT_MEANINGS.map(([code, meaning]) => [String(code), meaning]),
+    width,
+  );
+}
+
+export function environmentTable(width: number): string {
+  return renderDefinitions(ENVIRONMENT_VARIABLES, width);
+}
