@@ -1,0 +1,505 @@
+import { accessSync, chmodSync, closeSync, constants, copyFileSync, linkSync, lstatSync, openSync, readdirSync, readSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { makeDirectories, syncDirectory } from '../os/files.js';
+import { processRuns } from '../os/processes.js';
+import { shellQuote } from '../os/shell.js';
+import { StoreOpenError } from './errors.js';
+import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+
+/**
+ * Opening a kb database safely (docs/contract.md, Start-up): build a new one beside kb.db and link it into place,
+ * refuse what cannot be trusted leaving every file untouched, and never let SQLite replay a sidecar file (-wal,
+ * -journal) that another database wrote.
+ */
+
+export const DATABASE_FILE = 'kb.db';
+
+/** SQLite's files beside a database, which belong to the database that wrote them. */
+export const SIDECAR_SUFFIXES = ['-wal', '-shm', '-journal'] as const;
+
+/** A database kb makes is readable and writable by its owner alone (as its data dir is 0700). */
+export const DATABASE_MODE = 0o600;
+
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** The two magic numbers of a -wal header (big- and little-endian checksums). */
+const WAL_MAGIC = [0x377f0682, 0x377f0683];
+
+export function sqliteCode(error: unknown): string | undefined {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+}
+
+function describeOpenError(path: string, error: unknown): string {
+  const code = sqliteCode(error);
+  const reason = error instanceof Error ? error.message : String(error);
+  if (code === 'EROFS' || code?.startsWith('SQLITE_READONLY')) {
+    return `cannot open ${path} for writing: ${reason}. kb serve needs to write its data dir: pick one on a writable filesystem.`;
+  }
+  if (code === 'EACCES' || code === 'EPERM' || code?.startsWith('SQLITE_CANTOPEN')) {
+    return `cannot open ${path}: ${reason}. Check that the data dir exists and that you may read and write it.`;
+  }
+  if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') {
+    return `${path} is corrupt (${reason}). ${RESTORE}`;
+  }
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+    return `${path} is locked by another process (${reason}).`;
+  }
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
+    return `cannot open ${path}: the disk is full (${reason}). Free space in the data dir and start again.`;
+  }
+  return `cannot open ${path}: ${reason}`;
+}
+
+/** What to do with a database that cannot be used: said by every refusal of a damaged file. */
+const RESTORE = 'Restore it from a backup (`kb serve backup` makes one), or move it aside to start empty.';
+
+/** The sidecar files beside the database at `path` (a dangling symlink counts: SQLite would follow it). */
+export function sidecarsOf(path: string): string[] {
+  return SIDECAR_SUFFIXES.map((suffix) => `${path}${suffix}`).filter((file) => lstatSync(file, { throwIfNoEntry: false }) !== undefined);
+}
+
+/** `mkdir ASIDE && mv FILES ASIDE/`, the step that moves files aside without replacing anything already there. */
+function moveAside(dir: string, files: string, suffix = '.old'): string {
+  const aside = shellQuote(`${resolve(dir)}${suffix}`);
+  return `mkdir ${aside} && mv ${files} ${aside}/`;
+}
+
+/** The exact steps to start afresh, or to serve a backup: the refusals and the README say the same. */
+export function freshStartSteps(dataDir: string): string {
+  return (
+    `To start afresh, move every kb.db* file aside together: ${moveAside(dataDir, `${shellQuote(resolve(dataDir))}/kb.db*`)}. ` +
+    "To restore a backup, serve the backup's directory (kb serve --data-dir BACKUP_DIR), or copy its kb.db alone into an empty data dir."
+  );
+}
+
+/** Sidecar files whose database is missing: replayed into a new kb.db, they would bring back its data and tokens. */
+function orphanRefusal(dataDir: string, path: string, sidecars: string[]): StoreOpenError {
+  const names = sidecars.join(', ');
+  const them = sidecars.length === 1 ? 'it is' : 'they are';
+  return new StoreOpenError(
+    `${names} ${sidecars.length === 1 ? 'is' : 'are'} left without ${path}: ${them} SQLite's record of a database that is gone, ` +
+      'which SQLite would replay into a new one (bringing back its data and tokens). Nothing was changed.',
+    freshStartSteps(dataDir),
+  );
+}
+
+/** A rollback journal beside kb.db: kb's databases are in WAL mode from birth, so it was written by another one. */
+function journalRefusal(dataDir: string, path: string): StoreOpenError {
+  const journal = `${path}-journal`;
+  return new StoreOpenError(
+    `${journal} is not ${path}'s own (kb's databases never write a rollback journal): SQLite would roll it back onto ` +
+      `${path}. Nothing was changed.`,
+    `Move it aside: ${moveAside(dataDir, shellQuote(journal), '.stale')}. ${freshStartSteps(dataDir)}`,
+  );
+}
+
+/**
+ * Checks the file's header and size before SQLite touches it, so an empty, truncated or foreign file is refused
+ * without a single byte written (opening it read-write would start a WAL and could rewrite the header).
+ */
+function inspectFile(path: string): void {
+  const size = statSync(path).size;
+  if (size === 0) {
+    throw new StoreOpenError(`${path} is empty, so it is not a kb database. Move it aside (or remove it) to start empty.`);
+  }
+  const header = Buffer.alloc(100);
+  const fd = openSync(path, 'r');
+  let read: number;
+  try {
+    read = readSync(fd, header, 0, 100, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (read < 100 || !header.subarray(0, 16).equals(SQLITE_HEADER)) {
+    throw new StoreOpenError(`${path} is not a kb database (no SQLite header). Move it aside to start empty.`);
+  }
+  // A write-ahead log with frames holds pages newer than the file, and SQLite replays it on open: a checkpoint cut
+  // short (a full disk, a crash) can leave the header's page count ahead of the file, with every page still in the
+  // log. Only a file with no log to recover from is judged by its size.
+  if (walFrames(path)) return;
+  const rawPageSize = header.readUInt16BE(16);
+  const pageSize = rawPageSize === 1 ? 65536 : rawPageSize;
+  const pageCount = header.readUInt32BE(28);
+  const changeCounter = header.readUInt32BE(24);
+  const validFor = header.readUInt32BE(92);
+  if (pageCount > 0 && changeCounter === validFor && size < pageCount * pageSize) {
+    throw new StoreOpenError(`${path} is truncated (${size} bytes, its header says ${pageCount * pageSize}). ${RESTORE}`);
+  }
+}
+
+/** Whether the database's -wal file holds frames (a WAL header is 32 bytes; each frame follows it). */
+function walFrames(path: string): boolean {
+  try {
+    return statSync(`${path}-wal`).size > 32;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether this process may write the directory or file at `target` (root may write anything: the owner's write bit counts). */
+function unwritableReason(target: string): string | undefined {
+  try {
+    accessSync(target, constants.W_OK);
+    return (statSync(target).mode & 0o200) === 0 ? 'it is read-only' : undefined;
+  } catch (error) {
+    const code = sqliteCode(error);
+    return code === 'EROFS' ? 'it is on a read-only filesystem' : code === 'EACCES' || code === 'EPERM' ? 'you may not write it' : (error as Error).message;
+  }
+}
+
+/**
+ * Refuses, before SQLite opens anything, a database file or data dir that kb could read but not write: a read-only
+ * filesystem, no write permission for us, or, since root may write anything, no write bit for the owner (someone
+ * made it read-only on purpose).
+ */
+function refuseUnwritable(path: string, target: string, what: 'data dir' | 'database file'): void {
+  const reason = unwritableReason(target);
+  if (reason === undefined) return;
+  throw new StoreOpenError(
+    `cannot use ${path}: its ${what}${what === 'data dir' ? ` ${target}` : ''} cannot be written (${reason}). ` +
+      'kb serve writes its database: make it writable (chmod u+w), or copy it to a writable data dir.',
+  );
+}
+
+/** A name beside kb.db for a file this process builds or checks; removeAbandonedBuilds knows it by its pid. */
+export function scratchPath(dir: string, kind: 'new' | 'check'): string {
+  return join(dir, `.${DATABASE_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.${kind}`);
+}
+
+/** Removes a scratch database and whatever SQLite made beside it. */
+export function removeScratch(file: string): void {
+  for (const name of [file, ...SIDECAR_SUFFIXES.map((suffix) => `${file}${suffix}`)]) rmSync(name, { force: true });
+}
+
+/** Databases a killed process was building or checking (its pid is in the name, and gone): never linked, so never used. */
+export function removeAbandonedBuilds(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const pid = /^\.kb\.db\.(\d+)\.[0-9a-f]+\.(?:new|check)(?:-wal|-shm|-journal)?$/.exec(name)?.[1];
+    if (pid === undefined || processRuns(Number(pid))) continue;
+    rmSync(join(dir, name), { force: true });
+  }
+}
+
+/**
+ * Makes a new database in the data dir, so that the file and its schema appear together or not at all: it is built
+ * under a temporary name beside kb.db and then linked into place. link() never replaces a file, so of several
+ * processes creating the same data dir at once exactly one database is kept; the others open it.
+ */
+function createDatabase(dataDir: string, path: string): void {
+  removeAbandonedBuilds(dataDir);
+  const building = scratchPath(dataDir, 'new');
+  try {
+    const db = new Database(building);
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      migrate(db);
+    } finally {
+      db.close();
+    }
+    // The owner's alone, whatever the umask or the data dir's own mode: SQLite gives its -wal and -shm files the
+    // database's mode.
+    chmodSync(building, DATABASE_MODE);
+    try {
+      linkSync(building, path);
+    } catch (error) {
+      if (sqliteCode(error) !== 'EEXIST') throw error;
+    }
+    syncDirectory(dataDir);
+  } catch (error) {
+    throw new StoreOpenError(`cannot create the database ${path}: ${(error as Error).message}`);
+  } finally {
+    removeScratch(building);
+  }
+}
+
+/** The statement every write transaction runs first, so that each one written to the -wal carries the meta page. */
+export const GENERATION_BUMP = 'UPDATE meta SET generation = generation + 1 WHERE id = 1';
+
+/**
+ * Brings the schema to this kb's version. The version is read inside the write transaction (BEGIN IMMEDIATE holds
+ * the write lock), so of several processes opening one database at once only the first applies the migrations.
+ */
+export function migrate(db: Database.Database): void {
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new StoreOpenError(`schema version ${version} is newer than this kb supports (${SCHEMA_VERSION}).`);
+    }
+    if (version === SCHEMA_VERSION) return;
+    for (let next = version; next < SCHEMA_VERSION; next++) db.exec(MIGRATIONS[next] as string);
+    db.exec(GENERATION_BUMP);
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}
+
+/** Gives a copy of a database a lineage of its own, so that no -wal of the database it was copied from replays onto it. */
+export function newLineage(db: Database.Database): void {
+  db.prepare('UPDATE meta SET lineage = randomblob(16), generation = generation + 1 WHERE id = 1').run();
+}
+
+interface Lineage {
+  id: Buffer;
+  generation: number;
+}
+
+/** The database's lineage and generation, or undefined for one from before kb kept them. */
+function readLineage(db: Database.Database): Lineage | undefined {
+  const table = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'meta'").get();
+  if (table === undefined) return undefined;
+  const row = db.prepare<[], { lineage: Buffer; generation: number }>('SELECT lineage, generation FROM meta WHERE id = 1').get();
+  return row && { id: row.lineage, generation: row.generation };
+}
+
+/** The lineage of a scratch copy as SQLite reads it (with its -wal, when one is beside it); null when it cannot be read. */
+function lineageOfCopy(file: string): Lineage | undefined | null {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    return readLineage(db);
+  } catch {
+    return null;
+  } finally {
+    db?.close();
+  }
+}
+
+/** The length of the -wal up to the end of its first committed transaction, or 0 when it holds none. */
+function firstCommitEnd(wal: string): number {
+  const fd = openSync(wal, 'r');
+  try {
+    const header = Buffer.alloc(32);
+    if (readSync(fd, header, 0, 32, 0) < 32 || !WAL_MAGIC.includes(header.readUInt32BE(0))) return 0;
+    const pageSize = header.readUInt32BE(8);
+    const frame = Buffer.alloc(24);
+    for (let at = 32; ; at += 24 + pageSize) {
+      // A frame belongs to this log when it carries the header's salts; its checksums are SQLite's to check.
+      if (readSync(fd, frame, 0, 24, at) < 24 || !frame.subarray(8, 16).equals(header.subarray(16, 24))) return 0;
+      if (frame.readUInt32BE(4) !== 0) return at + 24 + pageSize;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Why the -wal is not kb.db's own, or undefined when it is (or cannot be told: a database from before kb kept
+ * lineages, or one that reads only with its log, as a checkpoint cut short leaves it). SQLite cannot tell: it replays
+ * any log whose header and frame checksums are valid. kb can, by the meta row that every write transaction changes:
+ * the log must keep kb.db's lineage, not take its generation back (a log older than the file), and begin where the
+ * file can have been checkpointed from (not a log of a later state of this database, replayed onto an earlier copy).
+ *
+ * All of it is read from copies in `dir`, so that a refusal leaves every file as it was (SQLite's first connection
+ * would rebuild the -shm from the log).
+ */
+function logMismatch(path: string, dir: string): string | undefined {
+  const scratch = scratchPath(dir, 'check');
+  const log = `${scratch}-wal`;
+  const dropSidecars = () => SIDECAR_SUFFIXES.forEach((suffix) => rmSync(`${scratch}${suffix}`, { force: true }));
+  try {
+    copyFileSync(path, scratch, constants.COPYFILE_FICLONE);
+    const own = lineageOfCopy(scratch);
+    if (!own) return undefined;
+    dropSidecars();
+    copyFileSync(`${path}-wal`, log, constants.COPYFILE_FICLONE);
+    const replayed = lineageOfCopy(scratch);
+    if (!replayed) return 'kb.db does not read with it as a kb database';
+    if (!replayed.id.equals(own.id)) return 'it was written by another database';
+    if (replayed.generation < own.generation) return 'it is older than kb.db';
+    const end = firstCommitEnd(log);
+    if (end === 0) return undefined;
+    rmSync(`${scratch}-shm`, { force: true });
+    truncateSync(log, end);
+    const first = lineageOfCopy(scratch);
+    if (first && first.id.equals(own.id) && first.generation > own.generation + 1) {
+      return 'it continues a later state of this database: kb.db is an earlier copy of the one that wrote it';
+    }
+    return undefined;
+  } finally {
+    removeScratch(scratch);
+  }
+}
+
+/**
+ * Refuses a -wal with frames that is not kb.db's own (see logMismatch), naming it and the steps that work. The copies
+ * are taken while a server may be writing: a checkpoint that restarts the log between the two copies can make them
+ * disagree, so a mismatch is looked at again before it is believed (a log that is not kb.db's stays one).
+ */
+function verifyLog(dataDir: string, path: string, scratchDir: () => string): void {
+  if (!walFrames(path)) return;
+  const dir = scratchDir();
+  removeAbandonedBuilds(dir);
+  let reason: string | undefined;
+  for (let look = 0; look < 3; look++) {
+    reason = logMismatch(path, dir);
+    if (reason === undefined) return;
+  }
+  const log = `${path}-wal`;
+  const strays = [log, `${path}-shm`].filter((file) => lstatSync(file, { throwIfNoEntry: false }) !== undefined);
+  throw new StoreOpenError(
+    `${log} is not the write-ahead log of ${path} (${reason}): SQLite would replay it onto kb.db. Nothing was changed.`,
+    `If kb.db was put there by hand (a restored backup), the log is left from the database it replaced: move it aside ` +
+      `with its -shm, ${moveAside(dataDir, strays.map(shellQuote).join(' '), '.stale')}, and start again (keep them ` +
+      `with that database's kb.db if you still need its last writes). ${freshStartSteps(dataDir)}`,
+  );
+}
+
+/**
+ * Reads the whole file once, read-only, before anything may write to it (its -wal checked first). Even a read-only connection to a WAL-mode file creates its -wal and -shm files; when the file is
+ * refused, those it created are removed again.
+ */
+function inspectReadOnly(path: string, busyTimeout: number): void {
+  const created = [`${path}-wal`, `${path}-shm`].filter((file) => lstatSync(file, { throwIfNoEntry: false }) === undefined);
+  let db: Database.Database | undefined;
+  let refused = true;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeout });
+    const appId = db.pragma('application_id', { simple: true }) as number;
+    const version = db.pragma('user_version', { simple: true }) as number;
+    const tables = db.prepare('SELECT count(*) AS n FROM sqlite_schema').get() as { n: number };
+    if (appId !== APPLICATION_ID && !(appId === 0 && tables.n === 0)) {
+      throw new StoreOpenError(`${path} is an SQLite database, but not a kb one. Move it aside or pick another --data-dir.`);
+    }
+    if (version > SCHEMA_VERSION) {
+      throw new StoreOpenError(
+        `${path} has schema version ${version}, newer than this kb supports (${SCHEMA_VERSION}). Upgrade kb to open it.`,
+      );
+    }
+    const check = db.pragma('quick_check', { simple: true });
+    if (check !== 'ok') throw new StoreOpenError(`${path} is corrupt (${String(check)}). ${RESTORE}`);
+    refused = false;
+  } catch (error) {
+    if (error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError(describeOpenError(path, error));
+  } finally {
+    db?.close();
+    if (refused) for (const file of created) rmSync(file, { force: true });
+  }
+}
+
+export interface OpenOptions {
+  /** Milliseconds to wait for another process's write lock (e.g. `kb serve token create` beside a server). */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * Looks at kb.db in the data dir, in this order: its sidecar files first, then the file, so that a sidecar seen with
+ * no kb.db after it is one whose database is truly gone (another process creating kb.db links it before SQLite
+ * makes any sidecar).
+ */
+function lookAt(dataDir: string, path: string): 'file' | 'none' {
+  const sidecars = sidecarsOf(path);
+  // One look: a second (existsSync) could see the file another process has just linked into place, and call it
+  // "not a file".
+  let found: 'file' | 'other' | 'none' = 'none';
+  try {
+    found = statSync(path).isFile() ? 'file' : 'other';
+  } catch (error) {
+    if (sqliteCode(error) !== 'ENOENT') throw new StoreOpenError(describeOpenError(path, error));
+  }
+  if (found === 'other') throw new StoreOpenError(`${path} is not a file. Move it aside, or pick another --data-dir.`);
+  if (found === 'none' && sidecars.length > 0) throw orphanRefusal(dataDir, path, sidecars);
+  if (found === 'file' && sidecars.includes(`${path}-journal`)) throw journalRefusal(dataDir, path);
+  return found;
+}
+
+/**
+ * Opens the database in dataDir for kb serve, creating it (and the dir) when absent, or throws StoreOpenError leaving
+ * every file untouched. An existing file is never initialised over: one that is empty, foreign, damaged, newer or
+ * read-only is refused, and so is a sidecar file that is not its own.
+ */
+export function openDatabase(dataDir: string, options: OpenOptions = {}): Database.Database {
+  try {
+    makeDirectories(dataDir, 0o700);
+  } catch (error) {
+    throw new StoreOpenError(`cannot create data dir ${dataDir}: ${(error as Error).message}`);
+  }
+  const path = join(dataDir, DATABASE_FILE);
+  if (lookAt(dataDir, path) === 'none') {
+    refuseUnwritable(path, dataDir, 'data dir');
+    createDatabase(dataDir, path);
+  }
+  const busyTimeout = options.busyTimeoutMs ?? 5000;
+  try {
+    inspectFile(path);
+    refuseUnwritable(path, dataDir, 'data dir');
+    refuseUnwritable(path, path, 'database file');
+  } catch (error) {
+    if (error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError(describeOpenError(path, error));
+  }
+  verifyLog(dataDir, path, () => dataDir);
+  inspectReadOnly(path, busyTimeout);
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { timeout: busyTimeout, fileMustExist: true });
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    migrate(db);
+    return db;
+  } catch (error) {
+    db?.close();
+    if (error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError(describeOpenError(path, error));
+  }
+}
+
+/** A source database opened for reading, and what to do once it has been read. */
+export interface SourceDatabase {
+  db: Database.Database;
+  close(): void;
+}
+
+/**
+ * Opens the database in dataDir read-only, to be copied (docs/contract.md, Backup): nothing is created, a data dir
+ * with no database is an error, and the same refusals as kb serve's apply, but a read-only file, data dir or
+ * filesystem is read. Scratch copies (to check a -wal) go to the directory `scratchDir` makes, never the data dir.
+ *
+ * A read-only connection to a WAL-mode database makes its -wal and -shm files when they are missing, and cannot
+ * remove them; SQLite removes them as it does for every last connection, under its locks: once the copy is taken, a
+ * connection that never writes is opened and closed. On a data dir kb may not write, the file is opened as it is.
+ */
+export function openSourceDatabase(dataDir: string, scratchDir: () => string): SourceDatabase {
+  const path = join(dataDir, DATABASE_FILE);
+  const dir = statSync(dataDir, { throwIfNoEntry: false });
+  if (dir !== undefined && !dir.isDirectory()) throw new StoreOpenError(`${dataDir} is not a directory: pick the server's data dir.`);
+  if (dir === undefined || lookAt(dataDir, path) === 'none') {
+    throw new StoreOpenError(
+      `There is no kb database in ${dataDir} (no ${path}): nothing was backed up, and nothing was created.`,
+      'Name the data dir of the server with --data-dir (or KB_DATA_DIR).',
+    );
+  }
+  const busyTimeout = 5000;
+  try {
+    inspectFile(path);
+  } catch (error) {
+    if (error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError(describeOpenError(path, error));
+  }
+  const writable = unwritableReason(dataDir) === undefined;
+  const created = writable && lstatSync(`${path}-wal`, { throwIfNoEntry: false }) === undefined;
+  verifyLog(dataDir, path, scratchDir);
+  inspectReadOnly(path, busyTimeout);
+  let db: Database.Database;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeout });
+  } catch (error) {
+    throw new StoreOpenError(describeOpenError(path, error));
+  }
+  return {
+    db,
+    close: () => {
+      db.close();
+      if (!created) return;
+      try {
+        new Database(path, { fileMustExist: true, timeout: busyTimeout }).close();
+      } catch {
+        // Left for the next connection to remove: empty files, which belong to kb.db.
+      }
+    },
+  };
+}
