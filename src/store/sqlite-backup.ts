@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, fsyncSync, linkSync, openSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, linkSync, openSync, readdirSync, rmdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describeSystemError } from '../os/errors.js';
@@ -110,10 +110,22 @@ export async function backupDataDir(dataDir: string, destDir: string): Promise<{
     made = true;
     return destDir;
   };
-  const source = openSourceDatabase(dataDir, scratchDir);
   try {
-    return await copyDatabase(source.db, scratchDir());
-  } finally {
-    source.close();
+    const source = openSourceDatabase(dataDir, scratchDir);
+    try {
+      return await copyDatabase(source.db, scratchDir());
+    } finally {
+      source.close();
+    }
+  } catch (error) {
+    // A DEST made only for scratch copies is removed again (rmdir: only while it is empty).
+    if (made) {
+      try {
+        rmdirSync(destDir);
+      } catch {
+        // not empty, or gone: left as it is
+      }
+    }
+    throw error;
   }
 }

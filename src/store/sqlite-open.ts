@@ -481,7 +481,7 @@ export function openSourceDatabase(dataDir: string, scratchDir: () => string): S
     throw new StoreOpenError(describeOpenError(path, error));
   }
   const writable = unwritableReason(dataDir) === undefined;
-  const created = writable && lstatSync(`${path}-wal`, { throwIfNoEntry: false }) === undefined;
+  const created = writable && sidecarsOf(path).length === 0;
   verifyLog(dataDir, path, scratchDir);
   inspectReadOnly(path, busyTimeout);
   let db: Database.Database;
@@ -496,7 +496,10 @@ export function openSourceDatabase(dataDir: string, scratchDir: () => string): S
       db.close();
       if (!created) return;
       try {
-        new Database(path, { fileMustExist: true, timeout: busyTimeout }).close();
+        // SQLite opens the log at the first read, and removes it (and the -shm) when its last connection closes.
+        const tidy = new Database(path, { fileMustExist: true, timeout: busyTimeout });
+        tidy.pragma('user_version');
+        tidy.close();
       } catch {
         // Left for the next connection to remove: empty files, which belong to kb.db.
       }
