@@ -2,6 +2,7 @@ import { accessSync, chmodSync, closeSync, constants, copyFileSync, linkSync, ls
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
+import { describeSystemError } from '../os/errors.js';
 import { makeDirectories, syncDirectory } from '../os/files.js';
 import { processRuns } from '../os/processes.js';
 import { shellQuote } from '../os/shell.js';
@@ -168,6 +169,12 @@ export function scratchPath(dir: string, kind: 'new' | 'check'): string {
   return join(dir, `.${DATABASE_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.${kind}`);
 }
 
+/** A copy of a file to read (or cut) as this process's own, whatever the mode of the original (a read-only data dir). */
+function copyScratch(from: string, to: string): void {
+  copyFileSync(from, to, constants.COPYFILE_FICLONE);
+  chmodSync(to, DATABASE_MODE);
+}
+
 /** Removes a scratch database and whatever SQLite made beside it. */
 export function removeScratch(file: string): void {
   for (const name of [file, ...SIDECAR_SUFFIXES.map((suffix) => `${file}${suffix}`)]) rmSync(name, { force: true });
@@ -300,11 +307,11 @@ function logMismatch(path: string, dir: string): string | undefined {
   const log = `${scratch}-wal`;
   const dropSidecars = () => SIDECAR_SUFFIXES.forEach((suffix) => rmSync(`${scratch}${suffix}`, { force: true }));
   try {
-    copyFileSync(path, scratch, constants.COPYFILE_FICLONE);
+    copyScratch(path, scratch);
     const own = lineageOfCopy(scratch);
     if (!own) return undefined;
     dropSidecars();
-    copyFileSync(`${path}-wal`, log, constants.COPYFILE_FICLONE);
+    copyScratch(`${path}-wal`, log);
     const replayed = lineageOfCopy(scratch);
     if (!replayed) return 'kb.db does not read with it as a kb database';
     if (!replayed.id.equals(own.id)) return 'it was written by another database';
@@ -334,7 +341,11 @@ function verifyLog(dataDir: string, path: string, scratchDir: () => string): voi
   removeAbandonedBuilds(dir);
   let reason: string | undefined;
   for (let look = 0; look < 3; look++) {
-    reason = logMismatch(path, dir);
+    try {
+      reason = logMismatch(path, dir);
+    } catch (error) {
+      throw new StoreOpenError(`cannot check ${path}-wal, the write-ahead log of ${path}: ${describeSystemError(error)}.`);
+    }
     if (reason === undefined) return;
   }
   const log = `${path}-wal`;
@@ -351,12 +362,12 @@ function verifyLog(dataDir: string, path: string, scratchDir: () => string): voi
  * Reads the whole file once, read-only, before anything may write to it (its -wal checked first). Even a read-only connection to a WAL-mode file creates its -wal and -shm files; when the file is
  * refused, those it created are removed again.
  */
-function inspectReadOnly(path: string, busyTimeout: number): void {
-  const created = [`${path}-wal`, `${path}-shm`].filter((file) => lstatSync(file, { throwIfNoEntry: false }) === undefined);
+function inspectReadOnly(file: string, busyTimeout: number, path = file): void {
+  const created = [`${file}-wal`, `${file}-shm`].filter((name) => lstatSync(name, { throwIfNoEntry: false }) === undefined);
   let db: Database.Database | undefined;
   let refused = true;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeout });
+    db = new Database(file, { readonly: true, fileMustExist: true, timeout: busyTimeout });
     const appId = db.pragma('application_id', { simple: true }) as number;
     const version = db.pragma('user_version', { simple: true }) as number;
     const tables = db.prepare('SELECT count(*) AS n FROM sqlite_schema').get() as { n: number };
@@ -376,7 +387,7 @@ function inspectReadOnly(path: string, busyTimeout: number): void {
     throw new StoreOpenError(describeOpenError(path, error));
   } finally {
     db?.close();
-    if (refused) for (const file of created) rmSync(file, { force: true });
+    if (refused) for (const name of created) rmSync(name, { force: true });
   }
 }
 
@@ -482,6 +493,7 @@ export function openSourceDatabase(dataDir: string, scratchDir: () => string): S
   }
   const writable = unwritableReason(dataDir) === undefined;
   const created = writable && sidecarsOf(path).length === 0;
+  if (!writable && sidecarsOf(path).length === 0) return atRest(path, scratchDir(), busyTimeout);
   verifyLog(dataDir, path, scratchDir);
   inspectReadOnly(path, busyTimeout);
   let db: Database.Database;
@@ -505,4 +517,29 @@ export function openSourceDatabase(dataDir: string, scratchDir: () => string): S
       }
     },
   };
+}
+
+/**
+ * A database in a data dir kb may not write (a read-only directory or filesystem), with no sidecar file: no process
+ * has it open (SQLite makes the -wal of a WAL-mode database with its first connection), and SQLite could not open it
+ * read-only, since it would have to make that -wal. It is read from a copy in scratchDir.
+ */
+function atRest(path: string, scratchDir: string, busyTimeout: number): SourceDatabase {
+  const copy = scratchPath(scratchDir, 'check');
+  try {
+    copyScratch(path, copy);
+    inspectReadOnly(copy, busyTimeout, path);
+    const db = new Database(copy, { readonly: true, fileMustExist: true, timeout: busyTimeout });
+    return {
+      db,
+      close: () => {
+        db.close();
+        removeScratch(copy);
+      },
+    };
+  } catch (error) {
+    removeScratch(copy);
+    if (error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError(describeOpenError(path, error));
+  }
 }

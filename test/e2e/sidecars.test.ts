@@ -1,5 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, type ExpectStatic, it } from 'vitest';
@@ -348,3 +349,87 @@ describe('the other commands on a data dir', { timeout: TEST_TIMEOUT_MS }, () =>
     }
   });
 });
+
+describe('kb serve backup: the source is only read, DEST is named in words', { timeout: TEST_TIMEOUT_MS }, () => {
+  /** Runs kb as a user who may read the data dir but not write it: "nobody" when the tests run as root. */
+  function asReader(args: string[]): Promise<RunResult> {
+    const asRoot = process.getuid?.() === 0;
+    return slot(
+      () =>
+        new Promise((resolve) => {
+          const child = spawn(process.execPath, [KB_BIN, ...args], {
+            env: { ...isolatedEnv(), HOME: '/tmp', KB_CONFIG_DIR: '/tmp/kb-sidecar-nobody-config' },
+            ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+          });
+          let stdout = '';
+          let stderr = '';
+          child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+          child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+          child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+        }),
+    );
+  }
+
+  it.for([
+    ['at rest', { db: 'own', wal: 'absent', shm: 'absent' }, A_FILE],
+    ['left by a crash, with its -wal and -shm', { db: 'own', wal: 'own', shm: 'own' }, A_ALL],
+  ] as Array<[string, DataDirCase, string[]]>)('backs up a read-only data dir holding a database %s, changing nothing in it', async ([, c, namespaces], { expect }) => {
+    const root = mkdtempSync(join(tmpdir(), 'kb-sidecar-ro-'));
+    try {
+      const dir = join(root, 'data');
+      mkdirSync(dir);
+      for (const name of readdirSync(makeDataDirIn(c, dir))) chmodSync(join(dir, name), 0o444);
+      chmodSync(dir, 0o555);
+      const out = join(root, 'out');
+      mkdirSync(out);
+      chmodSync(root, 0o755);
+      if (process.getuid?.() === 0) chownSync(out, 65534, 65534);
+      const before = contents(dir);
+      const dest = join(out, 'copy');
+      const result = await asReader(['serve', 'backup', dest, '--data-dir', dir]);
+      expect(result.code, describeRun(result)).toBe(0);
+      expect(holdings(join(dest, 'kb.db'))).toEqual({ namespaces, tokens: 1, tokenA: true, tokenX: false });
+      expect(contents(dir)).toEqual(before);
+    } finally {
+      chmodSync(join(root, 'data'), 0o700);
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('--data-dir beats KB_DATABASE_URL, for backup and the token commands', async ({ expect }) => {
+    const dir = makeDataDir({ db: 'own', wal: 'absent', shm: 'absent' });
+    const env = isolatedEnv({ KB_DATABASE_URL: 'postgres://kb:secret@127.0.0.1:1/kb' });
+    const dest = join(tempDir('kb-sidecar-dest-'), 'copy');
+    const backup = await slot(() => runKb(['serve', 'backup', dest, '--data-dir', dir], { env }));
+    expect(backup.code, describeRun(backup)).toBe(0);
+    expect(holdings(join(dest, 'kb.db')).namespaces).toEqual(A_FILE);
+    const list = await slot(() => runKb(['serve', 'token', 'list', '--json', '--data-dir', dir], { env }));
+    expect(list.code, describeRun(list)).toBe(0);
+    expect((JSON.parse(list.stdout) as Array<{ org: string }>).map((token) => token.org)).toEqual(['acme']);
+  });
+
+  it('says what is wrong with DEST in words, and quotes the path of the command that serves the copy', async ({ expect }) => {
+    const dir = makeDataDir({ db: 'own', wal: 'absent', shm: 'absent' });
+    const parent = tempDir('kb-sidecar-dest-');
+    const file = join(parent, 'a file');
+    writeFileSync(file, 'precious');
+    for (const [dest, words] of [[file, 'it is not a directory'], [join(file, 'copy'), 'a part of the path is not a directory']]) {
+      const result = await kb(['serve', 'backup', dest as string, '--data-dir', dir]);
+      expect(result.code, describeRun(result)).toBe(1);
+      expect(result.stderr).toContain(`cannot back up to ${dest}: ${words}`);
+      expect(result.stderr).not.toMatch(/E[A-Z]+: |, (stat|mkdir) '/);
+    }
+    expect(readFileSync(file, 'utf8')).toBe('precious');
+    const spaced = join(parent, "it's a copy");
+    const result = await kb(['serve', 'backup', spaced, '--data-dir', dir]);
+    expect(result.code, describeRun(result)).toBe(0);
+    expect(result.stderr).toContain(`Serve it with \`kb serve --data-dir '${parent}/it'\\''s a copy'\`.`);
+  });
+});
+
+/** makeDataDir, into a directory of the test's choosing. */
+function makeDataDirIn(c: DataDirCase, dir: string): string {
+  const made = makeDataDir(c);
+  for (const name of readdirSync(made)) copyFileSync(join(made, name), join(dir, name));
+  return dir;
+}
