@@ -1,4 +1,4 @@
-import { accessSync, chmodSync, closeSync, constants, copyFileSync, linkSync, lstatSync, openSync, readdirSync, readSync, rmSync, statSync, truncateSync } from 'node:fs';
+import { accessSync, chmodSync, closeSync, constants, copyFileSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -169,12 +169,6 @@ export function scratchPath(dir: string, kind: 'new' | 'check'): string {
   return join(dir, `.${DATABASE_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.${kind}`);
 }
 
-/** A copy of a file to read (or cut) as this process's own, whatever the mode of the original (a read-only data dir). */
-function copyScratch(from: string, to: string): void {
-  copyFileSync(from, to, constants.COPYFILE_FICLONE);
-  chmodSync(to, DATABASE_MODE);
-}
-
 /** Removes a scratch database and whatever SQLite made beside it. */
 export function removeScratch(file: string): void {
   for (const name of [file, ...SIDECAR_SUFFIXES.map((suffix) => `${file}${suffix}`)]) rmSync(name, { force: true });
@@ -261,11 +255,14 @@ function readLineage(db: Database.Database): Lineage | undefined {
   return row && { id: row.lineage, generation: row.generation };
 }
 
-/** The lineage of a scratch copy as SQLite reads it (with its -wal, when one is beside it); null when it cannot be read. */
-function lineageOfCopy(file: string): Lineage | undefined | null {
+/** The lineage of a database image, read in memory; null when it cannot be read. */
+function lineageOfImage(image: Buffer): Lineage | undefined | null {
   let db: Database.Database | undefined;
   try {
-    db = new Database(file, { readonly: true, fileMustExist: true });
+    // An image is read as a database in rollback mode: SQLite opens no in-memory database in WAL mode.
+    image[18] = 1;
+    image[19] = 1;
+    db = new Database(image);
     return readLineage(db);
   } catch {
     return null;
@@ -274,22 +271,57 @@ function lineageOfCopy(file: string): Lineage | undefined | null {
   }
 }
 
-/** The length of the -wal up to the end of its first committed transaction, or 0 when it holds none. */
-function firstCommitEnd(wal: string): number {
-  const fd = openSync(wal, 'r');
-  try {
-    const header = Buffer.alloc(32);
-    if (readSync(fd, header, 0, 32, 0) < 32 || !WAL_MAGIC.includes(header.readUInt32BE(0))) return 0;
-    const pageSize = header.readUInt32BE(8);
-    const frame = Buffer.alloc(24);
-    for (let at = 32; ; at += 24 + pageSize) {
-      // A frame belongs to this log when it carries the header's salts; its checksums are SQLite's to check.
-      if (readSync(fd, frame, 0, 24, at) < 24 || !frame.subarray(8, 16).equals(header.subarray(16, 24))) return 0;
-      if (frame.readUInt32BE(4) !== 0) return at + 24 + pageSize;
-    }
-  } finally {
-    closeSync(fd);
+interface Frame {
+  page: number;
+  /** The database's size in pages after this frame, on the last frame of a transaction; else 0. */
+  commit: number;
+  at: number;
+}
+
+/** SQLite's -wal checksum: pairs of 32-bit words, in the byte order the log's magic number names. */
+function walChecksum(data: Buffer, start: number, end: number, bigEndian: boolean, seed: [number, number]): [number, number] {
+  let [s0, s1] = seed;
+  for (let i = start; i < end; i += 8) {
+    s0 = (s0 + (bigEndian ? data.readUInt32BE(i) : data.readUInt32LE(i)) + s1) >>> 0;
+    s1 = (s1 + (bigEndian ? data.readUInt32BE(i + 4) : data.readUInt32LE(i + 4)) + s0) >>> 0;
   }
+  return [s0, s1];
+}
+
+/**
+ * The frames of a -wal that SQLite's recovery replays: those after a valid header that carry its salts and keep its
+ * checksum chain, up to the last one that ends a transaction (wal.c, walIndexRecover).
+ */
+function committedFrames(log: Buffer): { pageSize: number; frames: Frame[] } | undefined {
+  if (log.length < 32 || !WAL_MAGIC.includes(log.readUInt32BE(0))) return undefined;
+  const bigEndian = (log.readUInt32BE(0) & 1) === 1;
+  const pageSize = log.readUInt32BE(8);
+  if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) return undefined;
+  let sum = walChecksum(log, 0, 24, bigEndian, [0, 0]);
+  if (sum[0] !== log.readUInt32BE(24) || sum[1] !== log.readUInt32BE(28)) return undefined;
+  const frames: Frame[] = [];
+  let committed = 0;
+  for (let at = 32; at + 24 + pageSize <= log.length; at += 24 + pageSize) {
+    const page = log.readUInt32BE(at);
+    if (page === 0 || !log.subarray(at + 8, at + 16).equals(log.subarray(16, 24))) break;
+    sum = walChecksum(log, at, at + 8, bigEndian, sum);
+    sum = walChecksum(log, at + 24, at + 24 + pageSize, bigEndian, sum);
+    if (sum[0] !== log.readUInt32BE(at + 16) || sum[1] !== log.readUInt32BE(at + 20)) break;
+    frames.push({ page, commit: log.readUInt32BE(at + 4), at });
+    if (frames[frames.length - 1]?.commit !== 0) committed = frames.length;
+  }
+  return { pageSize, frames: frames.slice(0, committed) };
+}
+
+/** The database as SQLite reads it with the first `count` frames of its log replayed (count ends a transaction). */
+function replayed(file: Buffer, log: Buffer, pageSize: number, frames: Frame[], count: number): Buffer {
+  const pages = frames[count - 1]?.commit ?? 0;
+  const image = Buffer.alloc(pages * pageSize);
+  file.copy(image, 0, 0, Math.min(file.length, image.length));
+  for (const { page, at } of frames.slice(0, count)) {
+    if (page <= pages) log.copy(image, (page - 1) * pageSize, at + 24, at + 24 + pageSize);
+  }
+  return image;
 }
 
 /**
@@ -299,50 +331,42 @@ function firstCommitEnd(wal: string): number {
  * the log must keep kb.db's lineage, not take its generation back (a log older than the file), and begin where the
  * file can have been checkpointed from (not a log of a later state of this database, replayed onto an earlier copy).
  *
- * All of it is read from copies in `dir`, so that a refusal leaves every file as it was (SQLite's first connection
- * would rebuild the -shm from the log).
+ * It is all read in memory, the log replayed as SQLite's recovery would, so that a refusal leaves every file as it
+ * was (SQLite's first connection would rebuild the -shm from the log), and a full disk or read-only data dir does not
+ * stop a database from being recovered.
  */
-function logMismatch(path: string, dir: string): string | undefined {
-  const scratch = scratchPath(dir, 'check');
-  const log = `${scratch}-wal`;
-  const dropSidecars = () => SIDECAR_SUFFIXES.forEach((suffix) => rmSync(`${scratch}${suffix}`, { force: true }));
-  try {
-    copyScratch(path, scratch);
-    const own = lineageOfCopy(scratch);
-    if (!own) return undefined;
-    dropSidecars();
-    copyScratch(`${path}-wal`, log);
-    const replayed = lineageOfCopy(scratch);
-    if (!replayed) return 'kb.db does not read with it as a kb database';
-    if (!replayed.id.equals(own.id)) return 'it was written by another database';
-    if (replayed.generation < own.generation) return 'it is older than kb.db';
-    const end = firstCommitEnd(log);
-    if (end === 0) return undefined;
-    rmSync(`${scratch}-shm`, { force: true });
-    truncateSync(log, end);
-    const first = lineageOfCopy(scratch);
-    if (first && first.id.equals(own.id) && first.generation > own.generation + 1) {
-      return 'it continues a later state of this database: kb.db is an earlier copy of the one that wrote it';
-    }
-    return undefined;
-  } finally {
-    removeScratch(scratch);
+function logMismatch(path: string): string | undefined {
+  const file = readFileSync(path);
+  const log = readFileSync(`${path}-wal`);
+  const own = lineageOfImage(Buffer.from(file));
+  if (!own) return undefined;
+  const parsed = committedFrames(log);
+  if (!parsed || parsed.frames.length === 0) return undefined;
+  const { pageSize, frames } = parsed;
+  const filePageSize = file.readUInt16BE(16) === 1 ? 65536 : file.readUInt16BE(16);
+  if (pageSize !== filePageSize) return 'its pages are of another size';
+  const last = lineageOfImage(replayed(file, log, pageSize, frames, frames.length));
+  if (!last) return 'kb.db does not read with it as a kb database';
+  if (!last.id.equals(own.id)) return 'it was written by another database';
+  if (last.generation < own.generation) return 'it is older than kb.db';
+  const first = lineageOfImage(replayed(file, log, pageSize, frames, frames.findIndex((frame) => frame.commit !== 0) + 1));
+  if (first && first.id.equals(own.id) && first.generation > own.generation + 1) {
+    return 'it continues a later state of this database: kb.db is an earlier copy of the one that wrote it';
   }
+  return undefined;
 }
 
 /**
- * Refuses a -wal with frames that is not kb.db's own (see logMismatch), naming it and the steps that work. The copies
- * are taken while a server may be writing: a checkpoint that restarts the log between the two copies can make them
+ * Refuses a -wal with frames that is not kb.db's own (see logMismatch), naming it and the steps that work. The files
+ * are read while a server may be writing: a checkpoint that restarts the log between the two reads can make them
  * disagree, so a mismatch is looked at again before it is believed (a log that is not kb.db's stays one).
  */
-function verifyLog(dataDir: string, path: string, scratchDir: () => string): void {
+function verifyLog(dataDir: string, path: string): void {
   if (!walFrames(path)) return;
-  const dir = scratchDir();
-  removeAbandonedBuilds(dir);
   let reason: string | undefined;
   for (let look = 0; look < 3; look++) {
     try {
-      reason = logMismatch(path, dir);
+      reason = logMismatch(path);
     } catch (error) {
       throw new StoreOpenError(`cannot check ${path}-wal, the write-ahead log of ${path}: ${describeSystemError(error)}.`);
     }
@@ -442,7 +466,7 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): Databa
     if (error instanceof StoreOpenError) throw error;
     throw new StoreOpenError(describeOpenError(path, error));
   }
-  verifyLog(dataDir, path, () => dataDir);
+  verifyLog(dataDir, path);
   inspectReadOnly(path, busyTimeout);
   let db: Database.Database | undefined;
   try {
@@ -468,7 +492,7 @@ export interface SourceDatabase {
 /**
  * Opens the database in dataDir read-only, to be copied (docs/contract.md, Backup): nothing is created, a data dir
  * with no database is an error, and the same refusals as kb serve's apply, but a read-only file, data dir or
- * filesystem is read. Scratch copies (to check a -wal) go to the directory `scratchDir` makes, never the data dir.
+ * filesystem is read. A copy it needs (see atRest) goes to the directory `scratchDir` makes, never the data dir.
  *
  * A read-only connection to a WAL-mode database makes its -wal and -shm files when they are missing, and cannot
  * remove them; SQLite removes them as it does for every last connection, under its locks: once the copy is taken, a
@@ -494,7 +518,7 @@ export function openSourceDatabase(dataDir: string, scratchDir: () => string): S
   const writable = unwritableReason(dataDir) === undefined;
   const created = writable && sidecarsOf(path).length === 0;
   if (!writable && sidecarsOf(path).length === 0) return atRest(path, scratchDir(), busyTimeout);
-  verifyLog(dataDir, path, scratchDir);
+  verifyLog(dataDir, path);
   inspectReadOnly(path, busyTimeout);
   let db: Database.Database;
   try {
@@ -527,7 +551,8 @@ export function openSourceDatabase(dataDir: string, scratchDir: () => string): S
 function atRest(path: string, scratchDir: string, busyTimeout: number): SourceDatabase {
   const copy = scratchPath(scratchDir, 'check');
   try {
-    copyScratch(path, copy);
+    copyFileSync(path, copy, constants.COPYFILE_FICLONE);
+    chmodSync(copy, DATABASE_MODE);
     inspectReadOnly(copy, busyTimeout, path);
     const db = new Database(copy, { readonly: true, fileMustExist: true, timeout: busyTimeout });
     return {
