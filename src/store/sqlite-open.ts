@@ -1,6 +1,6 @@
 import { accessSync, chmodSync, closeSync, constants, copyFileSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { describeSystemError } from '../os/errors.js';
 import { makeDirectories, syncDirectory } from '../os/files.js';
@@ -42,7 +42,7 @@ function describeOpenError(path: string, error: unknown): string {
     return `cannot open ${path}: ${reason}. Check that the data dir exists and that you may read and write it.`;
   }
   if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') {
-    return `${path} is corrupt (${reason}). ${RESTORE}`;
+    return `${path} is corrupt (${reason}). ${restore(path)}`;
   }
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
     return `${path} is locked by another process (${reason}).`;
@@ -53,8 +53,19 @@ function describeOpenError(path: string, error: unknown): string {
   return `cannot open ${path}: ${reason}`;
 }
 
+/**
+ * How to start empty beside a kb.db that cannot be used: every kb.db* file moved aside together, never kb.db alone
+ * (its -wal would be refused, or replayed into the next database).
+ */
+function startEmpty(path: string): string {
+  const dir = dirname(path);
+  return `move every kb.db* file aside together to start empty: ${moveAside(dir, `${shellQuote(resolve(dir))}/kb.db*`)}`;
+}
+
 /** What to do with a database that cannot be used: said by every refusal of a damaged file. */
-const RESTORE = 'Restore it from a backup (`kb serve backup` makes one), or move it aside to start empty.';
+function restore(path: string): string {
+  return `Restore it from a backup (\`kb serve backup\` makes one), or ${startEmpty(path)}.`;
+}
 
 /** The sidecar files beside the database at `path` (a dangling symlink counts: SQLite would follow it). */
 export function sidecarsOf(path: string): string[] {
@@ -103,7 +114,7 @@ function journalRefusal(dataDir: string, path: string): StoreOpenError {
 function inspectFile(path: string): void {
   const size = statSync(path).size;
   if (size === 0) {
-    throw new StoreOpenError(`${path} is empty, so it is not a kb database. Move it aside (or remove it) to start empty.`);
+    throw new StoreOpenError(`${path} is empty, so it is not a kb database. Nothing was changed: ${startEmpty(path)}.`);
   }
   const header = Buffer.alloc(100);
   const fd = openSync(path, 'r');
@@ -114,7 +125,7 @@ function inspectFile(path: string): void {
     closeSync(fd);
   }
   if (read < 100 || !header.subarray(0, 16).equals(SQLITE_HEADER)) {
-    throw new StoreOpenError(`${path} is not a kb database (no SQLite header). Move it aside to start empty.`);
+    throw new StoreOpenError(`${path} is not a kb database (no SQLite header). Nothing was changed: ${startEmpty(path)}.`);
   }
   // A write-ahead log with frames holds pages newer than the file, and SQLite replays it on open: a checkpoint cut
   // short (a full disk, a crash) can leave the header's page count ahead of the file, with every page still in the
@@ -126,7 +137,7 @@ function inspectFile(path: string): void {
   const changeCounter = header.readUInt32BE(24);
   const validFor = header.readUInt32BE(92);
   if (pageCount > 0 && changeCounter === validFor && size < pageCount * pageSize) {
-    throw new StoreOpenError(`${path} is truncated (${size} bytes, its header says ${pageCount * pageSize}). ${RESTORE}`);
+    throw new StoreOpenError(`${path} is truncated (${size} bytes, its header says ${pageCount * pageSize}). ${restore(path)}`);
   }
 }
 
@@ -404,7 +415,7 @@ function inspectReadOnly(file: string, busyTimeout: number, path = file): void {
       );
     }
     const check = db.pragma('quick_check', { simple: true });
-    if (check !== 'ok') throw new StoreOpenError(`${path} is corrupt (${String(check)}). ${RESTORE}`);
+    if (check !== 'ok') throw new StoreOpenError(`${path} is corrupt (${String(check)}). ${restore(path)}`);
     refused = false;
   } catch (error) {
     if (error instanceof StoreOpenError) throw error;
