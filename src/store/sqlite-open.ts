@@ -68,7 +68,7 @@ function restore(path: string): string {
 }
 
 /** The sidecar files beside the database at `path` (a dangling symlink counts: SQLite would follow it). */
-export function sidecarsOf(path: string): string[] {
+function sidecarsOf(path: string): string[] {
   return SIDECAR_SUFFIXES.map((suffix) => `${path}${suffix}`).filter((file) => lstatSync(file, { throwIfNoEntry: false }) !== undefined);
 }
 
@@ -79,7 +79,7 @@ function moveAside(dir: string, files: string, suffix = '.old'): string {
 }
 
 /** The exact steps to start afresh, or to serve a backup: the refusals and the README say the same. */
-export function freshStartSteps(dataDir: string): string {
+function freshStartSteps(dataDir: string): string {
   return (
     `To start afresh, move every kb.db* file aside together: ${moveAside(dataDir, `${shellQuote(resolve(dataDir))}/kb.db*`)}. ` +
     "To restore a backup, serve the backup's directory (kb serve --data-dir BACKUP_DIR), or copy its kb.db alone into an empty data dir."
