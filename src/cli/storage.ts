@@ -6,27 +6,30 @@ import type { Context } from './context.js';
 import { parseTimeout } from './duration.js';
 import { CliError, UsageError } from './errors.js';
 import { EXIT } from '../client/exit-codes.js';
+import { shellQuote } from '../os/shell.js';
 
 const DATABASE_URL_FORM = 'postgres://USER:PASSWORD@HOST:PORT/DATABASE';
 
+/** Whether a text is a PostgreSQL URL kb can use; checked without echoing it back, since it holds a password. */
+function checkDatabaseUrl(input: string, source: string): string {
+  if (!/^postgres(ql)?:\/\/[^\s]+$/i.test(input) || !URL.canParse(input)) {
+    throw new UsageError(`${source} must be a URL of the form ${DATABASE_URL_FORM}`);
+  }
+  return input;
+}
+
 /**
  * The flags that name the storage of a local server, shared by `kb serve`, `kb serve token` and `kb serve backup`:
- * PostgreSQL when --database (or KB_DATABASE_URL) is given, else SQLite in the data dir.
+ * PostgreSQL when --database (or KB_DATABASE_URL) is given, else SQLite in the data dir. KB_DATABASE_URL is read by
+ * storageOptions, not by oclif, so that an explicit --data-dir beats it.
  */
 export const storageFlags = {
   'data-dir': Flags.string({
-    summary: "The server's data dir. Default: $KB_DATA_DIR, else the user data dir (e.g. ~/.local/share/kb).",
+    summary: "The server's data dir. Default: $KB_DATA_DIR, else the user data dir (e.g. ~/.local/share/kb). Beats KB_DATABASE_URL.",
   }),
   database: Flags.string({
     summary: `PostgreSQL database shared by replicas, as ${DATABASE_URL_FORM}. Prefer KB_DATABASE_URL: argv is visible to other users. Without either, SQLite in the data dir.`,
-    env: 'KB_DATABASE_URL',
-    // Checked here without echoing the value: it holds a password.
-    parse: async (input) => {
-      if (!/^postgres(ql)?:\/\/[^\s]+$/i.test(input) || !URL.canParse(input)) {
-        throw new UsageError(`--database (or KB_DATABASE_URL) must be a URL of the form ${DATABASE_URL_FORM}`);
-      }
-      return input;
-    },
+    parse: async (input) => checkDatabaseUrl(input, '--database'),
   }),
   'database-wait': Flags.string({
     summary: 'How long to wait at start-up for a database that does not answer yet, e.g. 30s or 500ms.',
@@ -37,25 +40,30 @@ export const storageFlags = {
 export type StorageFlags = { 'data-dir'?: string | undefined; database?: string | undefined; 'database-wait': string };
 
 /**
- * The storage the flags name; --data-dir and --database together are a usage error, since only one would be used.
- * A password given in --database is warned of: any user of the machine can read a command line (`ps`).
+ * The storage the flags name. An explicit flag beats an environment variable (docs/contract.md, Backup): --data-dir
+ * beats KB_DATABASE_URL, --database beats KB_DATA_DIR; --data-dir and --database together are a usage error, since
+ * only one would be used. A password given in --database is warned of: any user of the machine can read a command
+ * line (`ps`).
  */
 export function storageOptions(
   flags: StorageFlags,
   context: Pick<Context, 'dataDir' | 'env' | 'io'>,
   postgres: { poolSize?: number; onWaiting?: (message: string) => void } = {},
 ): StorageOptions {
-  if (flags.database === undefined) return { engine: 'sqlite', dataDir: flags['data-dir'] ?? context.dataDir() };
-  if (flags['data-dir'] !== undefined) {
-    throw new UsageError('--data-dir and --database (or KB_DATABASE_URL) name two storages: pass one of them');
+  if (flags.database !== undefined && flags['data-dir'] !== undefined) {
+    throw new UsageError('--data-dir and --database name two storages: pass one of them');
   }
-  if (flags.database !== context.env.databaseUrl && new URL(flags.database).password !== '') {
+  if (flags['data-dir'] !== undefined) return { engine: 'sqlite', dataDir: flags['data-dir'] };
+  const fromEnv = flags.database === undefined && context.env.databaseUrl !== undefined;
+  const url = fromEnv ? checkDatabaseUrl(context.env.databaseUrl as string, 'KB_DATABASE_URL') : flags.database;
+  if (url === undefined) return { engine: 'sqlite', dataDir: context.dataDir() };
+  if (!fromEnv && new URL(url).password !== '') {
     context.io.stderr(
       'Warning: the --database URL holds a password, which other users of this machine can read in the command line ' +
         '(ps). Set KB_DATABASE_URL instead.\n',
     );
   }
-  return { engine: 'postgres', url: flags.database, waitMs: parseTimeout(flags['database-wait'], '--database-wait'), ...postgres };
+  return { engine: 'postgres', url, waitMs: parseTimeout(flags['database-wait'], '--database-wait'), ...postgres };
 }
 
 /** A storage that cannot be opened, as the CLI reports it: exit 6 for a database that did not answer, else 1. */
@@ -95,4 +103,22 @@ export async function withStorage<T>(
   } finally {
     await store.close();
   }
+}
+
+/**
+ * Backs up the SQLite database of a data dir into dest, reading it read-only (`kb serve backup`); the engine is loaded
+ * only here. Throws a CliError.
+ */
+export async function backupDataDir(dataDir: string, dest: string): Promise<{ path: string; bytes: number }> {
+  const { backupDataDir: backup } = await import('../store/sqlite-backup.js');
+  try {
+    return await backup(dataDir, dest);
+  } catch (error) {
+    throw storageFailure(error);
+  }
+}
+
+/** The command that serves a data dir, to be pasted into a shell: the path quoted when it needs quoting. */
+export function serveCommand(dataDir: string): string {
+  return `kb serve --data-dir ${shellQuote(dataDir)}`;
 }

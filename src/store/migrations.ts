@@ -50,6 +50,18 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT, WITHOUT ROWID;
   CREATE INDEX idempotency_created_at ON idempotency (created_at);
   `,
+  // Which database this is, and how many write transactions it has committed: every write transaction bumps the
+  // generation, so each one written to the -wal carries this row's page. A -wal is replayed onto kb.db only when it
+  // keeps kb.db's lineage and does not take its generation back (docs/contract.md, Start-up); a backup's copy gets a
+  // lineage of its own.
+  `
+  CREATE TABLE meta (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    lineage BLOB NOT NULL,
+    generation INTEGER NOT NULL
+  ) STRICT;
+  INSERT INTO meta (id, lineage, generation) VALUES (1, randomblob(16), 0);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,14 +1,11 @@
-import { accessSync, chmodSync, closeSync, constants, existsSync, fsyncSync, linkSync, openSync, readdirSync, readSync, rmSync, statSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
+import { statSync } from 'node:fs';
+import type Database from 'better-sqlite3';
 import { KbApiError } from '../api/errors.js';
 import type { Base, Namespace } from '../api/schemas.js';
-import { makeDirectories, syncDirectory } from '../os/files.js';
-import { processRuns } from '../os/processes.js';
 import { failures } from './failures.js';
 import { failAll, follow, followers, type QueuedWrite, type Settled, settle, WriteQueue } from './group-commit.js';
-import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+import { backupDatabase } from './sqlite-backup.js';
+import { GENERATION_BUMP, type OpenOptions, openDatabase, sqliteCode } from './sqlite-open.js';
 import {
   type DescriptionPatch,
   IDEMPOTENCY_RETENTION_MS,
@@ -18,15 +15,12 @@ import {
   type Principal,
   type StoredReply,
   type Store,
-  StoreOpenError,
   type TokenInfo,
   type Write,
   type WriteOutcome,
 } from './store.js';
 
-export const DATABASE_FILE = 'kb.db';
-
-const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+export { DATABASE_FILE } from './sqlite-open.js';
 
 interface NamespaceRow { id: number; key: string; description: string | null }
 interface BaseRow { key: string; description: string | null }
@@ -36,168 +30,11 @@ interface Pending extends QueuedWrite {
   op: () => unknown;
 }
 
-function sqliteCode(error: unknown): string | undefined {
-  return error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
-}
-
-function describeOpenError(path: string, error: unknown): string {
-  const code = sqliteCode(error);
-  const reason = error instanceof Error ? error.message : String(error);
-  if (code === 'EROFS' || code?.startsWith('SQLITE_READONLY')) {
-    return `cannot open ${path} for writing: ${reason}. kb serve needs to write its data dir: pick one on a writable filesystem.`;
-  }
-  if (code === 'EACCES' || code === 'EPERM' || code?.startsWith('SQLITE_CANTOPEN')) {
-    return `cannot open ${path}: ${reason}. Check that the data dir exists and that you may read and write it.`;
-  }
-  if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') {
-    return `${path} is corrupt (${reason}). ${RESTORE}`;
-  }
-  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
-    return `${path} is locked by another process (${reason}).`;
-  }
-  if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
-    return `cannot open ${path}: the disk is full (${reason}). Free space in the data dir and start again.`;
-  }
-  return `cannot open ${path}: ${reason}`;
-}
-
-/** What to do with a database that cannot be used: said by every refusal of a damaged file. */
-const RESTORE = 'Restore it from a backup (`kb serve backup` makes one), or move it aside to start empty.';
-
-/**
- * Checks the file's header and size before SQLite touches it, so an empty, truncated or foreign file is refused
- * without a single byte written (opening it read-write would start a WAL and could rewrite the header).
- */
-function inspectFile(path: string): void {
-  const size = statSync(path).size;
-  if (size === 0) {
-    throw new StoreOpenError(`${path} is empty, so it is not a kb database. Move it aside (or remove it) to start empty.`);
-  }
-  const header = Buffer.alloc(100);
-  const fd = openSync(path, 'r');
-  let read: number;
-  try {
-    read = readSync(fd, header, 0, 100, 0);
-  } finally {
-    closeSync(fd);
-  }
-  if (read < 100 || !header.subarray(0, 16).equals(SQLITE_HEADER)) {
-    throw new StoreOpenError(`${path} is not a kb database (no SQLite header). Move it aside to start empty.`);
-  }
-  // A write-ahead log with frames holds pages newer than the file, and SQLite replays it on open: a checkpoint cut
-  // short (a full disk, a crash) can leave the header's page count ahead of the file, with every page still in the
-  // log. Only a file with no log to recover from is judged by its size.
-  if (walFrames(path)) return;
-  const rawPageSize = header.readUInt16BE(16);
-  const pageSize = rawPageSize === 1 ? 65536 : rawPageSize;
-  const pageCount = header.readUInt32BE(28);
-  const changeCounter = header.readUInt32BE(24);
-  const validFor = header.readUInt32BE(92);
-  if (pageCount > 0 && changeCounter === validFor && size < pageCount * pageSize) {
-    throw new StoreOpenError(`${path} is truncated (${size} bytes, its header says ${pageCount * pageSize}). ${RESTORE}`);
-  }
-}
-
-/** Whether the database's -wal file holds frames (a WAL header is 32 bytes; each frame follows it). */
-function walFrames(path: string): boolean {
-  try {
-    return statSync(`${path}-wal`).size > 32;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Refuses, before SQLite opens anything, a database file or data dir that kb could read but not write: a read-only
- * filesystem, no write permission for us, or, since root may write anything, no write bit for the owner (someone
- * made it read-only on purpose).
- */
-function refuseUnwritable(path: string, target: string, what: 'data dir' | 'database file'): void {
-  let reason: string | undefined;
-  try {
-    accessSync(target, constants.W_OK);
-    if ((statSync(target).mode & 0o200) === 0) reason = 'it is read-only';
-  } catch (error) {
-    const code = sqliteCode(error);
-    reason = code === 'EROFS' ? 'it is on a read-only filesystem' : code === 'EACCES' || code === 'EPERM' ? 'you may not write it' : (error as Error).message;
-  }
-  if (reason === undefined) return;
-  throw new StoreOpenError(
-    `cannot use ${path}: its ${what}${what === 'data dir' ? ` ${target}` : ''} cannot be written (${reason}). ` +
-      'kb serve writes its database: make it writable (chmod u+w), or copy it to a writable data dir.',
-  );
-}
-
-/** A database kb makes is readable and writable by its owner alone (as its data dir is 0700). */
-const DATABASE_MODE = 0o600;
-
-/**
- * Makes a new database in the data dir, so that the file and its schema appear together or not at all: it is built
- * under a temporary name beside kb.db and then linked into place. link() never replaces a file, so of several
- * processes creating the same data dir at once exactly one database is kept; the others open it.
- */
-function createDatabase(dataDir: string, path: string): void {
-  removeAbandonedBuilds(dataDir);
-  const building = join(dataDir, `.${DATABASE_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.new`);
-  try {
-    const db = new Database(building);
-    try {
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
-      migrate(db);
-    } finally {
-      db.close();
-    }
-    // The owner's alone, whatever the umask or the data dir's own mode: SQLite gives its -wal and -shm files the
-    // database's mode.
-    chmodSync(building, DATABASE_MODE);
-    try {
-      linkSync(building, path);
-    } catch (error) {
-      if (sqliteCode(error) !== 'EEXIST') throw error;
-    }
-    syncDirectory(dataDir);
-  } catch (error) {
-    throw new StoreOpenError(`cannot create the database ${path}: ${(error as Error).message}`);
-  } finally {
-    for (const file of [building, `${building}-wal`, `${building}-shm`]) rmSync(file, { force: true });
-  }
-}
-
-/** Databases a killed process was building (its pid is in the name, and gone): never linked, so never used. */
-function removeAbandonedBuilds(dataDir: string): void {
-  for (const name of readdirSync(dataDir)) {
-    const pid = /^\.kb\.db\.(\d+)\.[0-9a-f]+\.new(-wal|-shm)?$/.exec(name)?.[1];
-    if (pid === undefined || processRuns(Number(pid))) continue;
-    rmSync(join(dataDir, name), { force: true });
-  }
-}
-
-/**
- * Brings the schema to this kb's version. The version is read inside the write transaction (BEGIN IMMEDIATE holds
- * the write lock), so of several processes opening one database at once only the first applies the migrations.
- */
-function migrate(db: Database.Database): void {
-  db.transaction(() => {
-    const version = db.pragma('user_version', { simple: true }) as number;
-    if (version > SCHEMA_VERSION) {
-      throw new StoreOpenError(`schema version ${version} is newer than this kb supports (${SCHEMA_VERSION}).`);
-    }
-    if (version === SCHEMA_VERSION) return;
-    for (let next = version; next < SCHEMA_VERSION; next++) db.exec(MIGRATIONS[next] as string);
-    db.pragma(`application_id = ${APPLICATION_ID}`);
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  }).immediate();
-}
-
 function now(): string {
   return new Date().toISOString();
 }
 
-export interface SqliteStoreOptions {
-  /** Milliseconds to wait for another process's write lock (e.g. `kb serve token create` beside a server). */
-  busyTimeoutMs?: number;
-}
+export type SqliteStoreOptions = OpenOptions;
 
 /**
  * The SQLite engine: WAL with synchronous=FULL, so a commit is on disk before it returns. Writes from one
@@ -223,6 +60,8 @@ export class SqliteStore implements Store {
     this.file = { dev, ino };
     this.stmt = {
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+      /** Run first in every write transaction (docs/contract.md, Start-up: whose -wal is it?). */
+      generationBump: db.prepare(GENERATION_BUMP),
       authenticate: db.prepare<[Buffer], { org_id: number; org: string; id: string }>(
         `SELECT t.id, t.org_id, o.name AS org FROM tokens t JOIN orgs o ON o.id = t.org_id
          WHERE t.hash = ? AND t.revoked_at IS NULL`,
@@ -284,84 +123,10 @@ export class SqliteStore implements Store {
   /**
    * Opens the database in dataDir, creating it (and the dir) when absent, or throws StoreOpenError leaving every
    * file untouched. An existing file is never initialised over: one that is empty, foreign, damaged, newer or
-   * read-only is refused.
+   * read-only is refused, and so is a sidecar file (-wal, -shm, -journal) that is not its own.
    */
   static open(dataDir: string, options: SqliteStoreOptions = {}): SqliteStore {
-    try {
-      makeDirectories(dataDir, 0o700);
-    } catch (error) {
-      throw new StoreOpenError(`cannot create data dir ${dataDir}: ${(error as Error).message}`);
-    }
-    const path = join(dataDir, DATABASE_FILE);
-    // One look: a second (existsSync) could see the file another process has just linked into place, and call it
-    // "not a file".
-    let found: 'file' | 'other' | 'none' = 'none';
-    try {
-      found = statSync(path).isFile() ? 'file' : 'other';
-    } catch (error) {
-      if (sqliteCode(error) !== 'ENOENT') throw new StoreOpenError(describeOpenError(path, error));
-    }
-    if (found === 'other') throw new StoreOpenError(`${path} is not a file. Move it aside, or pick another --data-dir.`);
-    if (found === 'none') {
-      refuseUnwritable(path, dataDir, 'data dir');
-      createDatabase(dataDir, path);
-    }
-    const busyTimeout = options.busyTimeoutMs ?? 5000;
-    try {
-      inspectFile(path);
-      refuseUnwritable(path, dataDir, 'data dir');
-      refuseUnwritable(path, path, 'database file');
-    } catch (error) {
-      if (error instanceof StoreOpenError) throw error;
-      throw new StoreOpenError(describeOpenError(path, error));
-    }
-    SqliteStore.checkReadOnly(path, busyTimeout);
-    let db: Database.Database | undefined;
-    try {
-      db = new Database(path, { timeout: busyTimeout, fileMustExist: true });
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
-      db.pragma('foreign_keys = ON');
-      migrate(db);
-      return new SqliteStore(db);
-    } catch (error) {
-      db?.close();
-      if (error instanceof StoreOpenError) throw error;
-      throw new StoreOpenError(describeOpenError(path, error));
-    }
-  }
-
-  /**
-   * Reads the whole file once, read-only, before anything may write to it. Even a read-only connection to a
-   * WAL-mode file creates its -wal and -shm files; when the file is refused, those it created are removed again.
-   */
-  private static checkReadOnly(path: string, busyTimeout: number): void {
-    const created = [`${path}-wal`, `${path}-shm`].filter((file) => !existsSync(file));
-    let db: Database.Database | undefined;
-    let refused = true;
-    try {
-      db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeout });
-      const appId = db.pragma('application_id', { simple: true }) as number;
-      const version = db.pragma('user_version', { simple: true }) as number;
-      const tables = db.prepare('SELECT count(*) AS n FROM sqlite_schema').get() as { n: number };
-      if (appId !== APPLICATION_ID && !(appId === 0 && tables.n === 0)) {
-        throw new StoreOpenError(`${path} is an SQLite database, but not a kb one. Move it aside or pick another --data-dir.`);
-      }
-      if (version > SCHEMA_VERSION) {
-        throw new StoreOpenError(
-          `${path} has schema version ${version}, newer than this kb supports (${SCHEMA_VERSION}). Upgrade kb to open it.`,
-        );
-      }
-      const check = db.pragma('quick_check', { simple: true });
-      if (check !== 'ok') throw new StoreOpenError(`${path} is corrupt (${String(check)}). ${RESTORE}`);
-      refused = false;
-    } catch (error) {
-      if (error instanceof StoreOpenError) throw error;
-      throw new StoreOpenError(describeOpenError(path, error));
-    } finally {
-      db?.close();
-      if (refused) for (const file of created) rmSync(file, { force: true });
-    }
+    return new SqliteStore(openDatabase(dataDir, options));
   }
 
   /** Queues a write for the next group commit; resolves with its result once the commit is on disk. */
@@ -418,6 +183,8 @@ export class SqliteStore implements Store {
     const kept = new Map<number, StoredReply | undefined>();
     try {
       this.db.exec('BEGIN IMMEDIATE');
+      // Every commit moves the database's generation on, so that a -wal can be told from an older one (sqlite-open.ts).
+      this.stmt.generationBump.run();
       for (const [index, item] of batch.entries()) {
         const first = following.get(index);
         const copied = first === undefined ? undefined : follow(batch[first] as Pending, results[first] as KeyedResult, kept.get(first));
@@ -606,52 +373,11 @@ export class SqliteStore implements Store {
 
   /**
    * Copies the database as of one moment into a new data dir with SQLite's online backup (writers, of this process
-   * or another, go on meanwhile), so that `kb serve --data-dir DEST` serves the copy. The copy is checked, then
-   * linked into place: it appears whole or not at all, and an existing database is never replaced.
+   * or another, go on meanwhile), so that `kb serve --data-dir DEST` serves the copy: see sqlite-backup.ts.
    */
   async backup(destDir: string): Promise<{ path: string; bytes: number }> {
     this.ensureOpen();
-    const target = join(destDir, DATABASE_FILE);
-    try {
-      makeDirectories(destDir, 0o700);
-    } catch (error) {
-      throw new StoreOpenError(`cannot create ${destDir}: ${(error as Error).message}`);
-    }
-    if (existsSync(target)) {
-      throw new StoreOpenError(`${target} exists already: a backup never replaces a database.`, 'Name a new or empty directory.');
-    }
-    const building = join(destDir, `.${DATABASE_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.new`);
-    try {
-      // After the first step, copy all that is left in one step: a step reads one snapshot, so another process's
-      // commits cannot make it start over again and again.
-      await this.db.backup(building, { progress: ({ remainingPages }) => Math.max(remainingPages, 100) });
-      const copy = new Database(building, { fileMustExist: true });
-      try {
-        copy.pragma('journal_mode = WAL');
-        const check = copy.pragma('quick_check', { simple: true });
-        if (check !== 'ok') throw new Error(`the copy does not check out (${String(check)})`);
-        if (copy.pragma('application_id', { simple: true }) !== APPLICATION_ID) throw new Error('the copy is not a kb database');
-      } finally {
-        copy.close();
-      }
-      chmodSync(building, DATABASE_MODE);
-      const fd = openSync(building, 'r+');
-      try {
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      linkSync(building, target);
-      syncDirectory(destDir);
-      return { path: target, bytes: statSync(target).size };
-    } catch (error) {
-      if (error instanceof StoreOpenError) throw error;
-      const code = sqliteCode(error);
-      if (code === 'EEXIST') throw new StoreOpenError(`${target} exists already: a backup never replaces a database.`, 'Name a new or empty directory.');
-      throw new StoreOpenError(`cannot back up to ${target}: ${(error as Error).message}`);
-    } finally {
-      for (const file of [building, `${building}-wal`, `${building}-shm`]) rmSync(file, { force: true });
-    }
+    return backupDatabase(this.db, destDir);
   }
 
   async close(): Promise<void> {

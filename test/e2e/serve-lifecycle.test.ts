@@ -276,7 +276,8 @@ describe('kb serve backup', () => {
 
     const twice = await runKb(['serve', 'backup', dest], { env });
     expect(twice.code).toBe(1);
-    expect(twice.stderr).toMatch(/exists already: a backup never replaces a database/);
+    expect(twice.stderr).toContain(`${dest} already holds ${join(dest, 'kb.db')}`);
+    expect(twice.stderr).toMatch(/a backup never replaces a database/);
   }, 120_000);
 
   it('points PostgreSQL users to pg_dump', async () => {

@@ -265,6 +265,59 @@ describe('SqliteStore.open', () => {
     }
   });
 
+  it('refuses a -wal of a later state of its own database replayed onto an earlier copy (a backup restored twice)', async () => {
+    const source = newDir();
+    const store = SqliteStore.open(source);
+    const org = await orgId(store, 'acme');
+    await store.nsCreate(org, ns('first'));
+    const earlier = readFileSync(join(source, DATABASE_FILE));
+    await store.nsCreate(org, ns('second'));
+    const checkpoint = new Database(join(source, DATABASE_FILE));
+    checkpoint.pragma('wal_checkpoint(TRUNCATE)');
+    checkpoint.close();
+    await store.nsCreate(org, ns('third'));
+    const log = readFileSync(join(source, `${DATABASE_FILE}-wal`));
+    await store.close();
+    const dir = newDir();
+    writeFileSync(join(dir, DATABASE_FILE), earlier);
+    writeFileSync(join(dir, `${DATABASE_FILE}-wal`), log);
+    expect(() => SqliteStore.open(dir)).toThrow(/kb\.db-wal is not the write-ahead log of .*an earlier copy of the one that wrote it/);
+    expect(readFileSync(join(dir, DATABASE_FILE)).equals(earlier)).toBe(true);
+    expect(readFileSync(join(dir, `${DATABASE_FILE}-wal`)).equals(log)).toBe(true);
+    expect(readdirSync(dir).sort()).toEqual([DATABASE_FILE, `${DATABASE_FILE}-wal`]);
+  });
+
+  it('refuses a rollback journal beside kb.db, which a kb database never writes, naming it', async () => {
+    const dir = await populatedDatabase();
+    writeFileSync(join(dir, `${DATABASE_FILE}-journal`), randomBytes(512));
+    expect(() => SqliteStore.open(dir)).toThrow(new RegExp(`${join(dir, DATABASE_FILE)}-journal is not`));
+  });
+
+  it('gives a database from before lineages one as it migrates, and bumps the generation with every commit', async () => {
+    const dir = newDir();
+    await SqliteStore.open(dir).close();
+    const old = new Database(join(dir, DATABASE_FILE));
+    old.exec('DROP TABLE meta');
+    old.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+    old.close();
+    const store = SqliteStore.open(dir);
+    const meta = () => {
+      const db = new Database(join(dir, DATABASE_FILE), { readonly: true });
+      try {
+        return db.prepare('SELECT lineage, generation FROM meta').all() as Array<{ lineage: Buffer; generation: number }>;
+      } finally {
+        db.close();
+      }
+    };
+    const [first] = meta();
+    expect(first?.lineage).toHaveLength(16);
+    await store.nsCreate(await orgId(store, 'acme'), ns('docs'));
+    const [second] = meta();
+    expect(second?.lineage.equals(first?.lineage as Buffer)).toBe(true);
+    expect(second?.generation).toBeGreaterThan(first?.generation as number);
+    await store.close();
+  });
+
   it('refuses a file of random bytes', () => {
     const dir = newDir();
     writeFileSync(join(dir, DATABASE_FILE), randomBytes(8192));

@@ -1,8 +1,7 @@
 import { Args } from '@oclif/core';
 import { KbCommand } from '../../cli/base-command.js';
-import { CliError, UsageError } from '../../cli/errors.js';
-import { storageFlags, withStorage } from '../../cli/storage.js';
-import { EXIT } from '../../client/exit-codes.js';
+import { UsageError } from '../../cli/errors.js';
+import { backupDataDir, serveCommand, storageFlags, storageOptions } from '../../cli/storage.js';
 
 export default class ServeBackup extends KbCommand {
   static override summary = 'Copy the local server\'s database into a new directory, while it runs';
@@ -31,23 +30,16 @@ On PostgreSQL (--database or KB_DATABASE_URL) use PostgreSQL's own tool instead,
 
   async run(): Promise<{ path: string; bytes: number }> {
     const { args, flags } = await this.parse(ServeBackup);
-    if (flags.database !== undefined) {
+    const storage = storageOptions(flags, this.context);
+    if (storage.engine !== 'sqlite') {
       throw new UsageError(
         'kb serve backup copies the SQLite database of a data dir; on PostgreSQL, use pg_dump.',
         'pg_dump --format=custom --file kb.dump "$KB_DATABASE_URL"',
       );
     }
-    const copy = await withStorage(flags, this.context, 'kb serve backup', async (store) => {
-      if (!store.backup) throw new CliError('This storage cannot be backed up by kb.', EXIT.failure);
-      try {
-        return await store.backup(args.dest);
-      } catch (error) {
-        const help = (error as { help?: string }).help;
-        throw new CliError((error as Error).message, EXIT.failure, help);
-      }
-    });
+    const copy = await backupDataDir(storage.dataDir, args.dest);
     if (!this.jsonEnabled()) {
-      this.io.stderr(`Backed up to ${copy.path} (${copy.bytes} bytes). Serve it with \`kb serve --data-dir ${args.dest}\`.\n`);
+      this.io.stderr(`Backed up to ${copy.path} (${copy.bytes} bytes). Serve it with \`${serveCommand(args.dest)}\`.\n`);
     }
     return copy;
   }

@@ -1,0 +1,581 @@
+import { accessSync, chmodSync, closeSync, constants, copyFileSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { dirname, join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { describeSystemError } from '../os/errors.js';
+import { makeDirectories, syncDirectory } from '../os/files.js';
+import { processRuns } from '../os/processes.js';
+import { shellQuote } from '../os/shell.js';
+import { StoreOpenError } from './errors.js';
+import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+
+/**
+ * Opening a kb database safely (docs/contract.md, Start-up): build a new one beside kb.db and link it into place,
+ * refuse what cannot be trusted leaving every file untouched, and never let SQLite replay a sidecar file (-wal,
+ * -journal) that another database wrote.
+ */
+
+export const DATABASE_FILE = 'kb.db';
+
+/** SQLite's files beside a database, which belong to the database that wrote them. */
+export const SIDECAR_SUFFIXES = ['-wal', '-shm', '-journal'] as const;
+
+/** A database kb makes is readable and writable by its owner alone (as its data dir is 0700). */
+export const DATABASE_MODE = 0o600;
+
+const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** The two magic numbers of a -wal header (big- and little-endian checksums). */
+const WAL_MAGIC = [0x377f0682, 0x377f0683];
+
+export function sqliteCode(error: unknown): string | undefined {
+  return error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
+}
+
+function describeOpenError(path: string, error: unknown): string {
+  const code = sqliteCode(error);
+  const reason = error instanceof Error ? error.message : String(error);
+  if (code === 'EROFS' || code?.startsWith('SQLITE_READONLY')) {
+    return `cannot open ${path} for writing: ${reason}. kb serve needs to write its data dir: pick one on a writable filesystem.`;
+  }
+  if (code === 'EACCES' || code === 'EPERM' || code?.startsWith('SQLITE_CANTOPEN')) {
+    return `cannot open ${path}: ${reason}. Check that the data dir exists and that you may read and write it.`;
+  }
+  if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') {
+    return `${path} is corrupt (${reason}). ${restore(path)}`;
+  }
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
+    return `${path} is locked by another process (${reason}).`;
+  }
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
+    return `cannot open ${path}: the disk is full (${reason}). Free space in the data dir and start again.`;
+  }
+  return `cannot open ${path}: ${reason}`;
+}
+
+/**
+ * How to start empty beside a kb.db that cannot be used: every kb.db* file moved aside together, never kb.db alone
+ * (its -wal would be refused, or replayed into the next database).
+ */
+function startEmpty(path: string): string {
+  const dir = dirname(path);
+  return `move every kb.db* file aside together to start empty: ${moveAside(dir, `${shellQuote(resolve(dir))}/kb.db*`)}`;
+}
+
+/** What to do with a database that cannot be used: said by every refusal of a damaged file. */
+function restore(path: string): string {
+  return `Restore it from a backup (\`kb serve backup\` makes one), or ${startEmpty(path)}.`;
+}
+
+/** The sidecar files beside the database at `path` (a dangling symlink counts: SQLite would follow it). */
+function sidecarsOf(path: string): string[] {
+  return SIDECAR_SUFFIXES.map((suffix) => `${path}${suffix}`).filter((file) => lstatSync(file, { throwIfNoEntry: false }) !== undefined);
+}
+
+/** `mkdir ASIDE && mv FILES ASIDE/`, the step that moves files aside without replacing anything already there. */
+function moveAside(dir: string, files: string, suffix = '.old'): string {
+  const aside = shellQuote(`${resolve(dir)}${suffix}`);
+  return `mkdir ${aside} && mv ${files} ${aside}/`;
+}
+
+/** The exact steps to start afresh, or to serve a backup: the refusals and the README say the same. */
+function freshStartSteps(dataDir: string): string {
+  return (
+    `To start afresh, move every kb.db* file aside together: ${moveAside(dataDir, `${shellQuote(resolve(dataDir))}/kb.db*`)}. ` +
+    "To restore a backup, serve the backup's directory (kb serve --data-dir BACKUP_DIR), or copy its kb.db alone into an empty data dir."
+  );
+}
+
+/** Sidecar files whose database is missing: replayed into a new kb.db, they would bring back its data and tokens. */
+function orphanRefusal(dataDir: string, path: string, sidecars: string[]): StoreOpenError {
+  const names = sidecars.join(', ');
+  const them = sidecars.length === 1 ? 'it is' : 'they are';
+  return new StoreOpenError(
+    `${names} ${sidecars.length === 1 ? 'is' : 'are'} left without ${path}: ${them} SQLite's record of a database that is gone, ` +
+      'which SQLite would replay into a new one (bringing back its data and tokens). Nothing was changed.',
+    freshStartSteps(dataDir),
+  );
+}
+
+/** A rollback journal beside kb.db: kb's databases are in WAL mode from birth, so it was written by another one. */
+function journalRefusal(dataDir: string, path: string): StoreOpenError {
+  const journal = `${path}-journal`;
+  return new StoreOpenError(
+    `${journal} is not ${path}'s own (kb's databases never write a rollback journal): SQLite would roll it back onto ` +
+      `${path}. Nothing was changed.`,
+    `Move it aside: ${moveAside(dataDir, shellQuote(journal), '.stale')}. ${freshStartSteps(dataDir)}`,
+  );
+}
+
+/**
+ * Checks the file's header and size before SQLite touches it, so an empty, truncated or foreign file is refused
+ * without a single byte written (opening it read-write would start a WAL and could rewrite the header).
+ */
+function inspectFile(path: string): void {
+  const size = statSync(path).size;
+  if (size === 0) {
+    throw new StoreOpenError(`${path} is empty, so it is not a kb database. Nothing was changed: ${startEmpty(path)}.`);
+  }
+  const header = Buffer.alloc(100);
+  const fd = openSync(path, 'r');
+  let read: number;
+  try {
+    read = readSync(fd, header, 0, 100, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (read < 100 || !header.subarray(0, 16).equals(SQLITE_HEADER)) {
+    throw new StoreOpenError(`${path} is not a kb database (no SQLite header). Nothing was changed: ${startEmpty(path)}.`);
+  }
+  // A write-ahead log with frames holds pages newer than the file, and SQLite replays it on open: a checkpoint cut
+  // short (a full disk, a crash) can leave the header's page count ahead of the file, with every page still in the
+  // log. Only a file with no log to recover from is judged by its size.
+  if (walFrames(path)) return;
+  const rawPageSize = header.readUInt16BE(16);
+  const pageSize = rawPageSize === 1 ? 65536 : rawPageSize;
+  const pageCount = header.readUInt32BE(28);
+  const changeCounter = header.readUInt32BE(24);
+  const validFor = header.readUInt32BE(92);
+  if (pageCount > 0 && changeCounter === validFor && size < pageCount * pageSize) {
+    throw new StoreOpenError(`${path} is truncated (${size} bytes, its header says ${pageCount * pageSize}). ${restore(path)}`);
+  }
+}
+
+/** Whether the database's -wal file holds frames (a WAL header is 32 bytes; each frame follows it). */
+function walFrames(path: string): boolean {
+  try {
+    return statSync(`${path}-wal`).size > 32;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether this process may write the directory or file at `target` (root may write anything: the owner's write bit counts). */
+function unwritableReason(target: string): string | undefined {
+  try {
+    accessSync(target, constants.W_OK);
+    return (statSync(target).mode & 0o200) === 0 ? 'it is read-only' : undefined;
+  } catch (error) {
+    const code = sqliteCode(error);
+    return code === 'EROFS' ? 'it is on a read-only filesystem' : code === 'EACCES' || code === 'EPERM' ? 'you may not write it' : (error as Error).message;
+  }
+}
+
+/**
+ * Refuses, before SQLite opens anything, a database file or data dir that kb could read but not write: a read-only
+ * filesystem, no write permission for us, or, since root may write anything, no write bit for the owner (someone
+ * made it read-only on purpose).
+ */
+function refuseUnwritable(path: string, target: string, what: 'data dir' | 'database file'): void {
+  const reason = unwritableReason(target);
+  if (reason === undefined) return;
+  throw new StoreOpenError(
+    `cannot use ${path}: its ${what}${what === 'data dir' ? ` ${target}` : ''} cannot be written (${reason}). ` +
+      'kb serve writes its database: make it writable (chmod u+w), or copy it to a writable data dir.',
+  );
+}
+
+/** A name beside kb.db for a file this process builds or checks; removeAbandonedBuilds knows it by its pid. */
+export function scratchPath(dir: string, kind: 'new' | 'check'): string {
+  return join(dir, `.${DATABASE_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.${kind}`);
+}
+
+/** Removes a scratch database and whatever SQLite made beside it. */
+export function removeScratch(file: string): void {
+  for (const name of [file, ...SIDECAR_SUFFIXES.map((suffix) => `${file}${suffix}`)]) rmSync(name, { force: true });
+}
+
+/** Databases a killed process was building or checking (its pid is in the name, and gone): never linked, so never used. */
+export function removeAbandonedBuilds(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const pid = /^\.kb\.db\.(\d+)\.[0-9a-f]+\.(?:new|check)(?:-wal|-shm|-journal)?$/.exec(name)?.[1];
+    if (pid === undefined || processRuns(Number(pid))) continue;
+    rmSync(join(dir, name), { force: true });
+  }
+}
+
+/**
+ * Makes a new database in the data dir, so that the file and its schema appear together or not at all: it is built
+ * under a temporary name beside kb.db and then linked into place. link() never replaces a file, so of several
+ * processes creating the same data dir at once exactly one database is kept; the others open it.
+ */
+function createDatabase(dataDir: string, path: string): void {
+  removeAbandonedBuilds(dataDir);
+  const building = scratchPath(dataDir, 'new');
+  try {
+    const db = new Database(building);
+    try {
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      migrate(db);
+    } finally {
+      db.close();
+    }
+    // The owner's alone, whatever the umask or the data dir's own mode: SQLite gives its -wal and -shm files the
+    // database's mode.
+    chmodSync(building, DATABASE_MODE);
+    try {
+      linkSync(building, path);
+    } catch (error) {
+      if (sqliteCode(error) !== 'EEXIST') throw error;
+    }
+    syncDirectory(dataDir);
+  } catch (error) {
+    throw new StoreOpenError(`cannot create the database ${path}: ${(error as Error).message}`);
+  } finally {
+    removeScratch(building);
+  }
+}
+
+/** The statement every write transaction runs first, so that each one written to the -wal carries the meta page. */
+export const GENERATION_BUMP = 'UPDATE meta SET generation = generation + 1 WHERE id = 1';
+
+/**
+ * Brings the schema to this kb's version. The version is read inside the write transaction (BEGIN IMMEDIATE holds
+ * the write lock), so of several processes opening one database at once only the first applies the migrations.
+ */
+export function migrate(db: Database.Database): void {
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new StoreOpenError(`schema version ${version} is newer than this kb supports (${SCHEMA_VERSION}).`);
+    }
+    if (version === SCHEMA_VERSION) return;
+    for (let next = version; next < SCHEMA_VERSION; next++) db.exec(MIGRATIONS[next] as string);
+    db.exec(GENERATION_BUMP);
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}
+
+/** Gives a copy of a database a lineage of its own, so that no -wal of the database it was copied from replays onto it. */
+export function newLineage(db: Database.Database): void {
+  db.prepare('UPDATE meta SET lineage = randomblob(16), generation = generation + 1 WHERE id = 1').run();
+}
+
+interface Lineage {
+  id: Buffer;
+  generation: number;
+}
+
+/** The database's lineage and generation, or undefined for one from before kb kept them. */
+function readLineage(db: Database.Database): Lineage | undefined {
+  const table = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'meta'").get();
+  if (table === undefined) return undefined;
+  const row = db.prepare<[], { lineage: Buffer; generation: number }>('SELECT lineage, generation FROM meta WHERE id = 1').get();
+  return row && { id: row.lineage, generation: row.generation };
+}
+
+/** The lineage of a database image, read in memory; null when it cannot be read. */
+function lineageOfImage(image: Buffer): Lineage | undefined | null {
+  let db: Database.Database | undefined;
+  try {
+    // An image is read as a database in rollback mode: SQLite opens no in-memory database in WAL mode.
+    image[18] = 1;
+    image[19] = 1;
+    db = new Database(image);
+    return readLineage(db);
+  } catch {
+    return null;
+  } finally {
+    db?.close();
+  }
+}
+
+interface Frame {
+  page: number;
+  /** The database's size in pages after this frame, on the last frame of a transaction; else 0. */
+  commit: number;
+  at: number;
+}
+
+/** SQLite's -wal checksum: pairs of 32-bit words, in the byte order the log's magic number names. */
+function walChecksum(data: Buffer, start: number, end: number, bigEndian: boolean, seed: [number, number]): [number, number] {
+  let [s0, s1] = seed;
+  for (let i = start; i < end; i += 8) {
+    s0 = (s0 + (bigEndian ? data.readUInt32BE(i) : data.readUInt32LE(i)) + s1) >>> 0;
+    s1 = (s1 + (bigEndian ? data.readUInt32BE(i + 4) : data.readUInt32LE(i + 4)) + s0) >>> 0;
+  }
+  return [s0, s1];
+}
+
+/**
+ * The frames of a -wal that SQLite's recovery replays: those after a valid header that carry its salts and keep its
+ * checksum chain, up to the last one that ends a transaction (wal.c, walIndexRecover).
+ */
+function committedFrames(log: Buffer): { pageSize: number; frames: Frame[] } | undefined {
+  if (log.length < 32 || !WAL_MAGIC.includes(log.readUInt32BE(0))) return undefined;
+  const bigEndian = (log.readUInt32BE(0) & 1) === 1;
+  const pageSize = log.readUInt32BE(8);
+  if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) return undefined;
+  let sum = walChecksum(log, 0, 24, bigEndian, [0, 0]);
+  if (sum[0] !== log.readUInt32BE(24) || sum[1] !== log.readUInt32BE(28)) return undefined;
+  const frames: Frame[] = [];
+  let committed = 0;
+  for (let at = 32; at + 24 + pageSize <= log.length; at += 24 + pageSize) {
+    const page = log.readUInt32BE(at);
+    if (page === 0 || !log.subarray(at + 8, at + 16).equals(log.subarray(16, 24))) break;
+    sum = walChecksum(log, at, at + 8, bigEndian, sum);
+    sum = walChecksum(log, at + 24, at + 24 + pageSize, bigEndian, sum);
+    if (sum[0] !== log.readUInt32BE(at + 16) || sum[1] !== log.readUInt32BE(at + 20)) break;
+    frames.push({ page, commit: log.readUInt32BE(at + 4), at });
+    if (frames[frames.length - 1]?.commit !== 0) committed = frames.length;
+  }
+  return { pageSize, frames: frames.slice(0, committed) };
+}
+
+/** The database as SQLite reads it with the first `count` frames of its log replayed (count ends a transaction). */
+function replayed(file: Buffer, log: Buffer, pageSize: number, frames: Frame[], count: number): Buffer {
+  const pages = frames[count - 1]?.commit ?? 0;
+  const image = Buffer.alloc(pages * pageSize);
+  file.copy(image, 0, 0, Math.min(file.length, image.length));
+  for (const { page, at } of frames.slice(0, count)) {
+    if (page <= pages) log.copy(image, (page - 1) * pageSize, at + 24, at + 24 + pageSize);
+  }
+  return image;
+}
+
+/**
+ * Why the -wal is not kb.db's own, or undefined when it is (or cannot be told: a database from before kb kept
+ * lineages, or one that reads only with its log, as a checkpoint cut short leaves it). SQLite cannot tell: it replays
+ * any log whose header and frame checksums are valid. kb can, by the meta row that every write transaction changes:
+ * the log must keep kb.db's lineage, not take its generation back (a log older than the file), and begin where the
+ * file can have been checkpointed from (not a log of a later state of this database, replayed onto an earlier copy).
+ *
+ * It is all read in memory, the log replayed as SQLite's recovery would, so that a refusal leaves every file as it
+ * was (SQLite's first connection would rebuild the -shm from the log), and a full disk or read-only data dir does not
+ * stop a database from being recovered.
+ */
+function logMismatch(path: string): string | undefined {
+  const file = readFileSync(path);
+  const log = readFileSync(`${path}-wal`);
+  const own = lineageOfImage(Buffer.from(file));
+  if (!own) return undefined;
+  const parsed = committedFrames(log);
+  if (!parsed || parsed.frames.length === 0) return undefined;
+  const { pageSize, frames } = parsed;
+  const filePageSize = file.readUInt16BE(16) === 1 ? 65536 : file.readUInt16BE(16);
+  if (pageSize !== filePageSize) return 'its pages are of another size';
+  const last = lineageOfImage(replayed(file, log, pageSize, frames, frames.length));
+  if (!last) return 'kb.db does not read with it as a kb database';
+  if (!last.id.equals(own.id)) return 'it was written by another database';
+  if (last.generation < own.generation) return 'it is older than kb.db';
+  const first = lineageOfImage(replayed(file, log, pageSize, frames, frames.findIndex((frame) => frame.commit !== 0) + 1));
+  if (first && first.id.equals(own.id) && first.generation > own.generation + 1) {
+    return 'it continues a later state of this database: kb.db is an earlier copy of the one that wrote it';
+  }
+  return undefined;
+}
+
+/**
+ * Refuses a -wal with frames that is not kb.db's own (see logMismatch), naming it and the steps that work. The files
+ * are read while a server may be writing: a checkpoint that restarts the log between the two reads can make them
+ * disagree, so a mismatch is looked at again before it is believed (a log that is not kb.db's stays one).
+ */
+function verifyLog(dataDir: string, path: string): void {
+  if (!walFrames(path)) return;
+  let reason: string | undefined;
+  for (let look = 0; look < 3; look++) {
+    try {
+      reason = logMismatch(path);
+    } catch (error) {
+      throw new StoreOpenError(`cannot check ${path}-wal, the write-ahead log of ${path}: ${describeSystemError(error)}.`);
+    }
+    if (reason === undefined) return;
+  }
+  const log = `${path}-wal`;
+  const strays = [log, `${path}-shm`].filter((file) => lstatSync(file, { throwIfNoEntry: false }) !== undefined);
+  throw new StoreOpenError(
+    `${log} is not the write-ahead log of ${path} (${reason}): SQLite would replay it onto kb.db. Nothing was changed.`,
+    `If kb.db was put there by hand (a restored backup), the log is left from the database it replaced: move it aside ` +
+      `with its -shm, ${moveAside(dataDir, strays.map(shellQuote).join(' '), '.stale')}, and start again (keep them ` +
+      `with that database's kb.db if you still need its last writes). ${freshStartSteps(dataDir)}`,
+  );
+}
+
+/**
+ * Reads the whole file once, read-only, before anything may write to it (its -wal checked first). Even a read-only connection to a WAL-mode file creates its -wal and -shm files; when the file is
+ * refused, those it created are removed again.
+ */
+function inspectReadOnly(file: string, busyTimeout: number, path = file): void {
+  const created = [`${file}-wal`, `${file}-shm`].filter((name) => lstatSync(name, { throwIfNoEntry: false }) === undefined);
+  let db: Database.Database | undefined;
+  let refused = true;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true, timeout: busyTimeout });
+    const appId = db.pragma('application_id', { simple: true }) as number;
+    const version = db.pragma('user_version', { simple: true }) as number;
+    const tables = db.prepare('SELECT count(*) AS n FROM sqlite_schema').get() as { n: number };
+    if (appId !== APPLICATION_ID && !(appId === 0 && tables.n === 0)) {
+      throw new StoreOpenError(`${path} is an SQLite database, but not a kb one. Move it aside or pick another --data-dir.`);
+    }
+    if (version > SCHEMA_VERSION) {
+      throw new StoreOpenError(
+        `${path} has schema version ${version}, newer than this kb supports (${SCHEMA_VERSION}). Upgrade kb to open it.`,
+      );
+    }
+    const check = db.pragma('quick_check', { simple: true });
+    if (check !== 'ok') throw new StoreOpenError(`${path} is corrupt (${String(check)}). ${restore(path)}`);
+    refused = false;
+  } catch (error) {
+    if (error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError(describeOpenError(path, error));
+  } finally {
+    db?.close();
+    if (refused) for (const name of created) rmSync(name, { force: true });
+  }
+}
+
+export interface OpenOptions {
+  /** Milliseconds to wait for another process's write lock (e.g. `kb serve token create` beside a server). */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * Looks at kb.db in the data dir, in this order: its sidecar files first, then the file, so that a sidecar seen with
+ * no kb.db after it is one whose database is truly gone (another process creating kb.db links it before SQLite
+ * makes any sidecar).
+ */
+function lookAt(dataDir: string, path: string): 'file' | 'none' {
+  const sidecars = sidecarsOf(path);
+  // One look: a second (existsSync) could see the file another process has just linked into place, and call it
+  // "not a file".
+  let found: 'file' | 'other' | 'none' = 'none';
+  try {
+    found = statSync(path).isFile() ? 'file' : 'other';
+  } catch (error) {
+    if (sqliteCode(error) !== 'ENOENT') throw new StoreOpenError(describeOpenError(path, error));
+  }
+  if (found === 'other') throw new StoreOpenError(`${path} is not a file. Move it aside, or pick another --data-dir.`);
+  if (found === 'none' && sidecars.length > 0) throw orphanRefusal(dataDir, path, sidecars);
+  if (found === 'file' && sidecars.includes(`${path}-journal`)) throw journalRefusal(dataDir, path);
+  return found;
+}
+
+/**
+ * Opens the database in dataDir for kb serve, creating it (and the dir) when absent, or throws StoreOpenError leaving
+ * every file untouched. An existing file is never initialised over: one that is empty, foreign, damaged, newer or
+ * read-only is refused, and so is a sidecar file that is not its own.
+ */
+export function openDatabase(dataDir: string, options: OpenOptions = {}): Database.Database {
+  try {
+    makeDirectories(dataDir, 0o700);
+  } catch (error) {
+    throw new StoreOpenError(`cannot create data dir ${dataDir}: ${(error as Error).message}`);
+  }
+  const path = join(dataDir, DATABASE_FILE);
+  if (lookAt(dataDir, path) === 'none') {
+    refuseUnwritable(path, dataDir, 'data dir');
+    createDatabase(dataDir, path);
+  }
+  const busyTimeout = options.busyTimeoutMs ?? 5000;
+  try {
+    inspectFile(path);
+    refuseUnwritable(path, dataDir, 'data dir');
+    refuseUnwritable(path, path, 'database file');
+  } catch (error) {
+    if (error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError(describeOpenError(path, error));
+  }
+  verifyLog(dataDir, path);
+  inspectReadOnly(path, busyTimeout);
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { timeout: busyTimeout, fileMustExist: true });
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    migrate(db);
+    return db;
+  } catch (error) {
+    db?.close();
+    if (error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError(describeOpenError(path, error));
+  }
+}
+
+/** A source database opened for reading, and what to do once it has been read. */
+export interface SourceDatabase {
+  db: Database.Database;
+  close(): void;
+}
+
+/**
+ * Opens the database in dataDir read-only, to be copied (docs/contract.md, Backup): nothing is created, a data dir
+ * with no database is an error, and the same refusals as kb serve's apply, but a read-only file, data dir or
+ * filesystem is read. A copy it needs (see atRest) goes to the directory `scratchDir` makes, never the data dir.
+ *
+ * A read-only connection to a WAL-mode database makes its -wal and -shm files when they are missing, and cannot
+ * remove them; SQLite removes them as it does for every last connection, under its locks: once the copy is taken, a
+ * connection that never writes is opened and closed. On a data dir kb may not write, the file is opened as it is.
+ */
+export function openSourceDatabase(dataDir: string, scratchDir: () => string): SourceDatabase {
+  const path = join(dataDir, DATABASE_FILE);
+  const dir = statSync(dataDir, { throwIfNoEntry: false });
+  if (dir !== undefined && !dir.isDirectory()) throw new StoreOpenError(`${dataDir} is not a directory: pick the server's data dir.`);
+  if (dir === undefined || lookAt(dataDir, path) === 'none') {
+    throw new StoreOpenError(
+      `There is no kb database in ${dataDir} (no ${path}): nothing was backed up, and nothing was created.`,
+      'Name the data dir of the server with --data-dir (or KB_DATA_DIR).',
+    );
+  }
+  const busyTimeout = 5000;
+  try {
+    inspectFile(path);
+  } catch (error) {
+    if (error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError(describeOpenError(path, error));
+  }
+  const writable = unwritableReason(dataDir) === undefined;
+  const created = writable && sidecarsOf(path).length === 0;
+  if (!writable && sidecarsOf(path).length === 0) return atRest(path, scratchDir(), busyTimeout);
+  verifyLog(dataDir, path);
+  inspectReadOnly(path, busyTimeout);
+  let db: Database.Database;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeout });
+  } catch (error) {
+    throw new StoreOpenError(describeOpenError(path, error));
+  }
+  return {
+    db,
+    close: () => {
+      db.close();
+      if (!created) return;
+      try {
+        // SQLite opens the log at the first read, and removes it (and the -shm) when its last connection closes.
+        const tidy = new Database(path, { fileMustExist: true, timeout: busyTimeout });
+        tidy.pragma('user_version');
+        tidy.close();
+      } catch {
+        // Left for the next connection to remove: empty files, which belong to kb.db.
+      }
+    },
+  };
+}
+
+/**
+ * A database in a data dir kb may not write (a read-only directory or filesystem), with no sidecar file: no process
+ * has it open (SQLite makes the -wal of a WAL-mode database with its first connection), and SQLite could not open it
+ * read-only, since it would have to make that -wal. It is read from a copy in scratchDir.
+ */
+function atRest(path: string, scratchDir: string, busyTimeout: number): SourceDatabase {
+  const copy = scratchPath(scratchDir, 'check');
+  try {
+    copyFileSync(path, copy, constants.COPYFILE_FICLONE);
+    chmodSync(copy, DATABASE_MODE);
+    inspectReadOnly(copy, busyTimeout, path);
+    const db = new Database(copy, { readonly: true, fileMustExist: true, timeout: busyTimeout });
+    return {
+      db,
+      close: () => {
+        db.close();
+        removeScratch(copy);
+      },
+    };
+  } catch (error) {
+    removeScratch(copy);
+    if (error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError(describeOpenError(path, error));
+  }
+}
