@@ -65,6 +65,7 @@ const TAGS: Record<RouteName, string> = {
   base_update: 'base',
   base_delete: 'base',
   base_list: 'base',
+  base_list_all: 'base',
   ns_create: 'namespaces',
   ns_update: 'namespaces',
   ns_list: 'namespaces',

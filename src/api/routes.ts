@@ -20,6 +20,7 @@ export type RouteName =
   | 'base_update'
   | 'base_delete'
   | 'base_list'
+  | 'base_list_all'
   | 'ns_create'
   | 'ns_update'
   | 'ns_list';
@@ -72,6 +73,11 @@ export const ROUTES = {
     name: 'base_list', method: 'GET', path: '/base_list', auth: true, extension: true,
     input: { from: 'query', schema: BaseListQuery }, output: z.array(Base),
     summary: 'List the bases of a namespace, ordered by key (extension)',
+  }),
+  base_list_all: route({
+    name: 'base_list_all', method: 'GET', path: '/base_list_all', auth: true, extension: true,
+    input: { from: 'query', schema: EmptyQuery }, output: z.array(Base),
+    summary: 'List every base of the organization in one reply, ordered by namespace key, then base key (extension)',
   }),
   ns_create: route({
     name: 'ns_create', method: 'POST', path: '/ns_create', auth: true, extension: false,

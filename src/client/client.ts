@@ -290,6 +290,19 @@ export class KbClient {
   }
 
   /**
+   * Every base of the organization in one request, through the base_list_all extension of kb serve; undefined when
+   * the deployment does not offer it (a 404: the route takes no namespace, so nothing else can be missing).
+   */
+  async baseListAll(): Promise<RouteOutput<'base_list_all'> | undefined> {
+    try {
+      return await this.#call('base_list_all', {});
+    } catch (error) {
+      if (isRemote404(error)) return undefined;
+      throw error;
+    }
+  }
+
+  /**
    * Any request under /v1: `path` is relative to {url}/v1 and may carry a query string. Resolves to
    * the envelope's `data`; failures are the same errors as the typed methods'. The input is not checked locally.
    */

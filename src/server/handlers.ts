@@ -15,6 +15,7 @@ export const READS: { [N in ReadRouteName]: (store: Store, principal: Principal,
   auth: async (_store, principal) => principal.org,
   ns_list: (store, principal) => store.nsList(principal.orgId),
   base_list: (store, principal, input) => store.baseList(principal.orgId, input.namespace),
+  base_list_all: (store, principal) => store.baseListAll(principal.orgId),
 };
 
 /** The write each authenticated write route asks of the store, once its input has been validated against src/api. */

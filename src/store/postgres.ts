@@ -450,6 +450,16 @@ export class PostgresStore implements Store {
     return rows.flatMap((row) => (row.key === null ? [] : [{ namespace, key: row.key, description: decode(row.description) }]));
   }
 
+  async baseListAll(orgId: number): Promise<Base[]> {
+    const rows = await this.read<{ namespace: string; key: string; description: Buffer | null }>({
+      name: 'base_list_all',
+      text: `SELECT n.key AS namespace, b.key, b.description FROM bases b JOIN namespaces n ON n.id = b.namespace_id
+             WHERE n.org_id = $1 ORDER BY n.key, b.key`,
+      values: [orgId],
+    });
+    return rows.map((row) => ({ namespace: row.namespace, key: row.key, description: decode(row.description) }));
+  }
+
   baseCreate(orgId: number, base: Base): Promise<Base> {
     return this.baseCreateWith(orgId, base, undefined);
   }

@@ -98,6 +98,10 @@ export class SqliteStore implements Store {
         'UPDATE namespaces SET description = ?, updated_at = ? WHERE id = ?',
       ),
       baseList: db.prepare<[number], BaseRow>('SELECT key, description FROM bases WHERE namespace_id = ? ORDER BY key'),
+      baseListAll: db.prepare<[number], Base>(
+        `SELECT n.key AS namespace, b.key, b.description FROM bases b JOIN namespaces n ON n.id = b.namespace_id
+         WHERE n.org_id = ? ORDER BY n.key, b.key`,
+      ),
       baseGet: db.prepare<[number, string], BaseRow & { id: number }>(
         'SELECT id, key, description FROM bases WHERE namespace_id = ? AND key = ?',
       ),
@@ -314,6 +318,11 @@ export class SqliteStore implements Store {
     this.ensureOpen();
     const ns = this.namespace(orgId, namespace);
     return this.stmt.baseList.all(ns.id).map(({ key, description }) => ({ namespace: ns.key, key, description }));
+  }
+
+  async baseListAll(orgId: number): Promise<Base[]> {
+    this.ensureOpen();
+    return this.stmt.baseListAll.all(orgId);
   }
 
   baseCreate(orgId: number, base: Base): Promise<Base> {

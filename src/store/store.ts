@@ -103,6 +103,8 @@ export interface Store {
   nsUpdate(orgId: number, key: string, patch: DescriptionPatch): Promise<Namespace>;
 
   baseList(orgId: number, namespace: string): Promise<Base[]>;
+  /** Every base of the organization, ordered by namespace key, then base key (byte order): one read for an export. */
+  baseListAll(orgId: number): Promise<Base[]>;
   /** Creates the base, and its namespace in the same transaction when that does not exist. */
   baseCreate(orgId: number, base: Base): Promise<Base>;
   baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch): Promise<Base>;

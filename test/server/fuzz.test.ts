@@ -125,6 +125,16 @@ function checkAgainstModel(route: RouteSpec, org: Org, input: unknown, reply: Re
       );
       return;
     }
+    case 'base_list_all': {
+      expectStatus(200);
+      expect(data).toEqual(
+        [...model.keys()].sort(byKey).flatMap((namespace) => {
+          const bases = (model.get(namespace) as { bases: Map<string, string | null> }).bases;
+          return [...bases.keys()].sort(byKey).map((key) => ({ namespace, key, description: bases.get(key) }));
+        }),
+      );
+      return;
+    }
     case 'base_create': {
       const existing = model.get(v.namespace);
       if (typeof v.key === 'string' && existing?.bases.has(v.key)) return expectStatus(409);
@@ -700,6 +710,7 @@ describe('after the fuzzing', () => {
         ns_create: [200, 400, 409],
         ns_update: [200, 400, 404],
         base_list: [200, 400, 404],
+        base_list_all: [200, 400],
         base_create: [200, 400, 409],
         base_update: [200, 400, 404],
         base_delete: [200, 400, 404],

@@ -341,6 +341,10 @@ describe('every reply of the server conforms to the document', () => {
     await check('GET', '/v1/base_list?namespace=oa-bases', 401);
     await check('GET', '/v1/base_list?namespace=oa-missing', 404, { token });
     await check('GET', '/v1/base_list?namespace=oa-bases', 404, { token: other });
+    const all = await check('GET', '/v1/base_list_all', 200, { token });
+    expect((all.body as { data: unknown[] }).data).toHaveLength(2);
+    await check('GET', '/v1/base_list_all?namespace=oa-bases', 400, { token });
+    await check('GET', '/v1/base_list_all', 401);
 
     await check('DELETE', '/v1/base_delete', 200, { token, json: { namespace: 'oa-bases', base: 'faq' } });
     await check('DELETE', '/v1/base_delete', 400, { token });
@@ -362,6 +366,7 @@ describe('every reply of the server conforms to the document', () => {
   it('500 when storage fails, for reads and writes alike', async () => {
     await check('GET', '/v1/ns_list', 500, { token }, failing);
     await check('GET', '/v1/base_list?namespace=oa-bases', 500, { token }, failing);
+    await check('GET', '/v1/base_list_all', 500, { token }, failing);
     await check('POST', '/v1/ns_create', 500, { token, json: { key: 'oa-fire' } }, failing);
     await check('DELETE', '/v1/base_delete', 500, { token, json: { namespace: 'oa-bases', base: 'faq' } }, failing);
   });

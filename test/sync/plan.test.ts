@@ -62,7 +62,19 @@ class FakeDeployment implements SyncClient {
     return [...this.namespaces].map(([key, description]) => ({ key, description })).sort((a, b) => (a.key < b.key ? -1 : 1));
   }
 
+  /** Reads of every base at once (base_list_all), and of one namespace's (base_list). */
+  reads = { all: 0, one: 0 };
+
+  async baseListAll(): Promise<Base[] | undefined> {
+    if (!this.baseListOffered) return undefined;
+    this.reads.all++;
+    return [...this.namespaces.keys()].sort().flatMap((namespace) =>
+      [...(this.bases.get(namespace) ?? new Map<string, string | null>())].map(([key, description]) => ({ namespace, key, description })),
+    );
+  }
+
   async baseList(namespace: string): Promise<Base[]> {
+    this.reads.one++;
     if (!this.baseListOffered) {
       if (this.namespaces.has(namespace)) throw new BaseListUnsupportedError(`${URL}/base_list`, namespace);
       throw apiError(404, 'No such route');
@@ -239,6 +251,31 @@ describe('applyChanges', () => {
       '  - base docs/old',
       '',
     ]);
+  });
+});
+
+describe('reading many namespaces', () => {
+  const many = resources(
+    Array.from({ length: 30 }, (_, i) => ({ key: `ns-${String(i).padStart(2, '0')}`, description: null, bases: [{ key: 'zeta' }, { key: 'alpha', description: `a${i}` }] })),
+  );
+
+  it('reads the bases of more than 16 namespaces with one base_list_all, sorted as base_list would give them', async () => {
+    const deployment = new FakeDeployment(many);
+    expect(await readResources(deployment)).toEqual(many);
+    expect(deployment.reads).toEqual({ all: 1, one: 0 });
+  });
+
+  it('reads them one namespace at a time from a deployment without base_list_all, to the same result', async () => {
+    const deployment = new FakeDeployment(many);
+    const withoutAll = Object.assign(Object.create(deployment) as FakeDeployment, { baseListAll: async () => undefined });
+    expect(await readResources(withoutAll)).toEqual(many);
+    expect(deployment.reads).toEqual({ all: 0, one: 30 });
+  });
+
+  it('reads a few namespaces one by one', async () => {
+    const deployment = new FakeDeployment(many);
+    await readResources(deployment, { namespaces: ['ns-01', 'ns-02'] });
+    expect(deployment.reads).toEqual({ all: 0, one: 2 });
   });
 });
 
