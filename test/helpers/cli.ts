@@ -121,3 +121,25 @@ export function killedAfterEach(): ServeProcess[] {
   });
   return running;
 }
+
+/**
+ * kb serve's log in JSON mode (its default off a terminal): each whole line of stderr parsed (a last one still being
+ * written is left out); a line that is not JSON fails.
+ */
+export function logLines(stderr: string): Array<{ level: string; msg: string } & Record<string, unknown>> {
+  return stderr
+    .split('\n')
+    .slice(0, -1)
+    .map((line) => {
+      try {
+        return JSON.parse(line) as { level: string; msg: string };
+      } catch {
+        throw new Error(`a line of the log is not one whole JSON object: ${JSON.stringify(line)}`);
+      }
+    });
+}
+
+/** The messages of kb serve's JSON log, in order. */
+export function logMessages(stderr: string): string[] {
+  return logLines(stderr).map((line) => line.msg);
+}
