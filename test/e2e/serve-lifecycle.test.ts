@@ -351,6 +351,32 @@ describe('kb serve shutdown', () => {
     socket.destroy();
   }, 60_000);
 
+  it('answers a request sent on an idle kept-alive connection while it was paused (SIGSTOP) past the keep-alive timeout', async () => {
+    const server = await serve([], isolatedEnv());
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+    let reply = '';
+    let ended: string | undefined;
+    socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
+    socket.on('error', (error: NodeJS.ErrnoException) => (ended ??= error.code));
+    socket.on('close', () => (ended ??= 'closed'));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
+    await expect.poll(() => reply).toMatch(/\r\n\r\n\{.*\}$/s);
+    expect(reply).toMatch(/\r\nkeep-alive: timeout=5\r\n/i);
+    reply = '';
+    server.child.kill('SIGSTOP');
+    // Longer than the keep-alive timeout (5 s): the idle connection's timer is due when the process resumes, before
+    // the request below is read.
+    await new Promise((resolve) => setTimeout(resolve, 7000));
+    socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Request-Id: after-the-pause\r\n\r\n');
+    server.child.kill('SIGCONT');
+    await expect.poll(() => (/\r\n\r\n\{.*\}$/s.test(reply) ? 'answered' : ended), { timeout: 10_000 }).toBeDefined();
+    expect(ended).toBeUndefined();
+    expect(reply.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(reply).toMatch(/\r\nx-request-id: after-the-pause\r\n/i);
+    socket.destroy();
+  }, 60_000);
+
   it('exits at once on a second signal, while a request holds the first shutdown', async () => {
     const server = await serve(['--shutdown-timeout', '120s'], isolatedEnv());
     await stalledRequest(server);
