@@ -97,7 +97,74 @@ describe('kb serve: the first token always reaches its user', () => {
     expect((await runKb(['ns', 'list', '--json'], { env })).code).toBe(0);
 
     const third = await serve([], env);
-    await expect.poll(() => logMessages(third.stderr())).toContain('CLI profile "local" holds a token of this server');
+    await expect.poll(() => logMessages(third.stderr()).some((message) => message.startsWith('CLI profile "local" holds a token of this server'))).toBe(true);
+  });
+
+  /** A loopback port free a moment ago. */
+  async function freePort(): Promise<number> {
+    return new Promise<number>((resolve) => {
+      const probe = createNetServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+  }
+
+  /** Serves a new data dir once (its first token saved as profile local) and stops it; the env keeps both. */
+  async function servedOnce(env: NodeJS.ProcessEnv): Promise<{ url: string; token: string }> {
+    const first = await serve([], env);
+    await expect.poll(() => first.stdout()).toMatch(/Saved as CLI profile "local"/);
+    first.child.kill('SIGTERM');
+    await first.exited;
+    running.splice(running.indexOf(first), 1);
+    return { url: first.url, token: firstToken(first) as string };
+  }
+
+  it('served again on another port, the profile it saved follows it there, token kept, said in one line; kb works at once', async () => {
+    const env = isolatedEnv();
+    const before = await servedOnce(env);
+    const again = await serve(['--port', String(await freePort())], env);
+    expect(again.url).not.toBe(before.url);
+    await expect.poll(() => logMessages(again.stderr()), { timeout: 10_000 }).toContain(
+      `CLI profile "local" holds a token of this server: its URL was ${before.url}, it is now ${again.url}`,
+    );
+    expect(profiles(env)).toEqual({ local: { url: again.url, token: before.token } });
+    const listed = await runKb(['ns', 'list', '--json'], { env });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual([]);
+  });
+
+  it('leaves the profile where something else listens now, naming the stale URL and a command that points it here', async () => {
+    const env = isolatedEnv();
+    const before = await servedOnce(env);
+    const squatter = createNetServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => squatter.listen(Number(new URL(before.url).port), '127.0.0.1', resolve));
+    try {
+      const again = await serve([], env);
+      const said = () => logMessages(again.stderr()).find((message) => message.startsWith('CLI profile "local"'));
+      await expect.poll(said, { timeout: 10_000 }).toBeDefined();
+      expect(said()).toBe(
+        `CLI profile "local" holds a token of this server but points at ${before.url} (something listens there). Point it here with ` +
+          `\`kb auth token --profile local | kb auth login --profile local --url ${again.url} --with-token\``,
+      );
+      expect(profiles(env).local).toEqual({ url: before.url, token: before.token });
+      const printed = await runKb(['auth', 'token', '--profile', 'local'], { env });
+      const login = await runKb(['auth', 'login', '--profile', 'local', '--url', again.url, '--with-token'], { env, input: printed.stdout });
+      expect(login.code, login.stderr).toBe(0);
+      expect(profiles(env).local).toEqual({ url: again.url, token: before.token });
+      expect((await runKb(['ns', 'list', '--json'], { env })).code).toBe(0);
+    } finally {
+      squatter.close();
+    }
+  });
+
+  it('saves the first token into a logged-out profile that --profile names (it holds no token to lose)', async () => {
+    const env = isolatedEnv();
+    writeFileSync(join(env.KB_CONFIG_DIR as string, 'config.json'), JSON.stringify({ profiles: { dev: { url: 'https://kb.example.com' } } }), { mode: 0o600 });
+    const server = await serve(['--profile', 'dev'], env);
+    await expect.poll(() => server.stdout()).toMatch(/Saved as CLI profile "dev" \(the default\)/);
+    expect(profiles(env)).toEqual({ dev: { url: server.url, token: firstToken(server) } });
+    expect((await runKb(['ns', 'list', '--json'], { env })).code).toBe(0);
   });
 
   /** `npm test` kills 16 first starts; `npm run test:torture` sets KB_KILL_CYCLES=100. */

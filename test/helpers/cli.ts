@@ -77,10 +77,14 @@ export interface ServeProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `kb serve --port 0` as a child process and resolves once it listens (the URL read from its stderr). */
+/**
+ * Starts `kb serve --port 0` (or on the --port among args) as a child process and resolves once it listens (the URL
+ * read from its stderr).
+ */
 export function startServe(args: readonly string[], env: NodeJS.ProcessEnv): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', '0', '--log-level', 'warn', ...args], {
+    const port = args.includes('--port') ? [] : ['--port', '0'];
+    const child = spawn(process.execPath, [KB_BIN, 'serve', ...port, '--log-level', 'warn', ...args], {
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });

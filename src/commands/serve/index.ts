@@ -6,7 +6,7 @@ import { parseTimeout } from '../../cli/duration.js';
 import { CliError } from '../../cli/errors.js';
 import { outliveClosedOutput } from '../../cli/io.js';
 import { uninterrupted } from '../../cli/interrupt.js';
-import { saveLocalProfile, userHoldsToken } from '../../cli/serve-profile.js';
+import { findTokenHolder, saveLocalProfile } from '../../cli/serve-profile.js';
 import { storageFailure, storageFlags, storageOptions } from '../../cli/storage.js';
 import { LOG_FORMATS, LOG_LEVELS } from '../../server/log.js';
 import type { RunningServer } from '../../server/serve.js';
@@ -69,9 +69,11 @@ of another application, or of a newer kb, is refused. A database that does not a
 
 On a first start with no tokens, it creates one for organization "local", prints it once, and saves it
 as a CLI profile (the default profile when there is none yet), so \`kb ns list\` works at once: "local", or
-"local-<port>" when "local" holds another server's token, or the name --profile gives. A profile that holds
-another server's token is never replaced. Later starts say which profile holds a token of this server, or how
-to get one (\`kb serve token create --org local --save\`).
+"local-<port>" when "local" holds another server's token, or the name --profile gives (also a profile with no
+token). A profile that holds another server's token is never replaced. Later starts say which profile holds a
+token of this server, or how to get one (\`kb serve token create --org local --save\`). Served again on another
+port, the server moves the profile holding its token to its new URL (the token stays), and says so; unless that
+URL is not a local one, or something listens there: then it names the command that points the profile here.
 
 SIGINT or SIGTERM stops accepting and lets the requests in flight finish for up to --shutdown-timeout; a
 second signal exits at once. Back up a running server with \`kb serve backup DEST\`.
@@ -188,15 +190,29 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     }
   }
 
-  /** On a later start: which profile holds a token of this server, or exactly how to get one when none does. */
+  /**
+   * On a later start: which profile holds a token of this server (following it here from the server's old URL when
+   * that is safe), or exactly how to get one when none does.
+   */
   private async sayWhoHoldsAToken(server: RunningServer, dataDirFlag: string | undefined, profiles: ProfileStore, log: BaseLogger): Promise<void> {
-    const holder = await userHoldsToken(server.store, { env: this.context.env, profiles: () => profiles });
-    if (holder) {
-      log.info(`${holder === 'KB_TOKEN' ? 'KB_TOKEN holds' : `CLI profile "${holder}" holds`} a token of this server`);
-      return;
+    const holder = await findTokenHolder(server.store, { env: this.context.env, profiles: () => profiles }, server.url);
+    switch (holder.kind) {
+      case 'env':
+        return log.info('KB_TOKEN holds a token of this server');
+      case 'here':
+        return log.info(`CLI profile "${holder.name}" holds a token of this server`);
+      case 'moved':
+        return log.info(`CLI profile "${holder.name}" holds a token of this server: its URL was ${holder.from}, it is now ${server.url}`);
+      case 'elsewhere':
+        return log.warn(
+          `CLI profile "${holder.name}" holds a token of this server but points at ${holder.url} (${holder.why}). Point it here with ` +
+            `\`kb auth token --profile ${holder.name} | kb auth login --profile ${holder.name} --url ${server.url} --with-token\``,
+        );
+      case 'none': {
+        const where = dataDirFlag === undefined ? '' : ` --data-dir ${dataDirFlag}`;
+        return log.info(`no CLI profile holds a token of this server. Get one saved with \`kb serve token create --org local --save --url ${server.url}${where}\``);
+      }
     }
-    const where = dataDirFlag === undefined ? '' : ` --data-dir ${dataDirFlag}`;
-    log.info(`no CLI profile holds a token of this server. Get one saved with \`kb serve token create --org local --save --url ${server.url}${where}\``);
   }
 }
 
