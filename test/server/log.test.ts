@@ -310,6 +310,23 @@ describe('kb serve, the built CLI', () => {
     }
   }, 60_000);
 
+  it('writes its own lines in the pretty format too: time, level, message, from listening to stopped', async () => {
+    const server = serve(['--log-format', 'pretty', '--log-level', 'warn']);
+    try {
+      const url = await server.listening;
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      const lines = server.stderr().replace(/\n$/, '').split('\n');
+      const time = '\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z';
+      expect(lines[0]).toMatch(new RegExp(`^${time} INFO  listening on ${url.replace(/[.]/g, '\\.')} \\(`));
+      for (const line of lines) expect(line).toMatch(new RegExp(`^${time} (INFO |WARN ) \\S`));
+      expect(lines.at(-2)).toMatch(/ INFO {2}SIGTERM, finishing requests in flight /);
+      expect(lines.at(-1)).toMatch(new RegExp(`^${time} INFO  stopped$`));
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  });
+
   it('writes pretty lines with --log-format pretty, and JSON by default when stderr is not a terminal', async () => {
     for (const [flags, shape] of [
       [['--log-format', 'pretty'], /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO {2}\[probe\] GET \/v1\/health 200 [\d.]+ ms$/m],
