@@ -14,11 +14,14 @@ import { DEFAULT_POOL_SIZE } from '../../store/database-url.js';
 import { EXIT } from '../../client/exit-codes.js';
 import { ProfileStore } from '../../config/profiles.js';
 
+/** How long a second signal lets the log write out its last lines before the process exits. */
+const EXIT_LOG_WAIT_MS = 500;
+
 /**
  * Resolves on the first SIGINT or SIGTERM; a second one exits at once (130 or 143), once its line is written (or
- * EXIT_LOG_WAIT_MS has passed). One listener stays for the whole
- * run: removing it while a signal is emitted would let signal-exit (used by the config writer) find no other listener
- * and re-raise the signal, killing the process in the middle of its shutdown.
+ * EXIT_LOG_WAIT_MS has passed, for a reader that stopped reading). One listener stays for the whole run: removing it
+ * while a signal is emitted would let signal-exit (used by the config writer) find no other listener and re-raise the
+ * signal, killing the process in the middle of its shutdown.
  */
 function signals(onSecond: (signal: NodeJS.Signals) => Promise<void>): { stopped: Promise<NodeJS.Signals>; ownSignals(): void } {
   let handle: (signal: NodeJS.Signals) => void = () => undefined;
@@ -215,9 +218,6 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     }
   }
 }
-
-/** How long a second signal lets the log write out its last lines before the process exits. */
-const EXIT_LOG_WAIT_MS = 500;
 
 function serveFailure(error: unknown, host: string, port: number): unknown {
   const code = (error as { code?: unknown }).code;
