@@ -32,20 +32,64 @@ export async function saveLocalProfile(
   });
 }
 
+/** Who holds a working token of the server being started, and where that token's profile points. */
+export type TokenHolder =
+  /** KB_TOKEN. */
+  | { kind: 'env' }
+  /** A profile that points at this server. */
+  | { kind: 'here'; name: string }
+  /** A profile that pointed at this server's old URL, and now points here. */
+  | { kind: 'moved'; name: string; from: string }
+  /** A profile that points elsewhere and was left so: not a local URL, or something else answers at it. */
+  | { kind: 'elsewhere'; name: string; url: string; why: string }
+  /** No one, also when the config cannot be read (then no profile can be used either). */
+  | { kind: 'none' };
+
+function sameUrl(a: string, b: string): boolean {
+  try {
+    return new URL(a).href === new URL(b).href;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether anything listens at a URL: only a refused connection says that nothing does. */
+async function somethingListens(url: string): Promise<boolean> {
+  try {
+    await fetch(new URL('/v1/health', url), { signal: AbortSignal.timeout(2000) });
+    return true;
+  } catch (error) {
+    return (error as { cause?: { code?: unknown } }).cause?.code !== 'ECONNREFUSED';
+  }
+}
+
 /**
- * Who holds a working token of this server: the name of a saved profile, or 'KB_TOKEN'; undefined when no one
- * does, also when the config cannot be read (then no profile can be used either).
+ * On a later start: who holds a working token of this server. A profile holding one that points at the server's
+ * old URL (a data dir served again on another port) follows it here, when that is safe: its URL is a local one, as
+ * kb serve saves it, and nothing listens there any more (not another server, nor this one's other replica).
  */
-export async function userHoldsToken(store: Store, context: Pick<Context, 'env' | 'profiles'>): Promise<string | undefined> {
+export async function findTokenHolder(store: Store, context: Pick<Context, 'env' | 'profiles'>, url: string): Promise<TokenHolder> {
   const owns = ownsToken(store);
   const { token } = context.env;
-  if (token !== undefined && (await owns(token))) return 'KB_TOKEN';
-  let profiles: Array<[string, string]>;
+  if (token !== undefined && (await owns(token))) return { kind: 'env' };
+  let config: Awaited<ReturnType<ProfileStore['read']>>;
   try {
-    profiles = [...(await context.profiles().read()).profiles].flatMap(([name, profile]) => (profile.token ? [[name, profile.token] as [string, string]] : []));
+    config = await context.profiles().read();
   } catch {
-    return undefined;
+    return { kind: 'none' };
   }
-  for (const [name, token] of profiles) if (await owns(token)) return name;
-  return undefined;
+  const holders: Array<{ name: string; url: string; token: string }> = [];
+  for (const [name, profile] of config.profiles) {
+    if (profile.token !== undefined && (await owns(profile.token))) holders.push({ name, url: profile.url, token: profile.token });
+  }
+  const here = holders.find((holder) => sameUrl(holder.url, url));
+  if (here) return { kind: 'here', name: here.name };
+  const holder = holders.find((candidate) => candidate.name === config.defaultProfile) ?? holders[0];
+  if (holder === undefined) return { kind: 'none' };
+  const { followServeProfile, isLocalServerUrl } = await import('../config/serve-profile.js');
+  if (!isLocalServerUrl(holder.url)) return { kind: 'elsewhere', name: holder.name, url: holder.url, why: 'not a local URL' };
+  if (await somethingListens(holder.url)) return { kind: 'elsewhere', name: holder.name, url: holder.url, why: 'something listens there' };
+  const moved = await followServeProfile({ name: holder.name, from: holder.url, token: holder.token, to: url, store: context.profiles() });
+  if (moved) return { kind: 'moved', name: holder.name, from: holder.url };
+  return { kind: 'elsewhere', name: holder.name, url: holder.url, why: 'it changed while kb serve started' };
 }

@@ -28,8 +28,8 @@ export interface ServeProfileResult {
 
 /**
  * `kb serve`'s first start saves its URL and token as a profile (CONTRACT section 2): `name` when given, else
- * `local`, else `local-<port>`; the first of them that is absent, or that holds a token of this very server, is
- * written. A profile holding another instance's token is never overwritten: when every candidate holds one, this
+ * `local`, else `local-<port>`; the first of them that is absent, or that holds a token of this very server (or, named
+ * with --profile, no token at all), is written. A profile holding another instance's token is never overwritten: when every candidate holds one, this
  * throws ServeProfileTakenError and writes nothing. Decided and written under the config lock, so two servers
  * starting at once do not both take `local`.
  */
@@ -46,12 +46,59 @@ export async function saveServeProfile(options: ServeProfileOptions): Promise<Se
   return await store.update(async (draft) => {
     for (const name of candidates) {
       const saved = draft.profiles.get(name);
-      const free = saved === undefined || (saved.token !== undefined && (await options.ownsToken(saved.token)));
+      // A profile with no token (logged out) has nothing to lose, but may be the user's own for another deployment:
+      // it is taken when its name is given (--profile), never as `local` or `local-<port>`.
+      const free =
+        saved === undefined || (saved.token === undefined ? options.name !== undefined : await options.ownsToken(saved.token));
       if (!free) continue;
       draft.profiles.set(name, toStored(profile));
       draft.defaultProfile ??= name;
       return { name, isDefault: draft.defaultProfile === name };
     }
     throw new ServeProfileTakenError(candidates);
+  });
+}
+
+/**
+ * Whether a profile's URL names a server on this machine as kb serve saves it: plain http to a loopback address. Only
+ * such a profile follows its server to another port; any other (https, a proxy's name) was set up by a person.
+ */
+export function isLocalServerUrl(url: string): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  const loopback = host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
+  return parsed.protocol === 'http:' && loopback && parsed.pathname === '/' && parsed.search === '' && parsed.username === '';
+}
+
+export interface FollowOptions {
+  /** The profile. */
+  name: string;
+  /** The URL and token it was found with: it is changed only if it still has both. */
+  from: string;
+  token: string;
+  /** The server's URL now. */
+  to: string;
+  /** The store in the config dir by default. */
+  store?: ProfileStore | undefined;
+}
+
+/**
+ * Points a profile holding a token of a local server at the URL that server has now (served again on another port):
+ * its URL changes, its token and anything else stay. Under the config lock, and only if the profile still has the
+ * URL and token it was found with; returns whether it was changed.
+ */
+export async function followServeProfile(options: FollowOptions): Promise<boolean> {
+  checkProfile({ url: options.to });
+  const store = options.store ?? new ProfileStore();
+  return await store.update((draft) => {
+    const saved = draft.profiles.get(options.name);
+    if (saved === undefined || saved.url !== options.from || saved.token !== options.token) return false;
+    draft.profiles.set(options.name, { ...saved, url: options.to });
+    return true;
   });
 }

@@ -1,22 +1,31 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
-import pino, { type DestinationStream } from 'pino';
+import pino, { type BaseLogger, type DestinationStream } from 'pino';
 import type { LogFormat, LogLevel } from './log.js';
 import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from './tokens.js';
 
 /**
  * The server's log: Fastify's own pino logger, one line per request (time, level, request id, method, path, status,
  * duration), written to stderr through pino's asynchronous destination, so a request never waits for the terminal.
+ * kb serve's own lines go through the same destination: it is the one writer of stderr, so that no line is ever
+ * spliced into another, and in JSON mode every line is one JSON object (docs/contract.md, Logging).
  */
 export interface ServerLogger {
   /** What fastify logs through (its `loggerInstance`); `request.log` is a child of it carrying the request id. */
   readonly pino: FastifyBaseLogger;
   /**
-   * Writes out every line the asynchronous destination still holds, then stops it: call it last, once the server has
-   * closed. It waits for a write in flight, which flushSync() would leave behind, to be cut by an exit that follows.
+   * kb serve's own lines (listening, profiles, signals, stopped), in the same format and stream as the requests',
+   * written at any --log-level: --log-level chooses which requests are logged, not whether the server says it listens.
    */
-  close(): Promise<void>;
+  readonly events: BaseLogger;
+  /**
+   * Writes out every line the asynchronous destination still holds, then stops it: call it last, once the server has
+   * closed. It waits for a write in flight, which flushSync() would leave behind, to be cut by an exit that follows;
+   * with `waitMs`, for that long at most (an exit that cannot wait for a reader that stopped reading). Lines logged
+   * after it are dropped.
+   */
+  close(options?: { waitMs?: number }): Promise<void>;
 }
 
 export interface LoggerOptions {
@@ -132,11 +141,14 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
           unwritten = false;
           destination.flush();
         }, LOG_FLUSH_MS).unref();
+  let closing = false;
   const lines: DestinationStream =
     destination === undefined
       ? { write: (line) => sink?.(line.replace(/\n$/, '')) }
       : {
           write: (line) => {
+            // The destination throws once ended: a line logged after close() (a late timer's) is dropped instead.
+            if (closing) return;
             unwritten = true;
             destination.write(line);
           },
@@ -154,20 +166,28 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
     },
     stream,
   );
+  // A child with a level of its own: the requests' level (silent included) does not reach it.
+  const events = logger.child({}, { level: 'info' });
   // A reader that went away (EPIPE): pino's destination then drops every line and never closes; nothing is left to
   // wait for. Any other write error is pino's to report.
   let readerGone = false;
   destination?.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') readerGone = true;
   });
-  let closed: Promise<void> | undefined;
-  const close = () =>
-    (closed ??= new Promise<void>((resolve) => {
+  let ended: Promise<void> | undefined;
+  const close = (options: { waitMs?: number } = {}) => {
+    closing = true;
+    ended ??= new Promise<void>((resolve) => {
       clearInterval(flusher);
       if (destination === undefined || readerGone) return resolve();
       destination.once('close', () => resolve());
       destination.once('error', () => resolve());
       destination.end();
-    }));
-  return { pino: logger, close };
+    });
+    if (options.waitMs === undefined) return ended;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.waitMs).unref()));
+    return Promise.race([ended, waited]).finally(() => clearTimeout(timer));
+  };
+  return { pino: logger, events, close };
 }

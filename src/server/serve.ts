@@ -1,7 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { buildApp } from './app.js';
-import type { LogFormat, LogLevel } from './log.js';
-import { createLogger } from './logger.js';
+import type { ServerLogger } from './logger.js';
 import { tolerateStalls } from './stalls.js';
 import { generateToken } from './tokens.js';
 import { describeStorage, openStore, type StorageOptions } from '../store/open.js';
@@ -13,9 +12,8 @@ export interface ServeOptions {
   host: string;
   port: number;
   storage: StorageOptions;
-  logLevel: LogLevel;
-  /** By default pretty when stderr is a terminal, else json. */
-  logFormat?: LogFormat | undefined;
+  /** The log, made by the caller: it writes its own lines there too, and closes it after the server (the last line). */
+  logger: ServerLogger;
 }
 
 export interface RunningServer {
@@ -40,15 +38,30 @@ function publicUrl(host: string, address: AddressInfo): string {
 }
 
 /**
+ * Listens without fastify's "Server listening at" line (one for each address it binds): kb serve says it listens
+ * once, itself, after the first token is out. Fastify logs that line through its root logger, so the root is silent
+ * while it listens; the requests' loggers are its children, which take their level from it as it changes back.
+ */
+async function listenQuietly(app: ReturnType<typeof buildApp>, host: string, port: number): Promise<void> {
+  const level = app.log.level;
+  app.log.level = 'silent';
+  try {
+    await app.listen({ host, port });
+  } finally {
+    app.log.level = level;
+  }
+}
+
+/**
  * Opens the store, listens, and mints the first token when there is none. Throws StoreOpenError (StoreUnreachableError
  * for a database that did not answer in time) or a listen error.
  */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const store = await openStore(options.storage);
-  const logger = createLogger(options.logLevel, options.logFormat === undefined ? {} : { format: options.logFormat });
+  const { logger } = options;
   const app = buildApp({ store, logger });
   try {
-    await app.listen({ host: options.host, port: options.port });
+    await listenQuietly(app, options.host, options.port);
     const stopTolerating = tolerateStalls(app.server);
     const url = publicUrl(options.host, app.server.address() as AddressInfo);
     const first = generateToken();
@@ -79,8 +92,6 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
             clearTimeout(deadline);
           }
           await store.close();
-          // The log last: every line of a request answered before the close is written out.
-          await logger.close();
           return { forced };
         })();
         return closing;
@@ -89,7 +100,6 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   } catch (error) {
     await app.close().catch(() => undefined);
     await store.close();
-    await logger.close();
     throw error;
   }
 }

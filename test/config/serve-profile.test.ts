@@ -6,6 +6,7 @@ import { ConfigError, ProfileStore, saveServeProfile, ServeProfileTakenError, ty
 import { generateToken, hashToken } from '../../src/server/tokens.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/store.js';
+import { followServeProfile, isLocalServerUrl } from '../../src/config/serve-profile.js';
 import { rejection } from '../helpers/rejection.js';
 import { removeTempDirs, tempDirFor } from './helpers.js';
 
@@ -104,6 +105,13 @@ describe('saveServeProfile: the profile kb serve saves on its first start (CONTR
     expect(onDisk().profiles.local).toEqual({ url: 'http://127.0.0.1:8080' });
   });
 
+  it('takes a profile without a token (logged out) that --profile names, and gives it this server\'s URL and token', async () => {
+    await profiles.saveProfile('dev', { url: 'https://kb.example.com' });
+    const server = await start();
+    expect(await firstStart(server, 8080, 'dev')).toEqual({ name: 'dev', isDefault: true });
+    expect(onDisk().profiles).toEqual({ dev: { url: 'http://127.0.0.1:8080', token: server.token } });
+  });
+
   it('makes local-<port> the default when there is no default at all', async () => {
     const other = await start();
     await firstStart(other, 8080);
@@ -182,5 +190,32 @@ describe('saveServeProfile: the profile kb serve saves on its first start (CONTR
     expect(Object.keys(config.profiles).sort()).toEqual(names);
     expect(config.defaultProfile).toBe('local');
     expect(new Set(Object.values(config.profiles).map((profile) => profile.token))).toEqual(new Set([first.token, second.token]));
+  });
+});
+
+describe('followServeProfile: a profile follows its local server to another port', () => {
+  it('changes the URL alone, keeping the token and the default', async () => {
+    const server = await start();
+    await firstStart(server, 8080);
+    expect(await followServeProfile({ name: 'local', from: 'http://127.0.0.1:8080', token: server.token, to: 'http://127.0.0.1:9090', store: profiles })).toBe(true);
+    expect(onDisk()).toEqual({ defaultProfile: 'local', profiles: { local: { url: 'http://127.0.0.1:9090', token: server.token } } });
+  });
+
+  it('leaves a profile that changed since it was read (another URL or token), and one that is gone', async () => {
+    const server = await start();
+    await firstStart(server, 8080);
+    const before = raw();
+    const to = 'http://127.0.0.1:9090';
+    expect(await followServeProfile({ name: 'local', from: 'http://127.0.0.1:7070', token: server.token, to, store: profiles })).toBe(false);
+    expect(await followServeProfile({ name: 'local', from: 'http://127.0.0.1:8080', token: 'kbt_other', to, store: profiles })).toBe(false);
+    expect(await followServeProfile({ name: 'gone', from: 'http://127.0.0.1:8080', token: server.token, to, store: profiles })).toBe(false);
+    expect(JSON.parse(raw())).toEqual(JSON.parse(before));
+  });
+
+  it('counts as local only plain http to a loopback address, without a path', () => {
+    for (const url of ['http://127.0.0.1:8080', 'http://127.9.0.1:1/', 'http://localhost:8080', 'http://[::1]:8080']) expect(isLocalServerUrl(url), url).toBe(true);
+    for (const url of ['https://127.0.0.1:8080', 'http://10.0.0.2:8080', 'http://kb.example.com', 'http://127.0.0.1:8080/kb', 'http://u:p@127.0.0.1:1', 'not a url']) {
+      expect(isLocalServerUrl(url), url).toBe(false);
+    }
   });
 });

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { type AddressInfo, connect, createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isolatedEnv, KB_BIN, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
+import { isolatedEnv, KB_BIN, logMessages, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
 import { acknowledged } from '../helpers/history.js';
 
 /**
@@ -36,6 +36,15 @@ const firstToken = (server: ServeProcess) => TOKEN.exec(server.stdout())?.[0];
 function profiles(env: NodeJS.ProcessEnv): Record<string, { url: string; token?: string }> {
   const file = join(env.KB_CONFIG_DIR as string, 'config.json');
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as { profiles: Record<string, { url: string; token?: string }> }).profiles : {};
+}
+
+/** The command a start names to get a token saved (`kb serve token create ... --save`), without `kb`. */
+function saveCommand(server: ServeProcess): string | undefined {
+  for (const message of logMessages(server.stderr())) {
+    const command = /`kb (serve token create --org local --save --url [^`]+)`/.exec(message)?.[1];
+    if (command !== undefined) return command;
+  }
+  return undefined;
 }
 
 describe('kb serve: the first token always reaches its user', () => {
@@ -81,14 +90,81 @@ describe('kb serve: the first token always reaches its user', () => {
     writeFileSync(join(env.KB_CONFIG_DIR as string, 'config.json'), '{"profiles":{}}', { mode: 0o600 });
     const again = await serve([], env);
     await expect.poll(() => again.stderr()).toMatch(/no CLI profile holds a token of this server/);
-    const command = /kb (serve token create --org local --save --url \S+)/.exec(again.stderr())?.[1];
+    const command = saveCommand(again);
     expect(command).toBeDefined();
     const saved = await runKb((command as string).split(' '), { env });
     expect(saved.code, saved.stderr).toBe(0);
     expect((await runKb(['ns', 'list', '--json'], { env })).code).toBe(0);
 
     const third = await serve([], env);
-    await expect.poll(() => third.stderr()).toMatch(/CLI profile "local" holds a token of this server/);
+    await expect.poll(() => logMessages(third.stderr()).some((message) => message.startsWith('CLI profile "local" holds a token of this server'))).toBe(true);
+  });
+
+  /** A loopback port free a moment ago. */
+  async function freePort(): Promise<number> {
+    return new Promise<number>((resolve) => {
+      const probe = createNetServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+  }
+
+  /** Serves a new data dir once (its first token saved as profile local) and stops it; the env keeps both. */
+  async function servedOnce(env: NodeJS.ProcessEnv): Promise<{ url: string; token: string }> {
+    const first = await serve([], env);
+    await expect.poll(() => first.stdout()).toMatch(/Saved as CLI profile "local"/);
+    first.child.kill('SIGTERM');
+    await first.exited;
+    running.splice(running.indexOf(first), 1);
+    return { url: first.url, token: firstToken(first) as string };
+  }
+
+  it('served again on another port, the profile it saved follows it there, token kept, said in one line; kb works at once', async () => {
+    const env = isolatedEnv();
+    const before = await servedOnce(env);
+    const again = await serve(['--port', String(await freePort())], env);
+    expect(again.url).not.toBe(before.url);
+    await expect.poll(() => logMessages(again.stderr()), { timeout: 10_000 }).toContain(
+      `CLI profile "local" holds a token of this server: its URL was ${before.url}, it is now ${again.url}`,
+    );
+    expect(profiles(env)).toEqual({ local: { url: again.url, token: before.token } });
+    const listed = await runKb(['ns', 'list', '--json'], { env });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual([]);
+  });
+
+  it('leaves the profile where something else listens now, naming the stale URL and a command that points it here', async () => {
+    const env = isolatedEnv();
+    const before = await servedOnce(env);
+    const squatter = createNetServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => squatter.listen(Number(new URL(before.url).port), '127.0.0.1', resolve));
+    try {
+      const again = await serve([], env);
+      const said = () => logMessages(again.stderr()).find((message) => message.startsWith('CLI profile "local"'));
+      await expect.poll(said, { timeout: 10_000 }).toBeDefined();
+      expect(said()).toBe(
+        `CLI profile "local" holds a token of this server but points at ${before.url} (something listens there). Point it here with ` +
+          `\`kb auth token --profile local | kb auth login --profile local --url ${again.url} --with-token\``,
+      );
+      expect(profiles(env).local).toEqual({ url: before.url, token: before.token });
+      const printed = await runKb(['auth', 'token', '--profile', 'local'], { env });
+      const login = await runKb(['auth', 'login', '--profile', 'local', '--url', again.url, '--with-token'], { env, input: printed.stdout });
+      expect(login.code, login.stderr).toBe(0);
+      expect(profiles(env).local).toEqual({ url: again.url, token: before.token });
+      expect((await runKb(['ns', 'list', '--json'], { env })).code).toBe(0);
+    } finally {
+      squatter.close();
+    }
+  });
+
+  it('saves the first token into a logged-out profile that --profile names (it holds no token to lose)', async () => {
+    const env = isolatedEnv();
+    writeFileSync(join(env.KB_CONFIG_DIR as string, 'config.json'), JSON.stringify({ profiles: { dev: { url: 'https://kb.example.com' } } }), { mode: 0o600 });
+    const server = await serve(['--profile', 'dev'], env);
+    await expect.poll(() => server.stdout()).toMatch(/Saved as CLI profile "dev" \(the default\)/);
+    expect(profiles(env)).toEqual({ dev: { url: server.url, token: firstToken(server) } });
+    expect((await runKb(['ns', 'list', '--json'], { env })).code).toBe(0);
   });
 
   /** `npm test` kills 16 first starts; `npm run test:torture` sets KB_KILL_CYCLES=100. */
@@ -110,7 +186,7 @@ describe('kb serve: the first token always reaches its user', () => {
       const held = Object.values(profiles(env)).some((profile) => profile.token !== undefined);
       if (/no CLI profile holds a token/.test(next.stderr())) {
         outcomes.told++;
-        const command = /kb (serve token create --org local --save --url \S+)/.exec(next.stderr())?.[1] as string;
+        const command = saveCommand(next) as string;
         expect((await runKb(command.split(' '), { env })).code).toBe(0);
       } else {
         expect(held).toBe(true);
@@ -340,6 +416,32 @@ describe('kb serve shutdown', () => {
     await expect.poll(() => reply, { timeout: 10_000 }).toMatch(/\r\n\r\n\{.*\}$/s);
     expect(reply.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
     expect(reply).toContain('"made-across-a-pause"');
+    socket.destroy();
+  }, 60_000);
+
+  it('answers a request sent on an idle kept-alive connection while it was paused (SIGSTOP) past the keep-alive timeout', async () => {
+    const server = await serve([], isolatedEnv());
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+    let reply = '';
+    let ended: string | undefined;
+    socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
+    socket.on('error', (error: NodeJS.ErrnoException) => (ended ??= error.code));
+    socket.on('close', () => (ended ??= 'closed'));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
+    await expect.poll(() => reply).toMatch(/\r\n\r\n\{.*\}$/s);
+    expect(reply).toMatch(/\r\nkeep-alive: timeout=5\r\n/i);
+    reply = '';
+    server.child.kill('SIGSTOP');
+    // Longer than the keep-alive timeout (5 s): the idle connection's timer is due when the process resumes, before
+    // the request below is read.
+    await new Promise((resolve) => setTimeout(resolve, 7000));
+    socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Request-Id: after-the-pause\r\n\r\n');
+    server.child.kill('SIGCONT');
+    await expect.poll(() => (/\r\n\r\n\{.*\}$/s.test(reply) ? 'answered' : ended), { timeout: 10_000 }).toBeDefined();
+    expect(ended).toBeUndefined();
+    expect(reply.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(reply).toMatch(/\r\nx-request-id: after-the-pause\r\n/i);
     socket.destroy();
   }, 60_000);
 

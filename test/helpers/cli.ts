@@ -77,10 +77,14 @@ export interface ServeProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `kb serve --port 0` as a child process and resolves once it listens (the URL read from its stderr). */
+/**
+ * Starts `kb serve --port 0` (or on the --port among args) as a child process and resolves once it listens (the URL
+ * read from its stderr).
+ */
 export function startServe(args: readonly string[], env: NodeJS.ProcessEnv): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', '0', '--log-level', 'warn', ...args], {
+    const port = args.includes('--port') ? [] : ['--port', '0'];
+    const child = spawn(process.execPath, [KB_BIN, 'serve', ...port, '--log-level', 'warn', ...args], {
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -120,4 +124,26 @@ export function killedAfterEach(): ServeProcess[] {
     for (const server of running.splice(0)) server.child.kill('SIGKILL');
   });
   return running;
+}
+
+/**
+ * kb serve's log in JSON mode (its default off a terminal): each whole line of stderr parsed (a last one still being
+ * written is left out); a line that is not JSON fails.
+ */
+export function logLines(stderr: string): Array<{ level: string; msg: string } & Record<string, unknown>> {
+  return stderr
+    .split('\n')
+    .slice(0, -1)
+    .map((line) => {
+      try {
+        return JSON.parse(line) as { level: string; msg: string };
+      } catch {
+        throw new Error(`a line of the log is not one whole JSON object: ${JSON.stringify(line)}`);
+      }
+    });
+}
+
+/** The messages of kb serve's JSON log, in order. */
+export function logMessages(stderr: string): string[] {
+  return logLines(stderr).map((line) => line.msg);
 }

@@ -260,6 +260,73 @@ describe('kb serve, the built CLI', () => {
     }
   });
 
+  it('writes only whole JSON lines in JSON mode, its own included (one listening line, stopped last), with a slow reader', async () => {
+    // The default format off a terminal; info, so that every request is a line of its own.
+    const server = serve(['--log-level', 'info']);
+    const stream = server.child.stderr;
+    try {
+      const url = await server.listening;
+      // From now on the log is read slowly: in short bursts with pauses between, so the pipe is full most of the time
+      // and the server's writes wait on it, as with a log shipper that lags behind.
+      stream.pause();
+      const reader = setInterval(() => {
+        stream.resume();
+        setImmediate(() => stream.pause());
+      }, 20);
+      const waves: Array<Promise<unknown>> = [];
+      for (let wave = 0; wave < 30; wave++) {
+        const requests = Array.from({ length: 50 }, (_, i) =>
+          fetchCall(url, 'GET', i % 2 === 0 ? '/v1/health' : '/v1/ns_list', { headers: { 'x-request-id': `slow-${wave}-${i}` } }).catch(() => undefined),
+        );
+        waves.push(...requests);
+        // The signal comes while requests are in flight and their lines wait for the reader.
+        if (wave === 20) server.child.kill('SIGTERM');
+        else if (wave < 20) await Promise.all(requests);
+      }
+      await Promise.all(waves);
+      const code = await server.exited;
+      clearInterval(reader);
+      stream.resume();
+      await new Promise((resolve) => (stream.readableEnded ? resolve(undefined) : stream.once('end', resolve)));
+      expect(code).toBe(0);
+      const text = server.stderr();
+      expect(text.endsWith('\n'), text.slice(-300)).toBe(true);
+      const logged = text
+        .slice(0, -1)
+        .split('\n')
+        .map((line) => {
+          try {
+            return JSON.parse(line) as Line;
+          } catch {
+            throw new Error(`not one whole JSON object: ${JSON.stringify(line)}`);
+          }
+        });
+      expect(logged.filter((line) => /listening/i.test(line.msg))).toEqual([expect.objectContaining({ level: 'info', msg: expect.stringMatching(/^listening on http:\/\/127\.0\.0\.1:\d+ /) })]);
+      expect(logged.filter((line) => line.msg.startsWith('SIGTERM'))).toHaveLength(1);
+      expect(logged.at(-1)).toEqual({ level: 'info', time: expect.any(Number), msg: 'stopped' });
+      expect(logged.filter((line) => line.msg === 'request').length).toBeGreaterThan(1000);
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  it('writes its own lines in the pretty format too: time, level, message, from listening to stopped', async () => {
+    const server = serve(['--log-format', 'pretty', '--log-level', 'warn']);
+    try {
+      const url = await server.listening;
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      const lines = server.stderr().replace(/\n$/, '').split('\n');
+      const time = '\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z';
+      expect(lines[0]).toMatch(new RegExp(`^${time} INFO  listening on ${url.replace(/[.]/g, '\\.')} \\(`));
+      for (const line of lines) expect(line).toMatch(new RegExp(`^${time} (INFO |WARN ) \\S`));
+      expect(lines.at(-2)).toMatch(/ INFO {2}SIGTERM, finishing requests in flight /);
+      expect(lines.at(-1)).toMatch(new RegExp(`^${time} INFO  stopped$`));
+    } finally {
+      server.child.kill('SIGKILL');
+    }
+  });
+
   it('writes pretty lines with --log-format pretty, and JSON by default when stderr is not a terminal', async () => {
     for (const [flags, shape] of [
       [['--log-format', 'pretty'], /^\d{4}-\d\d-\d\dT[\d:.]+Z INFO {2}\[probe\] GET \/v1\/health 200 [\d.]+ ms$/m],

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/server/app.js';
 import { createLogger } from '../../src/server/logger.js';
+import { tolerateStalls } from '../../src/server/stalls.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -67,6 +68,33 @@ describe('the server defaults', () => {
       // Node keeps connectionsCheckingInterval private; its effect is what the dribble test above shows.
       expect(app.server.keepAliveTimeout).toBe(5000);
     } finally {
+      await app.close();
+      await store.close();
+      await database.drop();
+    }
+  });
+});
+
+describe('an idle kept-alive connection, with stalls tolerated (stalls.ts)', () => {
+  it('is still ended by the server once its keep-alive timeout passes without a stall', async () => {
+    const database = await createTestDatabase();
+    const store = await database.open();
+    const app = buildApp({ store, logger: createLogger('silent') });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const stop = tolerateStalls(app.server);
+    // Short, so that the test does not wait the product's 5 s.
+    app.server.keepAliveTimeout = 300;
+    try {
+      const socket = connect((app.server.address() as { port: number }).port, '127.0.0.1');
+      let received = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+      const closed = new Promise<boolean>((resolve) => socket.on('close', (hadError) => resolve(hadError)));
+      socket.write('GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n');
+      // Nothing more is sent: only the server can end the connection.
+      expect(await closed).toBe(false);
+      expect(received).toMatch(/^HTTP\/1\.1 200 OK\r\n[^]*\r\n\r\n\{"success":true,"data":"alive"\}$/);
+    } finally {
+      stop();
       await app.close();
       await store.close();
       await database.drop();

@@ -1,30 +1,37 @@
 import { constants } from 'node:os';
 import { Flags } from '@oclif/core';
+import type { BaseLogger } from 'pino';
 import { KbCommand } from '../../cli/base-command.js';
 import { parseTimeout } from '../../cli/duration.js';
 import { CliError } from '../../cli/errors.js';
 import { outliveClosedOutput } from '../../cli/io.js';
-import { saveLocalProfile, userHoldsToken } from '../../cli/serve-profile.js';
+import { uninterrupted } from '../../cli/interrupt.js';
+import { findTokenHolder, saveLocalProfile } from '../../cli/serve-profile.js';
 import { storageFailure, storageFlags, storageOptions } from '../../cli/storage.js';
 import { LOG_FORMATS, LOG_LEVELS } from '../../server/log.js';
 import type { RunningServer } from '../../server/serve.js';
 import { DEFAULT_POOL_SIZE } from '../../store/database-url.js';
 import { EXIT } from '../../client/exit-codes.js';
+import { ProfileStore } from '../../config/profiles.js';
+
+/** How long a second signal lets the log write out its last lines before the process exits. */
+const EXIT_LOG_WAIT_MS = 500;
 
 /**
- * Resolves on the first SIGINT or SIGTERM; a second one exits at once (130 or 143). One listener stays for the whole
- * run: removing it while a signal is emitted would let signal-exit (used by the config writer) find no other listener
- * and re-raise the signal, killing the process in the middle of its shutdown.
+ * Resolves on the first SIGINT or SIGTERM; a second one exits at once (130 or 143), once its line is written (or
+ * EXIT_LOG_WAIT_MS has passed, for a reader that stopped reading). One listener stays for the whole run: removing it
+ * while a signal is emitted would let signal-exit (used by the config writer) find no other listener and re-raise the
+ * signal, killing the process in the middle of its shutdown.
  */
-function signals(onSecond: (signal: NodeJS.Signals) => void): { stopped: Promise<NodeJS.Signals>; ownSignals(): void } {
+function signals(onSecond: (signal: NodeJS.Signals) => Promise<void>): { stopped: Promise<NodeJS.Signals>; ownSignals(): void } {
   let handle: (signal: NodeJS.Signals) => void = () => undefined;
   const stopped = new Promise<NodeJS.Signals>((resolve) => {
     let received = 0;
     handle = (signal) => {
       if (++received === 1) return resolve(signal);
-      onSecond(signal);
+      if (received > 2) return;
       // As a shell reports a process that the signal ended: 128 + its number.
-      process.exit(128 + constants.signals[signal]);
+      void onSecond(signal).finally(() => process.exit(128 + constants.signals[signal]));
     };
     process.on('SIGINT', handle);
     process.on('SIGTERM', handle);
@@ -65,9 +72,11 @@ of another application, or of a newer kb, is refused. A database that does not a
 
 On a first start with no tokens, it creates one for organization "local", prints it once, and saves it
 as a CLI profile (the default profile when there is none yet), so \`kb ns list\` works at once: "local", or
-"local-<port>" when "local" holds another server's token, or the name --profile gives. A profile that holds
-another server's token is never replaced. Later starts say which profile holds a token of this server, or how
-to get one (\`kb serve token create --org local --save\`).
+"local-<port>" when "local" holds another server's token, or the name --profile gives (also a profile with no
+token). A profile that holds another server's token is never replaced. Later starts say which profile holds a
+token of this server, or how to get one (\`kb serve token create --org local --save\`). Served again on another
+port, the server moves the profile holding its token to its new URL (the token stays), and says so; unless that
+URL is not a local one, or something listens there: then it names the command that points the profile here.
 
 SIGINT or SIGTERM stops accepting and lets the requests in flight finish for up to --shutdown-timeout; a
 second signal exits at once. Back up a running server with \`kb serve backup DEST\`.
@@ -88,10 +97,11 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     port: Flags.integer({ char: 'p', summary: 'Port to listen on (0 picks a free one).', default: 8080, min: 0, max: 65535 }),
     host: Flags.string({ summary: 'Address to listen on. kb serve speaks plain HTTP: beyond this machine, put a TLS-terminating proxy in front (it warns).', default: '127.0.0.1' }),
     'log-level': Flags.option({ options: LOG_LEVELS, default: 'info' as const })({
-      summary: 'One line per request to stderr at info (time, level, request id, method, path, status, duration); warn and error log less; silent logs nothing.',
+      summary:
+        'One line per request to stderr at info (time, level, request id, method, path, status, duration); warn and error log less; silent logs no request. kb serve\'s own lines (listening, profile, signals, stopped) are written at every level.',
     }),
     'log-format': Flags.option({ options: LOG_FORMATS })({
-      summary: 'pretty: short lines for a person; json: one JSON object per line. Default: pretty when stderr is a terminal, else json.',
+      summary: 'pretty: short lines for a person; json: one JSON object per line, kb serve\'s own lines included. Default: pretty when stderr is a terminal, else json.',
     }),
     profile: Flags.string({
       summary: 'The CLI profile a first start saves its token in. Default: local, or local-<port> when local holds another server\'s token.',
@@ -114,70 +124,98 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     const { flags } = await this.parse(Serve);
     outliveClosedOutput();
     const shutdownMs = parseTimeout(flags['shutdown-timeout'], '--shutdown-timeout');
-    const storage = storageOptions(flags, this.context, {
-      poolSize: flags['pool-size'],
-      onWaiting: (message) => this.io.stderr(`kb serve: ${message}\n`),
-    });
+    // The one writer of stderr from here on (docs/contract.md, Logging): kb serve's own lines are log lines too.
+    const { createLogger } = await import('../../server/logger.js');
+    const logger = createLogger(flags['log-level'], flags['log-format'] === undefined ? {} : { format: flags['log-format'] });
+    const log = logger.events;
     // Listened for from here on: a signal during start-up or while the first token is saved stops the server as
     // soon as it is up, instead of killing the process with the profile half-saved.
-    const { stopped, ownSignals } = signals((signal) => this.io.stderr(`kb serve: ${signal} again, exiting now\n`));
-    const { startServer } = await import('../../server/serve.js');
+    const { stopped, ownSignals } = signals((signal) => {
+      log.warn(`${signal} again, exiting now`);
+      return logger.close({ waitMs: EXIT_LOG_WAIT_MS });
+    });
+    // What choosing the storage warns of (a password in argv) is a log line too.
+    const io = { ...this.context.io, stderr: (text: string) => log.warn(text.trim().replace(/^Warning: /, '')) };
+    const storage = storageOptions(flags, { env: this.context.env, dataDir: () => this.context.dataDir(), io }, {
+      poolSize: flags['pool-size'],
+      onWaiting: (message) => log.warn(message),
+    });
     let server: RunningServer;
     try {
-      server = await startServer({ host: flags.host, port: flags.port, storage, logLevel: flags['log-level'], logFormat: flags['log-format'] });
+      const { startServer } = await import('../../server/serve.js');
+      server = await startServer({ host: flags.host, port: flags.port, storage, logger });
     } catch (error) {
+      // Written out before the error is, which goes to stderr apart from the log.
+      await logger.close();
       throw serveFailure(error, flags.host, flags.port);
     }
+    // Warnings about the config file go to the log, as every line of kb serve does.
+    const profiles = new ProfileStore({ dir: this.context.configDir(), onWarning: (message) => log.warn(message), hold: uninterrupted });
     // The first token is out (and saved) before the server says it listens, so whoever waits for that line has it.
-    if (server.firstToken) await this.deliverFirstToken(server, server.firstToken.token, flags.profile);
-    this.io.stderr(`kb serve: listening on ${server.url} (${server.location})\n`);
+    if (server.firstToken) await this.deliverFirstToken(server, server.firstToken.token, flags.profile, profiles, log);
+    log.info(`listening on ${server.url} (${server.location})`);
     if (!isLoopback(flags.host)) {
-      this.io.stderr(
-        `kb serve: warning: ${flags.host} can be reached from other machines, and kb serve speaks plain HTTP: tokens and ` +
-          'data would cross the network unencrypted. Put a TLS-terminating proxy in front of it.\n',
+      log.warn(
+        `${flags.host} can be reached from other machines, and kb serve speaks plain HTTP: tokens and data would cross the ` +
+          'network unencrypted. Put a TLS-terminating proxy in front of it.',
       );
     }
-    if (!server.firstToken) await this.sayWhoHoldsAToken(server, flags['data-dir']);
+    if (!server.firstToken) await this.sayWhoHoldsAToken(server, flags['data-dir'], profiles, log);
     ownSignals();
 
     const signal = await stopped;
-    this.io.stderr(`kb serve: ${signal}, finishing requests in flight (for at most ${flags['shutdown-timeout']}; ${signal} again exits at once)\n`);
+    log.info(`${signal}, finishing requests in flight (for at most ${flags['shutdown-timeout']}; ${signal} again exits at once)`);
     const { forced } = await server.close(shutdownMs);
-    if (forced) this.io.stderr(`kb serve: cut the connections still busy after ${flags['shutdown-timeout']}\n`);
+    if (forced) log.warn(`cut the connections still busy after ${flags['shutdown-timeout']}`);
+    log.info('stopped');
+    // The log last: every line of a request answered before the close is written out.
+    await logger.close();
   }
 
   /**
    * Shows the first token, then saves it as a CLI profile. Shown first, so that a config that cannot be saved (or a
-   * kill in between) never leaves a token that no one holds; a failed save says how to save it by hand.
+   * kill in between) never leaves a token that no one holds; a failed save says how to save it by hand. The token
+   * goes to stdout, to the person who started the server, never into the log.
    */
-  private async deliverFirstToken(server: RunningServer, token: string, profile: string | undefined): Promise<void> {
+  private async deliverFirstToken(server: RunningServer, token: string, profile: string | undefined, profiles: ProfileStore, log: BaseLogger): Promise<void> {
     this.io.stdout(
       `Created the first token, for organization "local" at ${server.url}. It is shown only this once:\n\n  ${token}\n\n`,
     );
     try {
-      const saved = await saveLocalProfile(server.store, this.context.profiles(), { url: server.url, token, name: profile });
+      const saved = await saveLocalProfile(server.store, profiles, { url: server.url, token, name: profile });
       const tryIt = saved.isDefault ? 'kb ns list' : `kb ns list --profile ${saved.name}`;
       this.io.stdout(`Saved as CLI profile "${saved.name}"${saved.isDefault ? ' (the default)' : ''}: try \`${tryIt}\` in another terminal.\n`);
     } catch (error) {
-      this.io.stderr(
-        `kb serve: could not save the token as a CLI profile: ${(error as Error).message}\n` +
-          `kb serve: the token above works: save it with \`kb auth login --url ${server.url} --profile NAME --with-token\` (the token on stdin).\n`,
+      log.warn(
+        `could not save the token as a CLI profile: ${(error as Error).message}. The token printed on stdout works: save it with ` +
+          `\`kb auth login --url ${server.url} --profile NAME --with-token\` (the token on stdin).`,
       );
     }
   }
 
-  /** On a later start: which profile holds a token of this server, or exactly how to get one when none does. */
-  private async sayWhoHoldsAToken(server: RunningServer, dataDirFlag: string | undefined): Promise<void> {
-    const holder = await userHoldsToken(server.store, this.context);
-    if (holder) {
-      this.io.stderr(`kb serve: ${holder === 'KB_TOKEN' ? 'KB_TOKEN holds' : `CLI profile "${holder}" holds`} a token of this server\n`);
-      return;
+  /**
+   * On a later start: which profile holds a token of this server (following it here from the server's old URL when
+   * that is safe), or exactly how to get one when none does.
+   */
+  private async sayWhoHoldsAToken(server: RunningServer, dataDirFlag: string | undefined, profiles: ProfileStore, log: BaseLogger): Promise<void> {
+    const holder = await findTokenHolder(server.store, { env: this.context.env, profiles: () => profiles }, server.url);
+    switch (holder.kind) {
+      case 'env':
+        return log.info('KB_TOKEN holds a token of this server');
+      case 'here':
+        return log.info(`CLI profile "${holder.name}" holds a token of this server`);
+      case 'moved':
+        return log.info(`CLI profile "${holder.name}" holds a token of this server: its URL was ${holder.from}, it is now ${server.url}`);
+      case 'elsewhere':
+        return log.warn(
+          `CLI profile "${holder.name}" holds a token of this server but points at ${holder.url} (${holder.why}). Point it here with ` +
+            `\`kb auth token --profile ${holder.name} | kb auth login --profile ${holder.name} --url ${server.url} --with-token\``,
+        );
+      case 'none': {
+        const where = dataDirFlag === undefined ? '' : ` --data-dir ${dataDirFlag}`;
+        return log.info(`no CLI profile holds a token of this server. Get one saved with \`kb serve token create --org local --save --url ${server.url}${where}\``);
+      }
     }
-    const where = dataDirFlag === undefined ? '' : ` --data-dir ${dataDirFlag}`;
-    this.io.stderr(
-      'kb serve: no CLI profile holds a token of this server. Get one saved with:\n' +
-        `  kb serve token create --org local --save --url ${server.url}${where}\n`,
-    );
   }
 }
 
