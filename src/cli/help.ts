@@ -17,7 +17,10 @@ export const ENVIRONMENT = `ENVIRONMENT
   NO_COLOR       no colors; neither are used when output is not a terminal or CI is set
   HTTPS_PROXY, HTTP_PROXY, NO_PROXY  proxies for requests`;
 
-/** The root help gains the exit codes and environment variables that scripts depend on (CONTRACT section 3). */
+/**
+ * The root help gains the exit codes and environment variables that scripts depend on (docs/contract.md, Exit codes
+ * and Environment variables).
+ */
 export default class KbHelp extends Help {
   protected override async showRootHelp(): Promise<void> {
     await super.showRootHelp();

@@ -10,7 +10,7 @@ type Handler<N extends RouteName> = (
   capture?: IdempotencyCapture,
 ) => Promise<RouteOutput<N>>;
 
-/** Generated keys, CONTRACT section 2: ns_<uuid v4> and kb_<uuid v4>. */
+/** Generated keys, docs/contract.md, Requests and keys: ns_<uuid v4> and kb_<uuid v4>. */
 export const generateNamespaceKey = (): string => `ns_${randomUUID()}`;
 export const generateBaseKey = (): string => `kb_${randomUUID()}`;
 

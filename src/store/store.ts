@@ -35,7 +35,7 @@ export type WriteOutcome = { ok: true; value: unknown } | { ok: false; error: un
 
 /**
  * Keeps a write's reply under an Idempotency-Key in the write's own transaction, so the reply is stored if and
- * only if the write is (CONTRACT, "Protection and robustness").
+ * only if the write is (docs/contract.md, Idempotency-Key).
  */
 export interface IdempotencyCapture {
   orgId: number;
@@ -67,11 +67,11 @@ export class IdempotencyInProgress extends Error {
   }
 }
 
-/** How long a key and its reply are kept: CONTRACT asks for at least 24 hours. */
+/** How long a key and its reply are kept: docs/contract.md, Idempotency-Key, asks for at least 24 hours. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 /**
- * The failed-authentication limit per client address (CONTRACT: more than 20 failures within 60 s give 429). One call
+ * The failed-authentication limit per client address (docs/contract.md, Limits: more than 20 failures within 60 s give 429). One call
  * both decides and counts, so concurrent failures cannot all slip under the limit.
  */
 export interface AuthFailureLimit {

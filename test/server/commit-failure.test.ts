@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 /**
  * The commit of a write fails after the write itself ran (and, under an Idempotency-Key, after its reply was made):
  * the client must get a 5xx envelope, and nothing of the request may be kept, the reply under the key included.
- * CONTRACT section 2, "Storage faults".
+ * docs/contract.md, Storage faults.
  */
 describe('a write whose commit fails', () => {
   let server: TestServer;
