@@ -41,7 +41,7 @@ const EXIT_LITERALS = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'oclif.manifest.json'] },
+  { ignores: ['dist/', 'dist.new-*/', 'dist.old-*/', '.build-*/', 'node_modules/', 'coverage/', 'oclif.manifest.json'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
