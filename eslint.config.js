@@ -9,7 +9,7 @@ import tseslint from 'typescript-eslint';
 const ZOD_MESSAGE = 'Import { z } from src/api/zod.ts: zod/mini with the English messages (zod classic costs every command ~25 ms of start-up).';
 const zodPaths = ['zod', 'zod/v4', 'zod/v3', 'zod/v4-mini', 'zod/v4/mini', 'zod/mini', 'zod/locales', 'zod/v4/locales'].map((name) => ({ name, message: ZOD_MESSAGE }));
 
-/** The import boundaries of STYLE.md: `api` is the root; `server` never reaches the CLI or the TUI; only `client` talks HTTP. */
+/** The import boundaries of docs/ARCHITECTURE.md: `api` is the root; `server` never reaches the CLI or the TUI; only `client` talks HTTP. */
 const boundary = (files, patterns, message, regex) => ({
   files,
   rules: {
@@ -41,7 +41,7 @@ const EXIT_LITERALS = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'coverage/', 'oclif.manifest.json'] },
+  { ignores: ['dist/', 'dist.new-*/', 'dist.old-*/', '.build-*/', 'node_modules/', 'coverage/', 'oclif.manifest.json'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

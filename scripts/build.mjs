@@ -4,14 +4,67 @@
 // and compile is most of what `kb`'s start-up costs (README, "Performance"). The packages every command loads
 // (oclif, undici, conf), and the TUI's React and Ink, are bundled apart, in two scripts compiled with V8 code caches:
 // scripts/vendor.mjs.
-import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+//
+// `npm run build` is this script, whole: the bundle, the oclif manifest, the vendor code caches. It never touches the
+// dist/ that a running kb reads: it builds into dist.new-PID beside it, makes the manifest and the code caches from a
+// staged copy of the package (.build-PID: package.json, bin/, dist linked to dist.new-PID), and only then swaps the
+// new build in whole (dist to dist.old-PID, dist.new-PID to dist, the manifest renamed over the old one), so a kb that
+// starts meanwhile runs the old build or the new one, never half of either.
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { sortManifest } from './sort-manifest.mjs';
+import { makeVendorCaches } from './vendor-cache.mjs';
 import { buildVendor, vendorStandIns } from './vendor.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const dist = join(root, 'dist');
+const live = join(root, 'dist');
+const dist = join(root, `dist.new-${process.pid}`);
+const stage = join(root, `.build-${process.pid}`);
+
+/** Whether process `pid` runs (a build that was killed leaves its directories behind). */
+function running(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
+/** Removes what builds that no longer run left behind: their new, old and staged directories. */
+function removeAbandoned() {
+  for (const name of readdirSync(root)) {
+    const match = /^(?:dist\.(?:new|old)|\.build)-(\d+)(?:-\d+)?$/.exec(name);
+    if (match && (Number(match[1]) === process.pid || !running(Number(match[1])))) rmSync(join(root, name), { recursive: true, force: true });
+  }
+}
+
+/** Puts the new build in dist/'s place. Another build may swap at the same time: then the last one in place wins. */
+function swapIn() {
+  for (let attempt = 0; ; attempt++) {
+    const old = join(root, `dist.old-${process.pid}-${attempt}`);
+    try {
+      renameSync(live, old);
+    } catch (error) {
+      if (error.code !== 'ENOENT') throw error;
+    }
+    try {
+      renameSync(dist, live);
+      return;
+    } catch (error) {
+      // Another build put its dist in place between the two renames: move it aside too, and try again.
+      if ((error.code !== 'ENOTEMPTY' && error.code !== 'EEXIST') || attempt >= 10) throw error;
+    } finally {
+      rmSync(old, { recursive: true, force: true });
+    }
+  }
+}
+
+removeAbandoned();
+mkdirSync(dist);
 
 function sources(dir) {
   return readdirSync(dir).flatMap((name) => {
@@ -30,7 +83,6 @@ const entryPoints = [
   { in: join(root, 'scripts/vendor-warm-tui.mjs'), out: 'vendor/warm-tui' },
 ];
 
-rmSync(dist, { recursive: true, force: true });
 const vendor = await buildVendor(root, dist);
 const result = await build({
   absWorkingDir: root,
@@ -79,3 +131,21 @@ const loaders = Object.keys(outputs).filter((file) => outputs[file].includes('sc
 if (loaders.length !== 1 || !loaders[0].startsWith('chunks/')) throw new Error(`scripts/vendor-load.mjs must be bundled into one chunk, not ${loaders.join(', ')}`);
 Object.assign(outputs, vendor.inputs);
 writeFileSync(join(dist, 'bundle-inputs.json'), `${JSON.stringify(outputs, null, 1)}\n`);
+
+// The manifest and the code caches, made by running the new build as the installed package would run it.
+mkdirSync(stage);
+for (const entry of ['package.json', 'bin']) cpSync(join(root, entry), join(stage, entry), { recursive: true });
+symlinkSync(relative(stage, dist), join(stage, 'dist'));
+execFileSync(process.execPath, [join(root, 'node_modules/oclif/bin/run.js'), 'manifest', stage], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+// oclif resolves dist/ to where it really is, dist.new-PID: the manifest names the place it will be in.
+sortManifest(join(stage, 'oclif.manifest.json'), (path) => {
+  const [up, dir, ...rest] = path;
+  if (up === '..' && dir === relative(root, dist)) return ['dist', ...rest];
+  if (up === 'dist') return path;
+  throw new Error(`oclif's manifest names a command at ${path.join('/')}, outside the new build`);
+});
+await makeVendorCaches(stage);
+
+swapIn();
+renameSync(join(stage, 'oclif.manifest.json'), join(root, 'oclif.manifest.json'));
+rmSync(stage, { recursive: true, force: true });

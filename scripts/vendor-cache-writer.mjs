@@ -1,8 +1,10 @@
 // Loaded with `node --import` by scripts/vendor-cache.mjs into a `kb ns list --json`: once the command is done, draws
-// the TUI's first screen on a stand-in terminal (dist/vendor/warm-tui.js), then, as the process exits, writes the code
-// caches of the vendor bundles, with the bytecode of every function the two ran.
+// the TUI's first screen on a stand-in terminal (warm-tui.js, beside the vendor bundles in $KB_VENDOR_CACHE: the build
+// being made, which is not yet dist/), then, as the process exits, writes the code caches of the vendor bundles, with
+// the bytecode of every function the two ran.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
 
 // V8 drops the bytecode of functions that have not run for a while (React's reconciler factory runs once, as Ink
@@ -13,7 +15,7 @@ let warmed = false;
 process.on('beforeExit', () => {
   if (warmed) return;
   warmed = true;
-  import(new URL('../dist/vendor/warm-tui.js', import.meta.url).href)
+  import(pathToFileURL(join(process.env.KB_VENDOR_CACHE, 'warm-tui.js')).href)
     .then(({ warmTui }) => warmTui())
     .catch((error) => {
       process.exitCode = 1;

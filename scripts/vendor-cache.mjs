@@ -16,33 +16,40 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const dir = join(root, 'dist/vendor');
-const caches = ['vendor.cache', 'vendor-tui.cache'].map((name) => join(dir, name));
-for (const cache of caches) rmSync(cache, { force: true });
-
-const server = createServer((request, response) => {
-  request.resume();
-  response.setHeader('content-type', 'application/json');
-  response.end(JSON.stringify({ success: true, data: [{ key: 'notes', description: null }] }));
-});
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const home = mkdtempSync(join(tmpdir(), 'kb-vendor-cache-'));
-try {
-  const { port } = server.address();
-  const profile = { url: `http://127.0.0.1:${port}`, token: `kbt_${'a'.repeat(43)}` };
-  mkdirSync(join(home, 'config/kb'), { recursive: true, mode: 0o700 });
-  writeFileSync(join(home, 'config/kb/config.json'), JSON.stringify({ profiles: { local: profile }, defaultProfile: 'local' }), { mode: 0o600 });
-  await promisify(execFile)(process.execPath, ['--import', join(root, 'scripts/vendor-cache-writer.mjs'), join(root, 'bin/run.js'), 'ns', 'list', '--json'], {
-    env: { PATH: process.env.PATH, HOME: home, KB_CONFIG_DIR: join(home, 'config/kb'), KB_DATA_DIR: join(home, 'data'), KB_VENDOR_CACHE: dir },
-    timeout: 60_000,
-  });
-  console.log(`vendor code caches: ${caches.map((cache) => `${Math.round(statSync(cache).size / 1024)} KiB`).join(' and ')}`);
-} catch (error) {
+/**
+ * Makes the code caches in `pkg`/dist/vendor, running `pkg`/bin/run.js: `pkg` is the package's root, or the staged copy
+ * of it that scripts/build.mjs makes before it swaps a new build in.
+ */
+export async function makeVendorCaches(pkg) {
+  const dir = join(pkg, 'dist/vendor');
+  const caches = ['vendor.cache', 'vendor-tui.cache'].map((name) => join(dir, name));
   for (const cache of caches) rmSync(cache, { force: true });
-  const why = error.stderr?.trim() || error.message;
-  console.warn(`warning: no code cache for the vendor bundles: kb works, but starts some 30 ms slower.\n${why}`);
-} finally {
-  server.close();
-  rmSync(home, { recursive: true, force: true });
+
+  const server = createServer((request, response) => {
+    request.resume();
+    response.setHeader('content-type', 'application/json');
+    response.end(JSON.stringify({ success: true, data: [{ key: 'notes', description: null }] }));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const home = mkdtempSync(join(tmpdir(), 'kb-vendor-cache-'));
+  try {
+    const { port } = server.address();
+    const profile = { url: `http://127.0.0.1:${port}`, token: `kbt_${'a'.repeat(43)}` };
+    mkdirSync(join(home, 'config/kb'), { recursive: true, mode: 0o700 });
+    writeFileSync(join(home, 'config/kb/config.json'), JSON.stringify({ profiles: { local: profile }, defaultProfile: 'local' }), { mode: 0o600 });
+    await promisify(execFile)(process.execPath, ['--import', fileURLToPath(new URL('./vendor-cache-writer.mjs', import.meta.url)), join(pkg, 'bin/run.js'), 'ns', 'list', '--json'], {
+      env: { PATH: process.env.PATH, HOME: home, KB_CONFIG_DIR: join(home, 'config/kb'), KB_DATA_DIR: join(home, 'data'), KB_VENDOR_CACHE: dir },
+      timeout: 60_000,
+    });
+    console.log(`vendor code caches: ${caches.map((cache) => `${Math.round(statSync(cache).size / 1024)} KiB`).join(' and ')}`);
+  } catch (error) {
+    for (const cache of caches) rmSync(cache, { force: true });
+    const why = error.stderr?.trim() || error.message;
+    console.warn(`warning: no code cache for the vendor bundles: kb works, but starts some 30 ms slower.\n${why}`);
+  } finally {
+    server.close();
+    rmSync(home, { recursive: true, force: true });
+  }
 }
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await makeVendorCaches(fileURLToPath(new URL('..', import.meta.url)));

@@ -10,7 +10,15 @@ import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
 import { runInThisContext } from 'node:vm';
 import { build } from 'esbuild';
-import { confLean } from './conf-lean.mjs';
+import { CONF_UNUSED, confLean, confLeanApplied } from './conf-lean.mjs';
+
+/**
+ * How often each patch of the vendor bundles changed something, by rule name. A package update that moves what a patch
+ * looks for would otherwise leave the patch silently unapplied (and kb slower, or broken only at run time), so the build
+ * fails when a rule of PATCH_RULES changed nothing: see checkPatches.
+ */
+const applied = new Map();
+const tally = (rule) => applied.set(rule, (applied.get(rule) ?? 0) + 1);
 
 /**
  * What kb's sources import from the vendor bundles, each module run the first time it is asked for. Two bundles, each
@@ -59,7 +67,10 @@ const lazyModules = {
   setup(pluginBuild) {
     const specifiers = new RegExp(`^(${LAZY_MODULES.map(({ specifier }) => specifier.replace(/[.]/g, '\\.')).join('|')})$`);
     pluginBuild.onResolve({ filter: specifiers }, async (args) => {
-      if (args.pluginData?.lazy || !LAZY_MODULES.some(({ importer, specifier }) => specifier === args.path && importer.test(args.importer))) return undefined;
+      if (args.pluginData?.lazy) return undefined;
+      const rule = LAZY_MODULES.findIndex(({ importer, specifier }) => specifier === args.path && importer.test(args.importer));
+      if (rule < 0) return undefined;
+      tally(`LAZY_MODULES[${rule}]`);
       const real = await pluginBuild.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: { lazy: true } });
       if (real.errors.length > 0) return { errors: real.errors };
       return { path: real.path, namespace: 'lazy', pluginData: { real: real.path } };
@@ -86,9 +97,11 @@ module.exports = new Proxy(function lazy() {}, {
 const wslLean = {
   name: 'wsl-lean',
   setup(pluginBuild) {
-    pluginBuild.onResolve({ filter: /^wsl-utils$/ }, (args) =>
-      /[\\/]@oclif[\\/]core[\\/]/.test(args.importer) ? { path: 'wsl-utils', namespace: 'wsl-lean', pluginData: { resolveDir: args.resolveDir } } : undefined,
-    );
+    pluginBuild.onResolve({ filter: /^wsl-utils$/ }, (args) => {
+      if (!/[\\/]@oclif[\\/]core[\\/]/.test(args.importer)) return undefined;
+      tally('wslLean');
+      return { path: 'wsl-utils', namespace: 'wsl-lean', pluginData: { resolveDir: args.resolveDir } };
+    });
     pluginBuild.onLoad({ filter: /.*/, namespace: 'wsl-lean' }, (args) => ({
       resolveDir: args.pluginData.resolveDir,
       loader: 'js',
@@ -107,6 +120,7 @@ const OCLIF_SORT = '.sort((a, b) => a.id.localeCompare(b.id));';
 function plainSort(path, source) {
   if (!/[\\/]@oclif[\\/]core[\\/]lib[\\/]config[\\/]plugin\.js$/.test(path)) return source;
   if (!source.includes(OCLIF_SORT)) throw new Error(`${path} no longer sorts commands as scripts/vendor.mjs expects: review plainSort`);
+  tally('plainSort');
   return source.replace(OCLIF_SORT, '.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));');
 }
 
@@ -128,6 +142,7 @@ const LLHTTP = 'function lazyllhttp () {';
 function baselineLlhttp(path, source) {
   if (!/[\\/]undici[\\/]lib[\\/]dispatcher[\\/]client-h1\.js$/.test(path)) return source;
   if (!source.includes(LLHTTP)) throw new Error(`${path} no longer compiles llhttp as scripts/vendor.mjs expects: review baselineLlhttp`);
+  tally('baselineLlhttp');
   return `${source.replace(LLHTTP, 'function lazyllhttpCompile () {')}
 function lazyllhttp () {
   if (globalThis[Symbol.for('kb.wasm.baselineOnly')] === true) return lazyllhttpCompile()
@@ -150,6 +165,7 @@ const INK_DEVTOOLS = ["await import('./devtools.js');", 'await loadPackageJson()
 function inkWithoutDevtools(path, source) {
   if (!/[\\/]ink[\\/]build[\\/]reconciler\.js$/.test(path)) return source;
   if (INK_DEVTOOLS.some((text) => !source.includes(text))) throw new Error(`${path} no longer loads its devtools as scripts/vendor.mjs expects: review inkWithoutDevtools`);
+  tally('inkWithoutDevtools');
   return source.replace(INK_DEVTOOLS[0], 'void 0;').replace(INK_DEVTOOLS[1], '{ name: undefined, version: undefined }');
 }
 
@@ -170,6 +186,9 @@ const providedModules = {
  */
 const DYNAMIC_IMPORT = /(?<![\w$.'"`])import\((?![)'"`])/g;
 
+/** The modules whose computed `import()` DYNAMIC_IMPORT must rewrite: oclif's loader of commands, hooks and help. */
+const DYNAMIC_IMPORTERS = ['@oclif/core/lib/module-loader.js'];
+
 /**
  * Every module of the bundle, as it finishes loading, calls `globalThis[Symbol.for('kb.loaded')]` with its path, if
  * that is set: test/fixtures/record-imports.mjs sets it, so that the start-up test sees what a command ran.
@@ -180,7 +199,11 @@ function vendorSources(root) {
     setup(pluginBuild) {
       pluginBuild.onLoad({ filter: /\.[cm]?js$/ }, async (args) => {
         const patched = [plainSort, baselineLlhttp, inkWithoutDevtools].reduce((text, patch) => patch(args.path, text), await readFile(args.path, 'utf8'));
-        const source = patched.replace(DYNAMIC_IMPORT, '__kbImport(');
+        const source = patched.replace(DYNAMIC_IMPORT, () => {
+          const importer = DYNAMIC_IMPORTERS.find((name) => args.path.endsWith(`/node_modules/${name}`));
+          if (importer) tally(`DYNAMIC_IMPORT ${importer}`);
+          return '__kbImport(';
+        });
         const loaded = `globalThis[Symbol.for('kb.loaded')]?.(${JSON.stringify(relative(root, args.path))});`;
         return { contents: `${source}\n;${loaded}\n`, loader: 'js' };
       });
@@ -195,12 +218,39 @@ function vendorSources(root) {
 export async function buildVendor(root, dist) {
   const names = {};
   const inputs = {};
+  applied.clear();
+  confLeanApplied.clear();
   for (const [bundle, packages] of Object.entries(BUNDLES)) {
     const built = await buildBundle(root, join(dist, `vendor/${bundle}.cjs`), packages);
     Object.assign(names, built.names);
     inputs[`vendor/${bundle}.cjs`] = built.inputs;
   }
-  return { names, inputs };
+  for (const [name, count] of confLeanApplied) applied.set(`confLean ${name}`, count);
+  checkPatches(applied);
+  return { names, inputs, applied: Object.fromEntries(applied) };
+}
+
+/** Every patch rule of the vendor bundles, by the name it is counted under. */
+export const PATCH_RULES = [
+  ...LAZY_MODULES.map((_, i) => `LAZY_MODULES[${i}]`),
+  'wslLean',
+  ...Object.keys(CONF_UNUSED).map((name) => `confLean ${name}`),
+  'plainSort',
+  'baselineLlhttp',
+  'inkWithoutDevtools',
+  ...DYNAMIC_IMPORTERS.map((name) => `DYNAMIC_IMPORT ${name}`),
+];
+
+/** Fails the build when a patch rule changed nothing: its target has moved, and the rule needs a review. */
+export function checkPatches(counts) {
+  const missed = PATCH_RULES.filter((rule) => !((counts.get?.(rule) ?? counts[rule]) > 0));
+  if (missed.length > 0) {
+    const describe = (rule) => {
+      const lazy = /^LAZY_MODULES\[(\d+)\]$/.exec(rule);
+      return lazy ? `${rule} (${LAZY_MODULES[Number(lazy[1])].specifier} from ${LAZY_MODULES[Number(lazy[1])].importer})` : rule;
+    };
+    throw new Error(`scripts/vendor.mjs: these patches of the vendor bundles changed nothing, so their target has moved (a package update?): ${missed.map(describe).join('; ')}. Review each rule against the package's new code.`);
+  }
 }
 
 async function buildBundle(root, file, packages) {

@@ -3,7 +3,7 @@ import { ERROR_STATUS, type ErrorCode } from './errors.js';
 import { ROUTES, type RouteName, type RouteSpec } from './routes.js';
 import { Base, Description, DESCRIPTION_RULE, FailureEnvelope, Key, KEY_RULE, LIMITS, Namespace, successEnvelope } from './schemas.js';
 
-/** Where `kb serve` serves this document, relative to /v1 (CONTRACT section 2). */
+/** Where `kb serve` serves this document, relative to /v1 (docs/contract.md, The local server). */
 export const OPENAPI_PATH = '/openapi.json';
 
 /** Marks what is ours, beyond the API document (the base_list route, this document's own route). */
@@ -75,7 +75,7 @@ function pascal(name: string): string {
   return name.replace(/(^|_)([a-z])/g, (_match, _sep: string, letter: string) => letter.toUpperCase());
 }
 
-/** The failure statuses of a route, from what the route is: CONTRACT section 2's table and its protections. */
+/** The failure statuses of a route, from what the route is: the table of docs/contract.md, Status codes, and its Limits. */
 function failureCodes(route: RouteSpec): ErrorCode[] {
   const codes: ErrorCode[] = [];
   const writes = route.method !== 'GET';

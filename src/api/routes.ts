@@ -42,7 +42,7 @@ function route<I extends z.ZodMiniType, O extends z.ZodMiniType>(spec: RouteSpec
   return spec;
 }
 
-/** The route table of api-spec section 4, plus the base_list extension of CONTRACT section 2. */
+/** The API's route table (docs/api.md), plus the base_list extension (docs/contract.md, The local server). */
 export const ROUTES = {
   health: route({
     name: 'health', method: 'GET', path: '/health', auth: false, extension: false,

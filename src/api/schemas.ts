@@ -6,14 +6,14 @@ export const TOKEN_SECRET_BYTES = 32;
 /** The base64url characters after the prefix: 4 for every 3 bytes, without padding. */
 export const TOKEN_SECRET_LENGTH = Math.ceil((TOKEN_SECRET_BYTES * 4) / 3);
 
-/** The limits of api-spec section 8, in one place. */
+/** The limits of docs/contract.md, Limits and Requests and keys, in one place. */
 export const LIMITS = {
   keyMin: 3,
   keyMax: 63,
   descriptionMin: 1,
   descriptionMax: 1024,
   bodyBytes: 64 * 1024,
-  /** CONTRACT, "Protection and robustness": more failed authentications than this from one address within the window give 429. */
+  /** docs/contract.md, Limits: more failed authentications than this from one address within the window give 429. */
   authFailures: 20,
   authFailureWindowMs: 60_000,
 } as const;
@@ -22,7 +22,7 @@ export const KEY_PATTERN = /^[A-Za-z0-9_-]{3,63}$/;
 export const KEY_RULE = 'a key is 3 to 63 characters, each A-Z, a-z, 0-9, dash (-) or underscore (_)';
 export const DESCRIPTION_RULE = 'a description is 1 to 1024 characters, or null';
 
-/** Counts Unicode code points, so an emoji is one character, as CONTRACT section 2 says. */
+/** Counts Unicode code points, so an emoji is one character, as docs/contract.md, Requests and keys, says. */
 export function codePointLength(text: string): number {
   let count = 0;
   for (const _ of text) count++;

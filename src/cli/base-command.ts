@@ -26,7 +26,7 @@ export const queryFlags = {
 /**
  * What every kb command shares: one context (environment, IO, profiles, clients: src/cli/context.ts), --json
  * printing exactly the data, Ctrl-C ending it with exit 130, and errors turned into one line on stderr (then the
- * server's help, if any) with the exit code of CONTRACT section 3.
+ * server's help, if any) with the exit code of docs/contract.md, Exit codes.
  */
 export abstract class KbCommand extends Command {
   /** Made once for the invocation; oclif passes none, so it is this process's, and tests pass their own. */

@@ -1,7 +1,7 @@
 /**
  * Shell completion: `kb completion bash|zsh|fish` prints a script that asks `kb __complete WORDS...` for the words
  * that may come next, so the commands, their flags, the saved profiles and the live deployment's namespaces and bases
- * all complete (docs/contract.md, The CLI). What completes is decided here, from the commands as oclif knows them.
+ * all complete (docs/contract.md, Commands). What completes is decided here, from the commands as oclif knows them.
  */
 
 export const SHELLS = ['bash', 'zsh', 'fish'] as const;

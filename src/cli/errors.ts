@@ -1,6 +1,6 @@
 import { EXIT } from '../client/exit-codes.js';
 
-/** An error the CLI reports itself: a message, an optional hint, and the exit code of CONTRACT section 3. */
+/** An error the CLI reports itself: a message, an optional hint, and the exit code of docs/contract.md, Exit codes. */
 export class CliError extends Error {
   override readonly name: string = 'CliError';
   constructor(

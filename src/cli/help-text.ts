@@ -2,7 +2,7 @@ import { EXIT_MEANINGS } from '../client/exit-codes.js';
 import { displayWidth } from '../text/width.js';
 
 /**
- * Help text as paragraphs, wrapped to the terminal (docs/contract.md, The CLI: 80 columns when piped). The root help,
+ * Help text as paragraphs, wrapped to the terminal (docs/contract.md, Output: 80 columns when piped). The root help,
  * `kb help exit-codes` and `kb help environment` print the tables from here.
  */
 

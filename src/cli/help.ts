@@ -103,7 +103,7 @@ export const HELP_TOPICS: Record<string, { title: string; render(width: number):
 
 /**
  * kb's help: commands' prose wrapped as paragraphs to the terminal (80 columns when piped), and the root help's exit
- * codes and environment variables that scripts depend on (docs/contract.md, The CLI), with a hanging indent.
+ * codes and environment variables that scripts depend on (docs/contract.md, Exit codes and Environment variables), with a hanging indent.
  */
 export default class KbHelp extends Help {
   constructor(config: Interfaces.Config, opts: Partial<Interfaces.HelpOptions> = {}) {

@@ -3,7 +3,7 @@ import { renderJson } from './output.js';
 import { escapeControls } from './text.js';
 
 /**
- * `--query EXPR`: JMESPath over a command's --json data, as aws and az have it (docs/contract.md, The CLI). The
+ * `--query EXPR`: JMESPath over a command's --json data, as aws and az have it (docs/contract.md, Commands). The
  * jmespath package is loaded only when a command is given --query, so no other run pays for it.
  */
 interface Jmespath {

@@ -11,7 +11,7 @@ function ownsToken(store: Store): (token: string) => Promise<boolean> {
 }
 
 /**
- * Saves a token of the local server as a CLI profile, CONTRACT section 2: `local`, or `local-<port>` when `local`
+ * Saves a token of the local server as a CLI profile, docs/contract.md, First start: `local`, or `local-<port>` when `local`
  * holds another server's token, or the name given; a profile that holds another server's token is never replaced
  * (ServeProfileTakenError when every candidate does).
  */

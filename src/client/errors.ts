@@ -5,8 +5,8 @@ import { shownProxyUrl, type Proxy } from './proxy.js';
 export { exitCodeForStatus };
 
 /**
- * The client's error catalog. Every class sets `name`, a stable `code` and the `exitCode` of CONTRACT
- * section 3, so the CLI derives its exit status from the error and never from its own table.
+ * The client's error catalog. Every class sets `name`, a stable `code` and the `exitCode` of docs/contract.md,
+ * Exit codes, so the CLI derives its exit status from the error and never from its own table.
  */
 export abstract class KbClientError extends Error {
   abstract readonly code: string;
@@ -167,7 +167,7 @@ function carriedExitCode(error: object): number | undefined {
 }
 
 /**
- * The process exit code for an error, CONTRACT section 3: 0 for no error, then the `exitCode` an error carries
+ * The process exit code for an error, docs/contract.md, Exit codes: 0 for no error, then the `exitCode` an error carries
  * (every error of this module, the config errors, the CLI's usage errors), the status of a KbApiError raised
  * locally through src/api, and 1 for anything else.
  */

@@ -1,5 +1,5 @@
 /**
- * kb's exit codes (CONTRACT section 3), the one table of them: the error catalog (src/client/errors.ts, the CLI's
+ * kb's exit codes (docs/contract.md, Exit codes), the one table of them: the error catalog (src/client/errors.ts, the CLI's
  * errors, the config's) carries these, and `kb --help` prints them from here.
  */
 export const EXIT = {

@@ -1,5 +1,5 @@
 /**
- * The config's error catalog. Every class carries a stable `code` and the `exitCode` of CONTRACT section 3, which
+ * The config's error catalog. Every class carries a stable `code` and the `exitCode` of docs/contract.md, Exit codes, which
  * the CLI turns into the process's exit code; callers tell them apart by class.
  */
 import { EXIT, type ExitCode } from '../client/exit-codes.js';

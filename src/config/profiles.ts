@@ -174,7 +174,7 @@ export interface ResolveOptions {
 }
 
 /**
- * Which deployment a command talks to, CONTRACT section 3: the profile is --profile, else KB_PROFILE, else the
+ * Which deployment a command talks to, docs/contract.md, Deployments and profiles: the profile is --profile, else KB_PROFILE, else the
  * default profile; KB_URL and KB_TOKEN override its URL and token. A missing token is not an error here (health
  * needs none): callers decide.
  */

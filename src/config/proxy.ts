@@ -1,5 +1,5 @@
 /**
- * The proxy variables, read as curl reads them (the lower-case name first; docs/contract.md, The CLI) and checked
+ * The proxy variables, read as curl reads them (the lower-case name first; docs/contract.md, Network) and checked
  * before anything is sent: a value without a scheme (`proxy.corp:3128`) is taken as http://, one without a port goes
  * to curl's 1080 (443 for https://), and a path, query or fragment is ignored, as curl ignores them; anything that is
  * not an http:// or https:// URL with a host is refused at once, naming the variable, instead of failing every request

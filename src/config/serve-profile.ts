@@ -27,7 +27,7 @@ export interface ServeProfileResult {
 }
 
 /**
- * `kb serve`'s first start saves its URL and token as a profile (CONTRACT section 2): `name` when given, else
+ * `kb serve`'s first start saves its URL and token as a profile (docs/contract.md, First start): `name` when given, else
  * `local`, else `local-<port>`; the first of them that is absent, or that holds a token of this very server (or, named
  * with --profile, no token at all), is written. A profile holding another instance's token is never overwritten: when every candidate holds one, this
  * throws ServeProfileTakenError and writes nothing. Decided and written under the config lock, so two servers

@@ -8,7 +8,7 @@ import { idempotency } from './idempotency.js';
 import { createLogger, RequestLog, requestIds, type ServerLogger } from './logger.js';
 import { routes } from './routes.js';
 
-/** CONTRACT, "Protection and robustness": a client has at most 5 s for its headers, checked every second. */
+/** docs/contract.md, Limits: a client has at most 5 s for its headers, checked every second. */
 export const HEADERS_TIMEOUT_MS = 5000;
 export const CONNECTIONS_CHECK_INTERVAL_MS = 1000;
 /** The explicit limit for a whole request, body included. */

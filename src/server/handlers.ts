@@ -6,7 +6,7 @@ import type { Principal, Store, Write } from '../store/store.js';
 export type WriteRouteName = 'ns_create' | 'ns_update' | 'base_create' | 'base_update' | 'base_delete';
 type ReadRouteName = Exclude<RouteName, 'health' | WriteRouteName>;
 
-/** Generated keys (docs/contract.md, Generated keys): ns_<uuid v4> and kb_<uuid v4>. */
+/** Generated keys, docs/contract.md, Requests and keys: ns_<uuid v4> and kb_<uuid v4>. */
 export const generateNamespaceKey = (): string => `ns_${randomUUID()}`;
 export const generateBaseKey = (): string => `kb_${randomUUID()}`;
 

@@ -79,7 +79,7 @@ function parseJsonBody(bytes: Buffer): unknown {
 
 /**
  * A body kb cannot read as JSON before its parser sees it: one without Content-Type (fastify would leave it unread,
- * but CONTRACT says any non-JSON body is 415), or a compressed one, whose bytes kb would otherwise read as if they
+ * but docs/contract.md, Status codes, makes any non-JSON body a 415), or a compressed one, whose bytes kb would otherwise read as if they
  * were not (RFC 9110 section 15.5.16: a content coding the server does not know is a 415).
  */
 export function untypedBody(request: FastifyRequest): KbApiError | null {
@@ -111,10 +111,10 @@ export interface HttpRulesOptions extends Record<string, unknown> {
 }
 
 /**
- * The rules of HTTP every route keeps: JSON bodies only, strictly decoded; Expect answered as CONTRACT says.
+ * The rules of HTTP every route keeps: JSON bodies only, strictly decoded; Expect answered as docs/contract.md, Status codes, says.
  */
 export const httpRules = sharedPlugin<HttpRulesOptions>((app, options, done) => {
-  // fastify parses text/plain by default; CONTRACT section 2 makes any non-JSON body a 415.
+  // fastify parses text/plain by default; docs/contract.md, Status codes, makes any non-JSON body a 415.
   app.removeContentTypeParser('text/plain');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, parsed) => {

@@ -56,7 +56,7 @@ function tokenShaped(text: string): boolean {
   return text.search(TOKEN_TEXT) !== -1;
 }
 
-/** A request id a client may choose (CONTRACT: 1 to 128 visible ASCII characters), so its own logs meet ours. */
+/** A request id a client may choose (docs/contract.md, Logging: 1 to 128 visible ASCII characters), so its own logs meet ours. */
 const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
 export const REQUEST_ID_HEADER = 'x-request-id';

@@ -2,7 +2,7 @@ import { LIMITS } from '../api/schemas.js';
 import type { AuthFailureLimit } from '../store/store.js';
 
 /**
- * Failed-authentication limit per client address (CONTRACT, "Protection and robustness"): once an address has
+ * Failed-authentication limit per client address (docs/contract.md, Limits): once an address has
  * failed `limit` times within `windowMs`, a further failure is answered 429 instead of 401, until enough of those
  * failures leave the window. Refused (429) attempts are not counted, so Retry-After tells the truth. A request
  * with a valid token is never counted nor limited. In memory: it resets with the process, and each process counts

@@ -52,7 +52,7 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // Which database this is, and how many write transactions it has committed: every write transaction bumps the
   // generation, so each one written to the -wal carries this row's page. A -wal is replayed onto kb.db only when it
-  // keeps kb.db's lineage and does not take its generation back (docs/contract.md, Start-up); a backup's copy gets a
+  // keeps kb.db's lineage and does not take its generation back (docs/contract.md, Files and start-up); a backup's copy gets a
   // lineage of its own.
   `
   CREATE TABLE meta (

@@ -10,7 +10,7 @@ import { StoreOpenError } from './errors.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 
 /**
- * Opening a kb database safely (docs/contract.md, Start-up): build a new one beside kb.db and link it into place,
+ * Opening a kb database safely (docs/contract.md, Files and start-up): build a new one beside kb.db and link it into place,
  * refuse what cannot be trusted leaving every file untouched, and never let SQLite replay a sidecar file (-wal,
  * -journal) that another database wrote.
  */

@@ -60,7 +60,7 @@ export class SqliteStore implements Store {
     this.file = { dev, ino };
     this.stmt = {
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
-      /** Run first in every write transaction (docs/contract.md, Start-up: whose -wal is it?). */
+      /** Run first in every write transaction (docs/contract.md, Files and start-up: whose -wal is it?). */
       generationBump: db.prepare(GENERATION_BUMP),
       authenticate: db.prepare<[Buffer], { org_id: number; org: string; id: string }>(
         `SELECT t.id, t.org_id, o.name AS org FROM tokens t JOIN orgs o ON o.id = t.org_id

@@ -65,11 +65,11 @@ export type KeyedResult =
   /** It did not run: another connection runs the key's first request right now (another server over one database). */
   | { kind: 'busy' };
 
-/** How long a key and its reply are kept: CONTRACT asks for at least 24 hours. */
+/** How long a key and its reply are kept: docs/contract.md, Idempotency-Key, asks for at least 24 hours. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 /**
- * The failed-authentication limit per client address (CONTRACT: more than 20 failures within 60 s give 429). One call
+ * The failed-authentication limit per client address (docs/contract.md, Limits: more than 20 failures within 60 s give 429). One call
  * both decides and counts, so concurrent failures cannot all slip under the limit.
  */
 export interface AuthFailureLimit {

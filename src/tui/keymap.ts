@@ -1,6 +1,6 @@
 import type { Key } from 'ink';
 
-/** What a key does on a list or a detail screen (CONTRACT section 5); text fields never see these. */
+/** What a key does on a list or a detail screen (docs/contract.md, The TUI); text fields never see these. */
 export type Command =
   | 'up'
   | 'down'
@@ -132,7 +132,7 @@ const COMMANDS = new Map<HelpTopic, ReadonlySet<Command>>(
   ]),
 );
 
-/** What the key does on the screen of `topic` (CONTRACT section 5); undefined when it does nothing there. */
+/** What the key does on the screen of `topic` (docs/contract.md, The TUI); undefined when it does nothing there. */
 export function commandFor(input: string, key: Key, topic: HelpTopic): Command | undefined {
   const command = anyCommandFor(input, key);
   return command !== undefined && COMMANDS.get(topic)?.has(command) ? command : undefined;

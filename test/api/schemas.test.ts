@@ -88,7 +88,7 @@ describe('Key', () => {
     expect(ok(Key, value)).toBe(false);
   });
 
-  it('agrees with the rule of CONTRACT section 2 on random strings', () => {
+  it('agrees with the rule of docs/contract.md, Requests and keys, on random strings', () => {
     const allowed = new Set('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_');
     const char = fc.oneof(
       { weight: 8, arbitrary: fc.constantFrom(...allowed) },

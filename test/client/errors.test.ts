@@ -12,7 +12,7 @@ import {
 
 const apiError = (status: number) => new ApiError({ status, message: 'm', url: 'http://x/v1/ns_list', method: 'GET' });
 
-describe('exitCodeFor, the exit code table of CONTRACT section 3', () => {
+describe('exitCodeFor, the exit code table of docs/contract.md', () => {
   it('is 0 when there is no error', () => {
     expect(exitCodeFor(undefined)).toBe(0);
     expect(exitCodeFor(null)).toBe(0);

@@ -32,7 +32,7 @@ async function twoProfiles(): Promise<void> {
   await store.saveProfile('home', { url: 'http://127.0.0.1:8080', token: 'tok-home' });
 }
 
-describe('resolveDeployment: which deployment a command talks to (CONTRACT section 3)', () => {
+describe('resolveDeployment: which deployment a command talks to (docs/contract.md, Deployments and profiles)', () => {
   const work = { profile: 'work', url: 'https://work.example', token: 'tok-work', urlSource: 'profile', tokenSource: 'profile' };
   const home = { profile: 'home', url: 'http://127.0.0.1:8080', token: 'tok-home', urlSource: 'profile', tokenSource: 'profile' };
   const table: Array<[string, Record<string, string>, string | undefined, Deployment]> = [

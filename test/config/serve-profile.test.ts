@@ -54,7 +54,7 @@ function firstStart(server: Instance, port: number, name?: string): Promise<{ na
 const raw = () => readFileSync(join(dir, 'config.json'), 'utf8');
 const onDisk = () => JSON.parse(raw()) as { defaultProfile?: string; profiles: Record<string, { url: string; token?: string }> };
 
-describe('saveServeProfile: the profile kb serve saves on its first start (CONTRACT section 2)', () => {
+describe('saveServeProfile: the profile kb serve saves on its first start (docs/contract.md, First start)', () => {
   it('saves profile local, URL and token, as the default when there is none', async () => {
     const server = await start();
     expect(await firstStart(server, 8080)).toEqual({ name: 'local', isDefault: true });

@@ -205,7 +205,7 @@ describe.concurrent('profiles through kb auth', { timeout: TEST_TIMEOUT_MS }, ()
   });
 });
 
-describe.concurrent('which deployment a command uses (CONTRACT section 3)', { timeout: TEST_TIMEOUT_MS }, () => {
+describe.concurrent('which deployment a command uses (docs/contract.md, Deployments and profiles)', { timeout: TEST_TIMEOUT_MS }, () => {
   it('--profile beats KB_PROFILE beats the default profile; KB_URL and KB_TOKEN override the profile\'s; a missing profile fails clearly', async () => {
     const env = isolatedEnv();
     // Organizations of this test alone, so that the namespaces listed are exactly the ones made here.

@@ -289,7 +289,7 @@ describe.concurrent('kb health', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 });
 
-describe.concurrent('exit codes (CONTRACT section 3)', { timeout: TEST_TIMEOUT_MS }, () => {
+describe.concurrent('exit codes (docs/contract.md)', { timeout: TEST_TIMEOUT_MS }, () => {
   it('2: unknown flag, missing argument and invalid input are refused before any request reaches the server', async () => {
     // Every request that reached this server would be answered 500, so a leak would show as exit 1 and in the count.
     const trap = await startFixedServer(500, { success: false, message: 'this request should never have been sent' });

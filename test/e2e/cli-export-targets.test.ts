@@ -1,7 +1,7 @@
 /**
  * `kb export -o TARGET` through the built CLI, with TARGET as shells and scripts hand it over: /dev/stdout under `>>`,
  * in a subshell group or a pipe, /dev/fd/N, a FIFO, a dangling symbolic link, a regular file. Only a regular file is
- * replaced (whole, its mode kept); anything else is written to as it is (docs/contract.md, The CLI).
+ * replaced (whole, its mode kept); anything else is written to as it is (docs/contract.md, Files written with -o).
  */
 import { execFileSync } from 'node:child_process';
 import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';

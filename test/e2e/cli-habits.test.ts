@@ -6,7 +6,7 @@ import { isolatedEnv, ROOT } from '../helpers/cli.js';
 import { apiData, describeRun, expectFailure, jsonOut, kb, orgEnv, startFixedServer, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
-/** The everyday habits of gh and aws/az users (docs/contract.md, The CLI), on the built kb against a real kb serve. */
+/** The everyday habits of gh and aws/az users (docs/contract.md, Commands), on the built kb against a real kb serve. */
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer();

@@ -119,11 +119,11 @@ describe('kb serve with a database it must not use', () => {
   });
 });
 
-/** The ```sh block after the marker line in README.md, and the first plain ``` block after that (its output). */
-function readmeSample(marker: string): { script: string; output: string } {
-  const lines = readFileSync(join(ROOT, 'README.md'), 'utf8').split('\n');
+/** The ```sh block after the marker line in docs/scaling.md, and the first plain ``` block after that (its output). */
+function docSample(marker: string): { script: string; output: string } {
+  const lines = readFileSync(join(ROOT, 'docs/scaling.md'), 'utf8').split('\n');
   const at = lines.findIndex((line) => line.trim() === marker);
-  expect(at, `README.md has no line ${marker}`).toBeGreaterThan(-1);
+  expect(at, `docs/scaling.md has no line ${marker}`).toBeGreaterThan(-1);
   const block = (from: number, fence: string) => {
     const open = lines.findIndex((line, i) => i > from && line.trim() === fence);
     const close = lines.findIndex((line, i) => i > open && line.trim() === '```');
@@ -144,10 +144,10 @@ function freePort(): Promise<number> {
   });
 }
 
-describe("the README's session with two replicas", () => {
-  it('is docs/replicas.sh verbatim, and runs against a real PostgreSQL, printing what the README shows', async () => {
+describe("docs/scaling.md's session with two replicas", () => {
+  it('is docs/replicas.sh verbatim, and runs against a real PostgreSQL, printing what docs/scaling.md shows', async () => {
     const file = readFileSync(join(ROOT, 'docs/replicas.sh'), 'utf8');
-    const sample = readmeSample('<!-- replicas-example: docs/replicas.sh -->');
+    const sample = docSample('<!-- replicas-example: docs/replicas.sh -->');
     expect(sample.script).toBe(file);
 
     const database = await freshDatabase();

@@ -8,7 +8,7 @@ import { acknowledged } from '../helpers/history.js';
 
 /**
  * kb serve's life as a person meets it, run from the built bin/run.js: the first token (also with a broken config and
- * when killed at any point), the token commands, backup and restore, and shutdown (CONTRACT section 2).
+ * when killed at any point), the token commands, backup and restore, and shutdown (docs/contract.md: First start, Tokens, Backup, Shutdown).
  */
 
 const running: ServeProcess[] = [];

@@ -10,7 +10,7 @@ import { isolatedEnv, KB_BIN, runKb, type RunResult } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
- * SQLite's sidecar files belong to the database that wrote them (docs/contract.md, Start-up and Backup). For every
+ * SQLite's sidecar files belong to the database that wrote them (docs/contract.md, Files and start-up, and Backup). For every
  * combination of kb.db, kb.db-wal and kb.db-shm, each absent, the database's own or another's, in a data dir and in a
  * backup's DEST, each of `kb serve`, `kb serve backup` and `kb serve token create` (the built bin/run.js) either
  * refuses by name, leaving every file as it was, or serves exactly the data those files acknowledged: never older

@@ -96,7 +96,7 @@ export function jsonOut(result: RunResult): unknown {
 }
 
 /**
- * A failure as CONTRACT section 3 prints it: the exit code, nothing on stdout, and on stderr one line with the
+ * A failure as docs/contract.md (Output, Exit codes) prints it: the exit code, nothing on stdout, and on stderr one line with the
  * message (after an optional "Error: "), then the help line when there is one; never a stack trace.
  */
 export function expectFailure(result: RunResult, code: number, message: string | RegExp, help?: string | null): void {

@@ -65,7 +65,7 @@ export async function fetchCall(baseUrl: string, method: string, path: string, o
 const FAILURE_KEYS = new Set(['success', 'message', 'help']);
 
 /**
- * Describes how a reply breaks the envelope rules of CONTRACT section 2, or returns undefined when it keeps them:
+ * Describes how a reply breaks the envelope rules of docs/contract.md, Status codes, or returns undefined when it keeps them:
  * JSON content type; 200 is exactly {success: true, data} with data of the route's output schema; any other
  * status is a 4xx/5xx with only {success: false, message, help?}; 401 names the Bearer scheme; 405 sends Allow.
  */

@@ -7,7 +7,7 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 /**
  * The commit of a write fails after the write itself ran (and, under an Idempotency-Key, after its reply was made):
  * the client must get a 5xx envelope, and nothing of the request may be kept, the reply under the key included.
- * docs/contract.md, "Storage faults". The failure is a real one, raised by the database at COMMIT: a deferred
+ * docs/contract.md, Storage faults. The failure is a real one, raised by the database at COMMIT: a deferred
  * constraint the test adds to the schema, armed for one namespace key at a time (so each case stands alone).
  */
 describe('a write whose commit fails', () => {

@@ -63,7 +63,7 @@ function fieldsOf(route: RouteSpec): string[] {
 const seen = new Map<string, Set<number>>();
 /** The model-checked properties that ran to the end (a `-t` filter may skip some). */
 const completed = new Set<string>();
-/** The requests the properties generated, and the properties that ran to the end: README states 8 x KB_FUZZ_RUNS. */
+/** The requests the properties generated, and the properties that ran to the end: docs/reliability.md states 8 x KB_FUZZ_RUNS. */
 const fuzzed = { requests: 0, properties: 0 };
 const PROPERTIES = 8;
 
@@ -675,7 +675,7 @@ describe('fuzzing over a real port', () => {
             expect(envelopeProblem(reply, method === route.method ? route.output : undefined), reply.text.slice(0, 200)).toBeUndefined();
           },
         ),
-        // As many runs as every other property: README counts 8 properties x KB_FUZZ_RUNS requests.
+        // As many runs as every other property: docs/reliability.md counts 8 properties x KB_FUZZ_RUNS requests.
         { numRuns: RUNS },
       );
       fuzzed.properties++;
@@ -687,7 +687,7 @@ describe('fuzzing over a real port', () => {
 
 describe('after the fuzzing', () => {
   // After every property (vitest runs a file's tests in order); skipped, saying so, when some did not run (-t).
-  it('sent as many requests as README says: 8 properties x KB_FUZZ_RUNS', (context) => {
+  it('sent as many requests as docs/reliability.md says: 8 properties x KB_FUZZ_RUNS', (context) => {
     if (fuzzed.properties < PROPERTIES) context.skip(`only ${fuzzed.properties} of the ${PROPERTIES} properties ran`);
     expect(fuzzed.requests).toBe(PROPERTIES * RUNS);
   });

@@ -274,7 +274,7 @@ describe('a server shutting down', () => {
     const client = new RawClient(Number(new URL(own.url).port));
     try {
       // A write in flight (it has had its 100 Continue), and a request pipelined behind it once the close has begun:
-      // the first is finished, the second is refused as CONTRACT refuses any request, not with fastify's own body.
+      // the first is finished, the second is refused as docs/contract.md refuses any request, not with fastify's own body.
       const body = '{"key":"closing-ns"}';
       client.write(
         `POST /v1/ns_create HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${own.token}\r\nContent-Type: application/json\r\n` +

@@ -3,7 +3,7 @@ import { useKeys } from '../hooks/useKeys.js';
 import { printable } from '../text.js';
 import { useTheme } from '../theme.js';
 
-/** A yes/no question in the status lines: `y` confirms, any other key cancels (CONTRACT section 5). */
+/** A yes/no question in the status lines: `y` confirms, any other key cancels (docs/contract.md, The TUI). */
 export function Confirm({ question, active, onAnswer }: { question: string; active: boolean; onAnswer(yes: boolean): void }) {
   const theme = useTheme();
   useKeys((input) => onAnswer(input === 'y' || input === 'Y'), active);

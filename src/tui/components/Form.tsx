@@ -30,7 +30,7 @@ export interface FormProps {
 }
 
 /**
- * A small form (CONTRACT section 5): fields in order; enter or tab moves to the next, enter on the last submits,
+ * A small form (docs/contract.md, The TUI): fields in order; enter or tab moves to the next, enter on the last submits,
  * shift-tab goes back, esc cancels. While it has focus every letter is text. Each field is checked live with the
  * shared schemas, its rule shown under it; nothing is sent while a field breaks its rule.
  */

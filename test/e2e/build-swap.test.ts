@@ -1,0 +1,47 @@
+import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { isolatedEnv, ROOT, runKb } from '../helpers/cli.js';
+import { startTestServer } from '../helpers/server.js';
+
+/** What a build leaves beside dist/ while it runs (scripts/build.mjs): nothing of it may outlive the build. */
+const BUILD_LEFTOVERS = /^(dist\.(new|old)|\.build)-/;
+
+describe('npm run build while kb runs', () => {
+  it('swaps the new build in whole: kb --version and kb ns list --json never fail while it builds twice', async () => {
+    const server = await startTestServer();
+    try {
+      const env = isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token });
+      const created = await runKb(['ns', 'create', 'swap-check'], { env });
+      expect(created.code, created.stderr).toBe(0);
+
+      let building = true;
+      const failures: string[] = [];
+      let runs = 0;
+      const loop = async (): Promise<void> => {
+        while (building) {
+          for (const args of [['--version'], ['ns', 'list', '--json']]) {
+            const run = await runKb(args, { env, timeoutMs: 60_000 });
+            runs++;
+            if (run.code !== 0) failures.push(`kb ${args.join(' ')}: exit ${run.code}: ${run.stderr.trim().split('\n')[0] ?? ''}`);
+            else if (args[0] === 'ns' && !run.stdout.includes('"swap-check"')) failures.push(`kb ns list --json printed ${run.stdout}`);
+          }
+        }
+      };
+      const loops = [loop(), loop()];
+      try {
+        for (let i = 0; i < 2; i++) await promisify(execFile)('npm', ['run', 'build', '--silent'], { cwd: ROOT, timeout: 180_000 });
+      } finally {
+        building = false;
+        await Promise.all(loops);
+      }
+      expect(failures).toEqual([]);
+      // The loops ran while the builds did (each run is a whole kb process).
+      expect(runs).toBeGreaterThan(4);
+      expect(readdirSync(ROOT).filter((name) => BUILD_LEFTOVERS.test(name))).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  }, 400_000);
+});
