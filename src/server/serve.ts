@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import type { AdminOptions, AdminServer } from './admin.js';
 import { buildApp } from './app.js';
 import type { LogFormat, LogLevel } from './log.js';
 import { createLogger } from './logger.js';
@@ -16,6 +17,8 @@ export interface ServeOptions {
   logLevel: LogLevel;
   /** By default pretty when stderr is a terminal, else json. */
   logFormat?: LogFormat | undefined;
+  /** Where to serve /live, /ready and /metrics (admin.ts); none by default, and then nothing of it is loaded. */
+  admin?: AdminOptions | undefined;
 }
 
 export interface RunningServer {
@@ -25,6 +28,10 @@ export interface RunningServer {
   location: string;
   /** The token made for organization `local` when the storage had none (a first start); shown once, never kept. */
   firstToken: { org: string; token: string } | undefined;
+  /** Where the admin server answers, when there is one. */
+  adminUrl: string | undefined;
+  /** A signal began the drain: /ready answers 503 from now on, while the API goes on serving until close(). */
+  drain(): void;
   /**
    * Stops accepting, lets the requests in flight finish, and closes the store. Connections still busy after
    * deadlineMs (slow clients) are cut, so that it always ends; resolves whether any had to be.
@@ -44,11 +51,13 @@ function publicUrl(host: string, address: AddressInfo): string {
  * for a database that did not answer in time) or a listen error.
  */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
-  const store = await openStore(options.storage);
+  const admin: AdminServer | undefined = options.admin && new (await import('./admin.js')).AdminServer();
+  const store = await openStore(admin ? { ...options.storage, onCommit: admin.onCommit } : options.storage);
   const logger = createLogger(options.logLevel, options.logFormat === undefined ? {} : { format: options.logFormat });
-  const app = buildApp({ store, logger });
+  const app = buildApp({ store, logger, observer: admin?.observer });
   try {
     await app.listen({ host: options.host, port: options.port });
+    const adminUrl = admin && (await admin.start(store, options.admin as AdminOptions));
     const stopTolerating = tolerateStalls(app.server);
     const url = publicUrl(options.host, app.server.address() as AddressInfo);
     const first = generateToken();
@@ -64,9 +73,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       store,
       location: describeStorage(options.storage),
       firstToken,
+      adminUrl,
+      drain: () => admin?.drain(),
       close(deadlineMs = 10_000) {
         closing ??= (async () => {
           clearInterval(purging);
+          admin?.drain();
           stopTolerating();
           let forced = false;
           const deadline = setTimeout(() => {
@@ -81,12 +93,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
           await store.close();
           // The log last: every line of a request answered before the close is written out.
           await logger.close();
+          await admin?.close();
           return { forced };
         })();
         return closing;
       },
     };
   } catch (error) {
+    await admin?.close();
     await app.close().catch(() => undefined);
     await store.close();
     await logger.close();

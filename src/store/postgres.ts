@@ -14,6 +14,7 @@ import {
 } from './postgres-migrations.js';
 import {
   type AuthFailureLimit,
+  type CommitObserver,
   type DescriptionPatch,
   IDEMPOTENCY_RETENTION_MS,
   type IdempotencyCapture,
@@ -23,6 +24,7 @@ import {
   type Store,
   type StoredReply,
   StoreOpenError,
+  type StoreUsage,
   StoreUnreachableError,
   type TokenInfo,
   type Write,
@@ -43,6 +45,8 @@ export interface PostgresStoreOptions {
   /** Failed authentications per address within the window before 429 (default: LIMITS of src/api). */
   authFailureLimit?: number;
   authFailureWindowMs?: number;
+  /** Told after each group commit (metrics). */
+  onCommit?: CommitObserver | undefined;
 }
 
 type Client = pg.PoolClient;
@@ -286,6 +290,11 @@ class ChangeListener {
     return this.connect();
   }
 
+  /** Whether it listens now: when not, other replicas' commits may go unseen. */
+  get isListening(): boolean {
+    return this.listening;
+  }
+
   /** The version of what this replica may keep, or undefined while it may be missing notifications. */
   version(of: Changes | 'all'): string | undefined {
     if (!this.listening) return undefined;
@@ -428,6 +437,7 @@ export class PostgresStore implements Store {
   /** Active tokens by hash (hex), at the tokens version they were read at: authentication without a query. */
   private readonly principals = new Map<string, Principal>();
   private principalsVersion: string | undefined;
+  private onCommit: CommitObserver | undefined;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -483,7 +493,9 @@ export class PostgresStore implements Store {
     // Requests beyond the pool wait for a connection, up to this many; past them a request is refused at once (503):
     // a flood of slow lists must not queue everyone else for the connection timeout.
     const queueLimit = options.queueLimit ?? poolSize * 8;
-    return new PostgresStore(pool, changes, broken, queueLimit, options.authFailureLimit ?? LIMITS.authFailures, options.authFailureWindowMs ?? LIMITS.authFailureWindowMs);
+    const store = new PostgresStore(pool, changes, broken, queueLimit, options.authFailureLimit ?? LIMITS.authFailures, options.authFailureWindowMs ?? LIMITS.authFailureWindowMs);
+    store.onCommit = options.onCommit;
+    return store;
   }
 
   /** Runs an operation unless the store is closing, and keeps it in view so that close() waits for it. */
@@ -596,6 +608,7 @@ export class PostgresStore implements Store {
    * reply made under a key is not sent (Idempotency sees an error other than the write's).
    */
   private async flush(batch: Pending[]): Promise<void> {
+    const started = performance.now();
     let client: Client;
     try {
       client = await this.checkout();
@@ -617,6 +630,7 @@ export class PostgresStore implements Store {
       return;
     }
     this.release(client);
+    this.onCommit?.(batch.length, (performance.now() - started) / 1000);
     const changed = new Set<Changes>();
     const later: Pending[] = [];
     batch.forEach((item, index) => {
@@ -839,6 +853,25 @@ export class PostgresStore implements Store {
    * counted. One fence serves every request read in the same turn of the event loop. While the LISTEN connection is
    * down, each call gives a new value, so nothing is kept until it LISTENs again.
    */
+  /**
+   * Not ready while the LISTEN connection is down (what other replicas commit would go unseen) or the database does not
+   * answer a query on a connection of the pool (within its connection timeout).
+   */
+  async unready(): Promise<string | undefined> {
+    if (this.closing) return 'the store is closing';
+    if (!this.changes.isListening) return 'the LISTEN connection to the database is down';
+    try {
+      await this.read({ text: 'SELECT 1' });
+      return undefined;
+    } catch (error) {
+      return `the database does not answer: ${(error as Error).message}`;
+    }
+  }
+
+  usage(): StoreUsage {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount, listening: this.changes.isListening };
+  }
+
   readVersion(): Promise<string> {
     const unknown = () => `unlistened.${++this.unlistened}`;
     const fence = this.changes.fence();

@@ -9,6 +9,7 @@ import { processRuns } from '../os/processes.js';
 import { failures } from './failures.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
 import {
+  type CommitObserver,
   type DescriptionPatch,
   IDEMPOTENCY_RETENTION_MS,
   type IdempotencyCapture,
@@ -199,6 +200,8 @@ function now(): string {
 export interface SqliteStoreOptions {
   /** Milliseconds to wait for another process's write lock (e.g. `kb serve token create` beside a server). */
   busyTimeoutMs?: number;
+  /** Told after each group commit (metrics). */
+  onCommit?: CommitObserver | undefined;
 }
 
 /**
@@ -217,6 +220,7 @@ export class SqliteStore implements Store {
   private readonly stmt;
   /** The database file as it was opened: its device and inode. */
   private readonly file: { dev: number; ino: number };
+  private onCommit: CommitObserver | undefined;
 
   private constructor(db: Database.Database) {
     this.db = db;
@@ -324,7 +328,9 @@ export class SqliteStore implements Store {
       db.pragma('synchronous = FULL');
       db.pragma('foreign_keys = ON');
       migrate(db);
-      return new SqliteStore(db);
+      const store = new SqliteStore(db);
+      store.onCommit = options.onCommit;
+      return store;
     } catch (error) {
       db?.close();
       if (error instanceof StoreOpenError) throw error;
@@ -422,6 +428,7 @@ export class SqliteStore implements Store {
       return;
     }
     const results: Array<WriteOutcome | KeyedResult> = [];
+    const started = performance.now();
     try {
       this.db.exec('BEGIN IMMEDIATE');
       for (const item of batch) {
@@ -460,6 +467,7 @@ export class SqliteStore implements Store {
       return;
     }
     this.commits++;
+    this.onCommit?.(batch.length, (performance.now() - started) / 1000);
     batch.forEach((item, index) => {
       const result = results[index];
       if (result === undefined) item.reject(new Error('lost write result'));
@@ -467,6 +475,13 @@ export class SqliteStore implements Store {
       else if (result.ok) item.resolve(result.value);
       else item.reject(result.error);
     });
+  }
+
+  /** Not ready once closed, or when the database file is no longer the one opened (writes would be lost). */
+  async unready(): Promise<string | undefined> {
+    if (this.closed) return 'the store is closed';
+    if (!this.fileStillInPlace()) return `the database file ${this.db.name} was deleted or replaced`;
+    return undefined;
   }
 
   readVersion(): string {

@@ -72,6 +72,11 @@ to get one (\`kb serve token create --org local --save\`).
 SIGINT or SIGTERM stops accepting and lets the requests in flight finish for up to --shutdown-timeout; a
 second signal exits at once. Back up a running server with \`kb serve backup DEST\`.
 
+Behind a load balancer: --admin-port serves GET /live, GET /ready (503 while draining, or while the
+database or, on PostgreSQL, its LISTEN connection is down) and GET /metrics (Prometheus) on a port of their
+own, never on the API's. With --drain-delay, a SIGTERM first makes /ready fail and keeps serving for the
+delay, so the balancer stops sending before the listener closes.
+
 Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an extension of kb serve).`;
 
   static override examples = [
@@ -100,6 +105,20 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
       summary: 'On SIGINT or SIGTERM, how long requests in flight may take before their connections are cut, e.g. 10s.',
       default: '10s',
     }),
+    'admin-port': Flags.integer({
+      summary: 'Serve GET /live, /ready and /metrics (Prometheus) on this port, apart from the API. Off by default.',
+      min: 0,
+      max: 65535,
+    }),
+    'admin-host': Flags.string({
+      summary: 'Address of the admin port. Default: loopback; a probe or a scraper on another machine needs another.',
+      default: '127.0.0.1',
+      dependsOn: ['admin-port'],
+    }),
+    'drain-delay': Flags.string({
+      summary: 'On SIGTERM, how long /ready answers 503 while the API goes on serving, before the shutdown begins, e.g. 5s.',
+      default: '0',
+    }),
     ...storageFlags,
     'pool-size': Flags.integer({
       summary: `PostgreSQL connections at most, per replica (--database-pool is the same). Requests beyond them wait, up to 8 per connection; more are answered 503 at once.`,
@@ -114,6 +133,8 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     const { flags } = await this.parse(Serve);
     outliveClosedOutput();
     const shutdownMs = parseTimeout(flags['shutdown-timeout'], '--shutdown-timeout');
+    const drainMs = flags['drain-delay'] === '0' ? 0 : parseTimeout(flags['drain-delay'], '--drain-delay');
+    const admin = flags['admin-port'] === undefined ? undefined : { host: flags['admin-host'], port: flags['admin-port'] };
     const storage = storageOptions(flags, this.context, {
       poolSize: flags['pool-size'],
       onWaiting: (message) => this.io.stderr(`kb serve: ${message}\n`),
@@ -124,12 +145,13 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     const { startServer } = await import('../../server/serve.js');
     let server: RunningServer;
     try {
-      server = await startServer({ host: flags.host, port: flags.port, storage, logLevel: flags['log-level'], logFormat: flags['log-format'] });
+      server = await startServer({ host: flags.host, port: flags.port, storage, logLevel: flags['log-level'], logFormat: flags['log-format'], admin });
     } catch (error) {
       throw serveFailure(error, flags.host, flags.port);
     }
     // The first token is out (and saved) before the server says it listens, so whoever waits for that line has it.
     if (server.firstToken) await this.deliverFirstToken(server, server.firstToken.token, flags.profile);
+    if (server.adminUrl) this.io.stderr(`kb serve: admin port: ${server.adminUrl}/live, /ready and /metrics\n`);
     this.io.stderr(`kb serve: listening on ${server.url} (${server.location})\n`);
     if (!isLoopback(flags.host)) {
       this.io.stderr(
@@ -141,6 +163,11 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     ownSignals();
 
     const signal = await stopped;
+    server.drain();
+    if (drainMs > 0) {
+      this.io.stderr(`kb serve: ${signal}, draining: /ready answers 503 and requests are still served for ${flags['drain-delay']} (${signal} again exits at once)\n`);
+      await new Promise((resolve) => setTimeout(resolve, drainMs));
+    }
     this.io.stderr(`kb serve: ${signal}, finishing requests in flight (for at most ${flags['shutdown-timeout']}; ${signal} again exits at once)\n`);
     const { forced } = await server.close(shutdownMs);
     if (forced) this.io.stderr(`kb serve: cut the connections still busy after ${flags['shutdown-timeout']}\n`);
@@ -182,6 +209,7 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
 }
 
 function serveFailure(error: unknown, host: string, port: number): unknown {
+  if (error instanceof Error && error.name === 'AdminListenError') return new CliError(error.message, EXIT.failure);
   const code = (error as { code?: unknown }).code;
   if (code === 'EADDRINUSE') {
     return new CliError(`cannot listen on ${host}:${port}: the port is in use`, EXIT.failure, 'Pass --port with a free port, or stop the other server.');
