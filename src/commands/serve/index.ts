@@ -113,7 +113,6 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     'admin-host': Flags.string({
       summary: 'Address of the admin port. Default: loopback; a probe or a scraper on another machine needs another.',
       default: '127.0.0.1',
-      dependsOn: ['admin-port'],
     }),
     'drain-delay': Flags.string({
       summary: 'On SIGTERM, how long /ready answers 503 while the API goes on serving, before the shutdown begins, e.g. 5s.',
