@@ -89,7 +89,8 @@ export const routes = sharedPlugin<{ observer?: AppObserver | undefined }>((app,
         if (route.method !== 'GET') return write(request, reply);
         const input = parseInput(route.input.schema, { ...(request.query as object) }, 'query');
         const principal = request.principal as Principal;
-        const version = request.readVersion;
+        // The organization's own version where the store has one: another organization's writes keep its answers.
+        const version = request.readVersion === undefined || store.dataVersion === undefined ? request.readVersion : store.dataVersion(principal.orgId);
         const key = `${principal.orgId}\u0000${name}\u0000${JSON.stringify(input)}`;
         const kept = version === undefined ? undefined : answers.get(version, key);
         observer?.keptAnswer(name, kept !== undefined);

@@ -282,12 +282,30 @@ class ChangeListener {
   private readonly fences: { thisTurn?: Promise<void> | undefined; inFlight?: Promise<void> | undefined; next?: Promise<void> | undefined } = {};
   /** Notifications seen (and this replica's own commits), by what they changed. */
   readonly counts = { tokens: 0, data: 0 };
+  /** Changes to data of no one organization (a TRUNCATE), and to each organization's (data:ORG_ID, and own writes). */
+  private anyOrg = 0;
+  private readonly orgs = new Map<number, number>();
 
   constructor(private readonly url: string) {}
 
   /** Connects and LISTENs; rejects when the first attempt fails (open() then fails as it would without a listener). */
   start(): Promise<void> {
     return this.connect();
+  }
+
+  /**
+   * The version of one organization's data, or undefined while notifications may be missed: changed by its own
+   * writes, by a token's, and by a change of unknown organization (a TRUNCATE), never by another organization's.
+   */
+  versionOf(orgId: number): string | undefined {
+    if (!this.listening) return undefined;
+    return `${this.epoch}.${this.counts.tokens}.${this.anyOrg}.${this.orgs.get(orgId) ?? 0}`;
+  }
+
+  /** A write of this replica to an organization's data: counted at once, before its reply and its notification. */
+  wrote(orgId: number): void {
+    this.counts.data++;
+    this.orgs.set(orgId, (this.orgs.get(orgId) ?? 0) + 1);
   }
 
   /** Whether it listens now: when not, other replicas' commits may go unseen. */
@@ -349,9 +367,13 @@ class ChangeListener {
     return fence;
   }
 
-  /** A commit of this replica: known at once, before its notification comes back. */
+  /**
+   * A commit of this replica: known at once, before its notification comes back. Its writes to data are also counted
+   * by organization, as they settle (wrote()).
+   */
   committed(changes: ReadonlySet<Changes>): void {
-    for (const what of changes) this.counts[what]++;
+    if (changes.has('tokens')) this.counts.tokens++;
+    if (changes.has('data')) this.counts.data++;
   }
 
   private async connect(): Promise<void> {
@@ -362,7 +384,13 @@ class ChangeListener {
     client.on('end', lost);
     client.on('notification', (message) => {
       if (message.channel !== CHANGES_CHANNEL) return;
-      this.counts[message.payload === 'tokens' ? 'tokens' : 'data']++;
+      const org = /^data:(\d+)$/.exec(message.payload ?? '')?.[1];
+      if (org !== undefined) this.wrote(Number(org));
+      else if (message.payload === 'tokens') this.counts.tokens++;
+      else {
+        this.counts.data++;
+        this.anyOrg++;
+      }
     });
     try {
       await client.connect();
@@ -941,11 +969,30 @@ export class PostgresStore implements Store {
   }
 
   perform(write: Write): Promise<unknown> {
-    return this.dispatch(write, undefined);
+    return this.counted(this.dispatch(write, undefined), write.orgId);
   }
 
   performKeyed(write: Write, capture: IdempotencyCapture): Promise<KeyedResult> {
-    return this.dispatch(write, capture) as Promise<unknown> as Promise<KeyedResult>;
+    return this.counted(this.dispatch(write, capture), write.orgId) as Promise<KeyedResult>;
+  }
+
+  /** The write's promise, settling only once the write is counted for its organization's version (dataVersion). */
+  private counted(written: Promise<unknown>, orgId: number): Promise<unknown> {
+    return written.then(
+      (value) => {
+        this.changes.wrote(orgId);
+        return value;
+      },
+      (error: unknown) => {
+        this.changes.wrote(orgId);
+        throw error;
+      },
+    );
+  }
+
+  /** Per organization, from the notifications (data:ORG_ID) and this replica's own writes; undefined while not listening. */
+  dataVersion(orgId: number): string | undefined {
+    return this.changes.versionOf(orgId);
   }
 
   /** Queues a write; with a capture, its promise resolves with a KeyedResult (flush). */

@@ -145,6 +145,15 @@ export interface Store {
   readVersion?(): string | Promise<string>;
 
   /**
+   * The version of one organization's data: as readVersion(), but changed only by what may change that organization's
+   * reads (its own writes, a token's, another process's or an administrator's), so that one organization's writes keep
+   * another's answers (docs/contract.md, "Operating behind a load balancer"). Read once readVersion() has resolved for
+   * the request, and before the data. Undefined when nothing may be kept now. Optional: without it, answers are kept
+   * by readVersion().
+   */
+  dataVersion?(orgId: number): string | undefined;
+
+  /**
    * Why the store cannot serve right now (a database that does not answer, a LISTEN connection that is down), or
    * undefined when it can: the readiness of docs/contract.md, "Operating behind a load balancer". One round trip at
    * most. Optional: a store without it is ready while it is open.

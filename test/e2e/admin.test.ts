@@ -173,6 +173,41 @@ describe(`kb serve --admin-port (${ENGINE})`, () => {
     }
   });
 
+  it("keeps one organization's list a hit while another organization writes, and drops only the writer's", async () => {
+    const { server, admin, env } = await serve();
+    const [acme, globex] = [await newToken(env, 'acme'), await newToken(env, 'globex')];
+    const list = async (token: string) => {
+      const reply = await get(`${server.url}/v1/ns_list`, token);
+      expect(reply.status).toBe(200);
+      return (JSON.parse(reply.text) as { data: Array<{ key: string }> }).data.map((ns) => ns.key);
+    };
+    const kept = async () => {
+      const metrics = await scrape(admin);
+      return {
+        hit: sample(metrics, 'kb_kept_answers_total', '{route="ns_list",result="hit"}'),
+        miss: sample(metrics, 'kb_kept_answers_total', '{route="ns_list",result="miss"}'),
+      };
+    };
+    expect(await post(server.url, globex, '/ns_create', { key: 'globex-own' })).toBe(200);
+    expect(await list(globex)).toEqual(['globex-own']);
+    expect(await list(acme)).toEqual([]);
+    expect(await list(globex)).toEqual(['globex-own']);
+    expect(await list(acme)).toEqual([]);
+    const before = await kept();
+    // acme writes, twice: globex's list stays kept, and acme's own is read again with the writes in it.
+    expect(await post(server.url, acme, '/ns_create', { key: 'acme-one' })).toBe(200);
+    expect(await post(server.url, acme, '/ns_create', { key: 'acme-two' }, { 'idempotency-key': 'acme-two' })).toBe(200);
+    expect(await list(globex)).toEqual(['globex-own']);
+    expect(await kept()).toEqual({ hit: before.hit + 1, miss: before.miss });
+    expect(await list(acme)).toEqual(['acme-one', 'acme-two']);
+    expect(await kept()).toEqual({ hit: before.hit + 1, miss: before.miss + 1 });
+    // And the other way round: globex's write drops its own list only.
+    expect(await post(server.url, globex, '/ns_create', { key: 'globex-two' })).toBe(200);
+    expect(await list(acme)).toEqual(['acme-one', 'acme-two']);
+    expect(await list(globex)).toEqual(['globex-own', 'globex-two']);
+    expect(await kept()).toEqual({ hit: before.hit + 2, miss: before.miss + 2 });
+  });
+
   it('refuses an admin port that is taken, naming it, and exits 1', async () => {
     const { admin, env } = await serve();
     const port = new URL(admin).port;

@@ -99,7 +99,7 @@ describe('PostgresStore: the schema', () => {
            UNION ALL SELECT xmin FROM pg_trigger WHERE NOT tgisinternal
            UNION ALL SELECT xmin FROM kb_schema) created`,
       ),
-    ).toEqual([{ transactions: 1, objects: 7 + 4 + 1 }]);
+    ).toEqual([{ transactions: 1, objects: 7 + 7 + 1 }]);
     const org = await orgId(opened[0] as PostgresStore, 'acme');
     await opened[3]?.nsCreate(org, { key: 'shared', description: null });
     expect(await opened[5]?.nsList(org)).toEqual([{ key: 'shared', description: null }]);
