@@ -87,6 +87,10 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
       description: 'One of several replicas over PostgreSQL (the URL in the environment keeps the password out of argv)',
       command: 'KB_DATABASE_URL=postgres://kb:PASSWORD@db.internal:5432/kb <%= config.bin %> serve --host 0.0.0.0 --port 8080',
     },
+    {
+      description: 'Behind a load balancer: probes and Prometheus on port 9090, and 5 s for the balancer to stop sending after SIGTERM',
+      command: '<%= config.bin %> serve --host 0.0.0.0 --admin-port 9090 --admin-host 0.0.0.0 --drain-delay 5s',
+    },
   ];
 
   static override flags = {
