@@ -72,7 +72,8 @@ export class ServerMetrics implements AppObserver {
   }
 
   responded(request: FastifyRequest, reply: FastifyReply): void {
-    const route = ROUTE_NAMES.get(request.routeOptions.url ?? '') ?? 'unknown';
+    // A known path asked with another method (405) has no route of its own: it is named by its path's.
+    const route = ROUTE_NAMES.get(request.routeOptions.url ?? (request.url.split('?')[0] as string)) ?? 'unknown';
     const method = METHODS.has(request.method) ? request.method : 'other';
     const key = `${route} ${method} ${reply.statusCode}`;
     let count = this.counted.get(key);

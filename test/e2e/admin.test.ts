@@ -1,4 +1,6 @@
+import { rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, killedAfterEach, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
 import { createTestDatabase, droppedAfterAll, ENGINE } from '../helpers/database.js';
@@ -127,6 +129,7 @@ describe(`kb serve --admin-port (${ENGINE})`, () => {
     expect((await get(`${server.url}/v1/ns_list`, 'kbt_not-a-token')).status).toBe(401);
     expect((await get(`${server.url}/v1/base_list?namespace=missing-ns`, token)).status).toBe(404);
     expect((await get(`${server.url}/v1/no/such/path/with-a-key`, token)).status).toBe(404);
+    expect(await post(server.url, token, '/ns_list', {})).toBe(405);
     expect(await post(server.url, token, '/ns_create', { key: 'keyed-once' }, { 'idempotency-key': 'key-1' })).toBe(200);
     expect(await post(server.url, token, '/ns_create', { key: 'keyed-once' }, { 'idempotency-key': 'key-1' })).toBe(200);
     // Concurrent writers, each on a connection of its own: the group commit takes several of them at once.
@@ -147,10 +150,11 @@ describe(`kb serve --admin-port (${ENGINE})`, () => {
     expect(requests('{route="ns_list",method="GET",status="401"}')).toBe(2);
     expect(requests('{route="base_list",method="GET",status="404"}')).toBe(1);
     expect(requests('{route="unknown",method="GET",status="404"}')).toBe(1);
+    expect(requests('{route="ns_list",method="POST",status="405"}')).toBe(1);
     expect(requests('{route="ns_create",method="POST",status="200"}')).toBe(42);
     // Labels name routes, never paths or keys.
     expect(metrics).not.toMatch(/no\/such|with-a-key|missing-ns|concurrent-|keyed-once|key-1/);
-    expect(sample(metrics, 'kb_http_request_duration_seconds_count', '{route="ns_list"}')).toBe(5);
+    expect(sample(metrics, 'kb_http_request_duration_seconds_count', '{route="ns_list"}')).toBe(6);
     expect(sample(metrics, 'kb_http_request_duration_seconds_count', '{route="ns_create"}')).toBe(42);
     expect(sample(metrics, 'kb_http_request_duration_seconds_bucket', '{le="+Inf",route="ns_create"}')).toBe(42);
     expect(sample(metrics, 'kb_idempotent_replays_total', '{route="ns_create"}')).toBe(1);
@@ -216,5 +220,16 @@ describe(`kb serve --admin-port (${ENGINE})`, () => {
     const result = await runKb(['serve', '--port', '0', '--admin-port', port, '--log-level', 'warn'], { env: { ...env, ...database.env } });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`cannot listen on 127.0.0.1:${port} (--admin-port)`);
+  });
+});
+
+describe.skipIf(ENGINE !== 'sqlite')('kb serve --admin-port over SQLite (skipped on PostgreSQL: it deletes the database file)', () => {
+  it('answers /ready 503 once its database file is deleted (writes would be lost), /live still 200', async () => {
+    const { admin, env } = await serve();
+    expect((await get(`${admin}/ready`)).status).toBe(200);
+    rmSync(join(env.KB_DATA_DIR as string, 'kb.db'));
+    await expect.poll(async () => (await get(`${admin}/ready`)).text).toMatch(/^not ready: the database file .*kb\.db was deleted or replaced\n$/);
+    expect((await get(`${admin}/ready`)).status).toBe(503);
+    expect((await get(`${admin}/live`)).status).toBe(200);
   });
 });
