@@ -233,3 +233,32 @@ describe.skipIf(ENGINE !== 'sqlite')('kb serve --admin-port over SQLite (skipped
     expect((await get(`${admin}/live`)).status).toBe(200);
   });
 });
+
+describe.skipIf(ENGINE !== 'postgres')('kb serve --admin-port, two replicas over one PostgreSQL (skipped on SQLite: one server only)', () => {
+  it("keeps one organization's list a hit on a replica while another organization writes through the other, and shows the writer its write", async () => {
+    const a = await serve();
+    const b = await serve([], a.env);
+    const [acme, globex] = [await newToken(a.env, 'acme'), await newToken(a.env, 'globex')];
+    const list = async (server: ServeProcess, token: string) => {
+      const reply = await get(`${server.url}/v1/ns_list`, token);
+      expect(reply.status).toBe(200);
+      return (JSON.parse(reply.text) as { data: Array<{ key: string }> }).data.map((ns) => ns.key);
+    };
+    const kept = async () => {
+      const metrics = await scrape(b.admin);
+      return {
+        hit: sample(metrics, 'kb_kept_answers_total', '{route="ns_list",result="hit"}'),
+        miss: sample(metrics, 'kb_kept_answers_total', '{route="ns_list",result="miss"}'),
+      };
+    };
+    expect(await list(b.server, globex)).toEqual([]);
+    expect(await list(b.server, acme)).toEqual([]);
+    expect(await list(b.server, globex)).toEqual([]);
+    const before = await kept();
+    // acme writes through replica a: b hears of it (data:ORG_ID) before it answers a request sent after the write.
+    expect(await post(a.server.url, acme, '/ns_create', { key: 'acme-through-a' })).toBe(200);
+    expect(await list(b.server, globex)).toEqual([]);
+    expect(await list(b.server, acme)).toEqual(['acme-through-a']);
+    expect(await kept()).toEqual({ hit: before.hit + 1, miss: before.miss + 1 });
+  });
+});
