@@ -113,6 +113,17 @@ describe(`kb serve --admin-port (${ENGINE})`, () => {
     expect((await server.exited).code).toBe(0);
   }, 60_000);
 
+  it('does not wait the drain delay on SIGINT (a person at the terminal), and takes 0s as no delay', async () => {
+    const { server } = await serve(['--drain-delay', '120s']);
+    server.child.kill('SIGINT');
+    expect((await server.exited).code).toBe(0);
+    expect(server.stderr()).not.toMatch(/draining/);
+    const zero = await serve(['--drain-delay', '0s']);
+    zero.server.child.kill('SIGTERM');
+    expect((await zero.server.exited).code).toBe(0);
+    expect(zero.server.stderr()).not.toMatch(/draining/);
+  });
+
   it('exits at once on a second signal during the drain delay', async () => {
     const { server } = await serve(['--drain-delay', '120s']);
     server.child.kill('SIGTERM');

@@ -119,7 +119,7 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
       default: '127.0.0.1',
     }),
     'drain-delay': Flags.string({
-      summary: 'On SIGTERM, how long /ready answers 503 while the API goes on serving, before the shutdown begins, e.g. 5s.',
+      summary: 'On SIGTERM, how long /ready answers 503 while the API goes on serving, before the shutdown begins, e.g. 5s (SIGINT does not wait).',
       default: '0',
     }),
     ...storageFlags,
@@ -136,7 +136,7 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     const { flags } = await this.parse(Serve);
     outliveClosedOutput();
     const shutdownMs = parseTimeout(flags['shutdown-timeout'], '--shutdown-timeout');
-    const drainMs = flags['drain-delay'] === '0' ? 0 : parseTimeout(flags['drain-delay'], '--drain-delay');
+    const drainMs = /^0+(?:\.0+)?(?:ms|s|m)?$/.test(flags['drain-delay'].trim()) ? 0 : parseTimeout(flags['drain-delay'], '--drain-delay');
     const admin = flags['admin-port'] === undefined ? undefined : { host: flags['admin-host'], port: flags['admin-port'] };
     const storage = storageOptions(flags, this.context, {
       poolSize: flags['pool-size'],
@@ -167,7 +167,8 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
 
     const signal = await stopped;
     server.drain();
-    if (drainMs > 0) {
+    // SIGTERM is how an orchestrator stops a replica; Ctrl-C (SIGINT) is a person's, who wants it stopped now.
+    if (drainMs > 0 && signal === 'SIGTERM') {
       this.io.stderr(`kb serve: ${signal}, draining: /ready answers 503 and requests are still served for ${flags['drain-delay']} (${signal} again exits at once)\n`);
       await new Promise((resolve) => setTimeout(resolve, drainMs));
     }
