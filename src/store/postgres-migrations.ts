@@ -83,10 +83,19 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   // Kept answers per organization (docs/contract.md, "Operating behind a load balancer"): a change of namespaces or
   // bases names its organization, data:ORG_ID, so that replicas keep every other organization's answers. One message
   // per organization and transaction still (repeats are folded); a TRUNCATE, of no one organization, says 'data'.
+  // The bases a group commit inserts with one statement are told once for the statement (a transition table), not
+  // once a row.
   `
   CREATE FUNCTION kb_namespace_changed() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
     PERFORM pg_notify('kb_changes', 'data:' || (CASE WHEN TG_OP = 'DELETE' THEN OLD.org_id ELSE NEW.org_id END));
+    RETURN NULL;
+  END
+  $$;
+  CREATE FUNCTION kb_bases_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM pg_notify('kb_changes', 'data:' || orgs.org_id)
+      FROM (SELECT DISTINCT n.org_id FROM inserted b JOIN namespaces n ON n.id = b.namespace_id) orgs;
     RETURN NULL;
   END
   $$;
@@ -117,7 +126,9 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     FOR EACH ROW WHEN (OLD.org_id IS DISTINCT FROM NEW.org_id) EXECUTE FUNCTION kb_namespace_moved();
   CREATE TRIGGER namespaces_truncated AFTER TRUNCATE ON namespaces
     FOR EACH STATEMENT EXECUTE FUNCTION kb_changed('data');
-  CREATE TRIGGER bases_changed AFTER INSERT OR UPDATE OR DELETE ON bases
+  CREATE TRIGGER bases_inserted AFTER INSERT ON bases REFERENCING NEW TABLE AS inserted
+    FOR EACH STATEMENT EXECUTE FUNCTION kb_bases_inserted();
+  CREATE TRIGGER bases_changed AFTER UPDATE OR DELETE ON bases
     FOR EACH ROW EXECUTE FUNCTION kb_base_changed();
   CREATE TRIGGER bases_truncated AFTER TRUNCATE ON bases
     FOR EACH STATEMENT EXECUTE FUNCTION kb_changed('data');
