@@ -6,6 +6,7 @@ import { clientErrorHandler, errors, frameworkError } from './errors.js';
 import { httpRules } from './http.js';
 import { idempotency } from './idempotency.js';
 import { createLogger, RequestLog, requestIds, type ServerLogger } from './logger.js';
+import type { AppObserver } from './observer.js';
 import { routes } from './routes.js';
 
 /** docs/contract.md, Limits: a client has at most 5 s for its headers, checked every second. */
@@ -27,6 +28,8 @@ export interface AppOptions {
   authLimiter?: AuthFailureLimit;
   /** Milliseconds a repeat of an Idempotency-Key waits for the key's first request before its 409 (5 s). */
   repeatWaitMs?: number;
+  /** Told of every reply, kept answer and replay (metrics); none by default, and then no hook is registered. */
+  observer?: AppObserver | undefined;
 }
 
 declare module 'fastify' {
@@ -65,10 +68,15 @@ export function buildApp(options: AppOptions): FastifyInstance {
     clientErrorHandler: clientErrorHandler(requestId),
   });
   app.decorate('store', options.store);
+  const { observer } = options;
+  if (observer) app.addHook('onResponse', (request, reply, done) => {
+    observer.responded(request, reply);
+    done();
+  });
   app.register(httpRules, { requestId });
   app.register(errors);
   app.register(auth, { limiter: options.authLimiter });
   app.register(idempotency, { waitMs: options.repeatWaitMs });
-  app.register(routes);
+  app.register(routes, { observer });
   return app;
 }

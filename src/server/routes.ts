@@ -8,6 +8,7 @@ import { send, sendError } from './errors.js';
 import { READS, WRITES, type WriteRouteName } from './handlers.js';
 import { methodsOf, requireContentType } from './http.js';
 import { checkIdempotencyKey, fingerprint } from './idempotency.js';
+import type { AppObserver } from './observer.js';
 import { sharedPlugin } from './plugin.js';
 import { VersionedCache } from './read-cache.js';
 
@@ -30,7 +31,8 @@ type WriteOf = (principal: Principal, input: unknown) => Write;
  * Every route of src/api under /v1, validated and answered from the store; the OpenAPI document; 404 for an unknown
  * route and 405 with Allow for a known path with another method.
  */
-export const routes = sharedPlugin((app, _options, done) => {
+export const routes = sharedPlugin<{ observer?: AppObserver | undefined }>((app, options, done) => {
+  const { observer } = options;
   const store: Store = app.store;
   // Answers of the GET routes, by organization and query, until the next write. Kept as bytes, so a kept answer is
   // written as it is, not encoded again for every request.
@@ -71,7 +73,10 @@ export const routes = sharedPlugin((app, _options, done) => {
       const write = (writeOf as WriteOf)(principal, input);
       if (key === undefined) return send(reply, 200, { success: true, data: await store.perform(write) });
       const done = await app.idempotency.run(principal, key, fingerprint(route.name, input), (capture) => store.performKeyed(write, capture));
-      if (done.replayed) reply.header('idempotent-replayed', 'true');
+      if (done.replayed) {
+        reply.header('idempotent-replayed', 'true');
+        observer?.replayed(name);
+      }
       return send(reply, done.reply.status, done.reply.body);
     };
     app.route({
@@ -84,9 +89,11 @@ export const routes = sharedPlugin((app, _options, done) => {
         if (route.method !== 'GET') return write(request, reply);
         const input = parseInput(route.input.schema, { ...(request.query as object) }, 'query');
         const principal = request.principal as Principal;
-        const version = request.readVersion;
+        // The organization's own version where the store has one: another organization's writes keep its answers.
+        const version = request.readVersion === undefined || store.dataVersion === undefined ? request.readVersion : store.dataVersion(principal.orgId);
         const key = `${principal.orgId}\u0000${name}\u0000${JSON.stringify(input)}`;
         const kept = version === undefined ? undefined : answers.get(version, key);
+        observer?.keptAnswer(name, kept !== undefined);
         if (kept !== undefined) return send(reply, 200, kept);
         return read(principal, input, version, key).then((body) => send(reply, 200, body));
       },

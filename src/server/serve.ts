@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import type { AdminOptions, AdminServer } from './admin.js';
 import { buildApp } from './app.js';
 import type { ServerLogger } from './logger.js';
 import { tolerateStalls } from './stalls.js';
@@ -14,6 +15,8 @@ export interface ServeOptions {
   storage: StorageOptions;
   /** The log, made by the caller: it writes its own lines there too, and closes it after the server (the last line). */
   logger: ServerLogger;
+  /** Where to serve /live, /ready and /metrics (admin.ts); none by default, and then nothing of it is loaded. */
+  admin?: AdminOptions | undefined;
 }
 
 export interface RunningServer {
@@ -23,6 +26,10 @@ export interface RunningServer {
   location: string;
   /** The token made for organization `local` when the storage had none (a first start); shown once, never kept. */
   firstToken: { org: string; token: string } | undefined;
+  /** Where the admin server answers, when there is one. */
+  adminUrl: string | undefined;
+  /** A signal began the drain: /ready answers 503 from now on, while the API goes on serving until close(). */
+  drain(): void;
   /**
    * Stops accepting, lets the requests in flight finish, and closes the store. Connections still busy after
    * deadlineMs (slow clients) are cut, so that it always ends; resolves whether any had to be.
@@ -57,11 +64,13 @@ async function listenQuietly(app: ReturnType<typeof buildApp>, host: string, por
  * for a database that did not answer in time) or a listen error.
  */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
-  const store = await openStore(options.storage);
+  const admin: AdminServer | undefined = options.admin && new (await import('./admin.js')).AdminServer();
+  const store = await openStore(admin ? { ...options.storage, onCommit: admin.onCommit } : options.storage);
   const { logger } = options;
-  const app = buildApp({ store, logger });
+  const app = buildApp({ store, logger, observer: admin?.observer });
   try {
     await listenQuietly(app, options.host, options.port);
+    const adminUrl = admin && (await admin.start(store, options.admin as AdminOptions));
     const stopTolerating = tolerateStalls(app.server);
     const url = publicUrl(options.host, app.server.address() as AddressInfo);
     const first = generateToken();
@@ -77,9 +86,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       store,
       location: describeStorage(options.storage),
       firstToken,
+      adminUrl,
+      drain: () => admin?.drain(),
       close(deadlineMs = 10_000) {
         closing ??= (async () => {
           clearInterval(purging);
+          admin?.drain();
           stopTolerating();
           let forced = false;
           const deadline = setTimeout(() => {
@@ -92,12 +104,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
             clearTimeout(deadline);
           }
           await store.close();
+          await admin?.close();
           return { forced };
         })();
         return closing;
       },
     };
   } catch (error) {
+    await admin?.close();
     await app.close().catch(() => undefined);
     await store.close();
     throw error;

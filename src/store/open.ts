@@ -1,11 +1,13 @@
 import { maskDatabaseUrl } from './database-url.js';
-import type { Store } from './store.js';
+import type { CommitObserver, Store } from './store.js';
 
 /** Where a kb server keeps its data: SQLite in a data dir (the default), or a PostgreSQL database shared by replicas. */
 export type StorageOptions =
-  | { engine: 'sqlite'; dataDir: string }
+  | { engine: 'sqlite'; dataDir: string; onCommit?: CommitObserver }
   | {
       engine: 'postgres';
+      /** Told after each group commit (metrics). */
+      onCommit?: CommitObserver;
       url: string;
       /** Connections at most. */
       poolSize?: number;
@@ -22,7 +24,7 @@ export type StorageOptions =
 export async function openStore(options: StorageOptions): Promise<Store> {
   if (options.engine === 'sqlite') {
     const { SqliteStore } = await import('./sqlite.js');
-    return SqliteStore.open(options.dataDir);
+    return SqliteStore.open(options.dataDir, { onCommit: options.onCommit });
   }
   const { PostgresStore } = await import('./postgres.js');
   return PostgresStore.open(options);

@@ -24,12 +24,35 @@ export class ChangeListener {
   private readonly fences: { thisTurn?: Promise<void> | undefined; inFlight?: Promise<void> | undefined; next?: Promise<void> | undefined } = {};
   /** Notifications seen (and this replica's own commits), by what they changed. */
   readonly counts = { tokens: 0, data: 0 };
+  /** Changes to data of no one organization (a TRUNCATE), and to each organization's (data:ORG_ID, and own writes). */
+  private anyOrg = 0;
+  private readonly orgs = new Map<number, number>();
 
   constructor(private readonly url: string) {}
 
   /** Connects and LISTENs; rejects when the first attempt fails (open() then fails as it would without a listener). */
   start(): Promise<void> {
     return this.connect();
+  }
+
+  /**
+   * The version of one organization's data, or undefined while notifications may be missed: changed by its own
+   * writes, by a token's, and by a change of unknown organization (a TRUNCATE), never by another organization's.
+   */
+  versionOf(orgId: number): string | undefined {
+    if (!this.listening) return undefined;
+    return `${this.epoch}.${this.counts.tokens}.${this.anyOrg}.${this.orgs.get(orgId) ?? 0}`;
+  }
+
+  /** A write of this replica to an organization's data: counted at once, before its reply and its notification. */
+  wrote(orgId: number): void {
+    this.counts.data++;
+    this.orgs.set(orgId, (this.orgs.get(orgId) ?? 0) + 1);
+  }
+
+  /** Whether it listens now: when not, other replicas' commits may go unseen. */
+  get isListening(): boolean {
+    return this.listening;
   }
 
   /** The version of what this replica may keep, or undefined while it may be missing notifications. */
@@ -86,9 +109,13 @@ export class ChangeListener {
     return fence;
   }
 
-  /** A commit of this replica: known at once, before its notification comes back. */
+  /**
+   * A commit of this replica: known at once, before its notification comes back. Its writes to data are also counted
+   * by organization, as they settle (wrote()).
+   */
   committed(changes: ReadonlySet<Changes>): void {
-    for (const what of changes) this.counts[what]++;
+    if (changes.has('tokens')) this.counts.tokens++;
+    if (changes.has('data')) this.counts.data++;
   }
 
   private async connect(): Promise<void> {
@@ -99,7 +126,13 @@ export class ChangeListener {
     client.on('end', lost);
     client.on('notification', (message) => {
       if (message.channel !== CHANGES_CHANNEL) return;
-      this.counts[message.payload === 'tokens' ? 'tokens' : 'data']++;
+      const org = /^data:(\d+)$/.exec(message.payload ?? '')?.[1];
+      if (org !== undefined) this.wrote(Number(org));
+      else if (message.payload === 'tokens') this.counts.tokens++;
+      else {
+        this.counts.data++;
+        this.anyOrg++;
+      }
     });
     try {
       await client.connect();

@@ -80,9 +80,65 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER bases_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON bases
     FOR EACH STATEMENT EXECUTE FUNCTION kb_changed('data');
   `,
+  // Kept answers per organization (docs/contract.md, "Operating behind a load balancer"): a change of namespaces or
+  // bases names its organization, data:ORG_ID, so that replicas keep every other organization's answers. One message
+  // per organization and transaction still (repeats are folded); a TRUNCATE, of no one organization, says 'data'.
+  // The bases a group commit inserts with one statement are told once for the statement (a transition table), not
+  // once a row.
+  `
+  CREATE FUNCTION kb_namespace_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM pg_notify('kb_changes', 'data:' || (CASE WHEN TG_OP = 'DELETE' THEN OLD.org_id ELSE NEW.org_id END));
+    RETURN NULL;
+  END
+  $$;
+  CREATE FUNCTION kb_bases_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM pg_notify('kb_changes', 'data:' || orgs.org_id)
+      FROM (SELECT DISTINCT n.org_id FROM inserted b JOIN namespaces n ON n.id = b.namespace_id) orgs;
+    RETURN NULL;
+  END
+  $$;
+  CREATE FUNCTION kb_base_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    org bigint;
+  BEGIN
+    SELECT org_id INTO org FROM namespaces WHERE id = (CASE WHEN TG_OP = 'DELETE' THEN OLD.namespace_id ELSE NEW.namespace_id END);
+    PERFORM pg_notify('kb_changes', CASE WHEN org IS NULL THEN 'data' ELSE 'data:' || org END);
+    IF TG_OP = 'UPDATE' AND NEW.namespace_id <> OLD.namespace_id THEN
+      SELECT org_id INTO org FROM namespaces WHERE id = OLD.namespace_id;
+      PERFORM pg_notify('kb_changes', CASE WHEN org IS NULL THEN 'data' ELSE 'data:' || org END);
+    END IF;
+    RETURN NULL;
+  END
+  $$;
+  CREATE FUNCTION kb_namespace_moved() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM pg_notify('kb_changes', 'data:' || OLD.org_id);
+    RETURN NULL;
+  END
+  $$;
+  DROP TRIGGER namespaces_changed ON namespaces;
+  DROP TRIGGER bases_changed ON bases;
+  CREATE TRIGGER namespaces_changed AFTER INSERT OR UPDATE OR DELETE ON namespaces
+    FOR EACH ROW EXECUTE FUNCTION kb_namespace_changed();
+  CREATE TRIGGER namespaces_moved AFTER UPDATE OF org_id ON namespaces
+    FOR EACH ROW WHEN (OLD.org_id IS DISTINCT FROM NEW.org_id) EXECUTE FUNCTION kb_namespace_moved();
+  CREATE TRIGGER namespaces_truncated AFTER TRUNCATE ON namespaces
+    FOR EACH STATEMENT EXECUTE FUNCTION kb_changed('data');
+  CREATE TRIGGER bases_inserted AFTER INSERT ON bases REFERENCING NEW TABLE AS inserted
+    FOR EACH STATEMENT EXECUTE FUNCTION kb_bases_inserted();
+  CREATE TRIGGER bases_changed AFTER UPDATE OR DELETE ON bases
+    FOR EACH ROW EXECUTE FUNCTION kb_base_changed();
+  CREATE TRIGGER bases_truncated AFTER TRUNCATE ON bases
+    FOR EACH STATEMENT EXECUTE FUNCTION kb_changed('data');
+  `,
 ];
 
-/** The channel of kb_changed(): its payload is 'tokens' (orgs, tokens) or 'data' (namespaces, bases). */
+/**
+ * The channel of the change triggers: its payload is 'tokens' (orgs, tokens), 'data:ORG_ID' (an organization's
+ * namespaces or bases), or 'data' (namespaces or bases of any organization: a TRUNCATE).
+ */
 export const CHANGES_CHANNEL = 'kb_changes';
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS.length;

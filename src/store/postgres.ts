@@ -6,6 +6,7 @@ import { DEFAULT_POOL_SIZE, maskDatabaseUrl, redactPassword } from './database-u
 import { failures } from './failures.js';
 import {
   type AuthFailureLimit,
+  type CommitObserver,
   type DescriptionPatch,
   IDEMPOTENCY_RETENTION_MS,
   type IdempotencyCapture,
@@ -14,6 +15,7 @@ import {
   type Principal,
   type Store,
   StoreOpenError,
+  type StoreUsage,
   StoreUnreachableError,
   type TokenInfo,
   type Write,
@@ -55,6 +57,8 @@ export interface PostgresStoreOptions {
   /** Failed authentications per address within the window before 429 (default: LIMITS of src/api). */
   authFailureLimit?: number;
   authFailureWindowMs?: number;
+  /** Told after each group commit (metrics). */
+  onCommit?: CommitObserver | undefined;
 }
 
 /** Tokens a replica keeps known at most. */
@@ -113,6 +117,7 @@ export class PostgresStore implements Store {
   private readonly principals = new Map<string, Principal>();
   private principalsVersion: string | undefined;
   private readonly batches: BatchCommit;
+  private onCommit: CommitObserver | undefined;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -169,7 +174,9 @@ export class PostgresStore implements Store {
     // Requests beyond the pool wait for a connection, up to this many; past them a request is refused at once (503):
     // a flood of slow lists must not queue everyone else for the connection timeout.
     const queueLimit = options.queueLimit ?? poolSize * 8;
-    return new PostgresStore(pool, changes, broken, queueLimit, options.authFailureLimit ?? LIMITS.authFailures, options.authFailureWindowMs ?? LIMITS.authFailureWindowMs);
+    const store = new PostgresStore(pool, changes, broken, queueLimit, options.authFailureLimit ?? LIMITS.authFailures, options.authFailureWindowMs ?? LIMITS.authFailureWindowMs);
+    store.onCommit = options.onCommit;
+    return store;
   }
 
   /** Runs an operation unless the store is closing, and keeps it in view so that close() waits for it. */
@@ -261,6 +268,7 @@ export class PostgresStore implements Store {
    * reply made under a key is not sent (Idempotency sees an error other than the write's).
    */
   private async flush(batch: Pending[]): Promise<void> {
+    const started = performance.now();
     let client: Client;
     try {
       client = await this.checkout();
@@ -279,6 +287,7 @@ export class PostgresStore implements Store {
       return failAll(batch, this.broken.has(client) ? unreachable() : storageFailure(error));
     }
     this.release(client);
+    this.onCommit?.(batch.length, (performance.now() - started) / 1000);
     const changed = new Set<Changes>();
     const later: Pending[] = [];
     batch.forEach((item, index) => {
@@ -299,6 +308,25 @@ export class PostgresStore implements Store {
    * counted. One fence serves every request read in the same turn of the event loop. While the LISTEN connection is
    * down, each call gives a new value, so nothing is kept until it LISTENs again.
    */
+  /**
+   * Not ready while the LISTEN connection is down (what other replicas commit would go unseen) or the database does not
+   * answer a query on a connection of the pool (within its connection timeout).
+   */
+  async unready(): Promise<string | undefined> {
+    if (this.closing) return 'the store is closing';
+    if (!this.changes.isListening) return 'the LISTEN connection to the database is down';
+    try {
+      await this.read({ text: 'SELECT 1' });
+      return undefined;
+    } catch (error) {
+      return `the database does not answer: ${(error as Error).message}`;
+    }
+  }
+
+  usage(): StoreUsage {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount, listening: this.changes.isListening };
+  }
+
   readVersion(): Promise<string> {
     const unknown = () => `unlistened.${++this.unlistened}`;
     const fence = this.changes.fence();
@@ -368,11 +396,30 @@ export class PostgresStore implements Store {
   }
 
   perform(write: Write): Promise<unknown> {
-    return this.dispatch(write, undefined);
+    return this.counted(this.dispatch(write, undefined), write.orgId);
   }
 
   performKeyed(write: Write, capture: IdempotencyCapture): Promise<KeyedResult> {
-    return this.dispatch(write, capture) as Promise<unknown> as Promise<KeyedResult>;
+    return this.counted(this.dispatch(write, capture), write.orgId) as Promise<KeyedResult>;
+  }
+
+  /** The write's promise, settling only once the write is counted for its organization's version (dataVersion). */
+  private counted(written: Promise<unknown>, orgId: number): Promise<unknown> {
+    return written.then(
+      (value) => {
+        this.changes.wrote(orgId);
+        return value;
+      },
+      (error: unknown) => {
+        this.changes.wrote(orgId);
+        throw error;
+      },
+    );
+  }
+
+  /** Per organization, from the notifications (data:ORG_ID) and this replica's own writes; undefined while not listening. */
+  dataVersion(orgId: number): string | undefined {
+    return this.changes.versionOf(orgId);
   }
 
   /** Queues a write; with a capture, its promise resolves with a KeyedResult (flush). */

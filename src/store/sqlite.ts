@@ -7,6 +7,7 @@ import { failAll, follow, followers, type QueuedWrite, type Settled, settle, Wri
 import { backupDatabase } from './sqlite-backup.js';
 import { GENERATION_BUMP, type OpenOptions, openDatabase, sqliteCode } from './sqlite-open.js';
 import {
+  type CommitObserver,
   type DescriptionPatch,
   IDEMPOTENCY_RETENTION_MS,
   type IdempotencyCapture,
@@ -34,7 +35,10 @@ function now(): string {
   return new Date().toISOString();
 }
 
-export type SqliteStoreOptions = OpenOptions;
+export type SqliteStoreOptions = OpenOptions & {
+  /** Told after each group commit (metrics). */
+  onCommit?: CommitObserver | undefined;
+};
 
 /**
  * The SQLite engine: WAL with synchronous=FULL, so a commit is on disk before it returns. Writes from one
@@ -53,6 +57,13 @@ export class SqliteStore implements Store {
   private readonly stmt;
   /** The database file as it was opened: its device and inode. */
   private readonly file: { dev: number; ino: number };
+  private onCommit: CommitObserver | undefined;
+  /**
+   * Writes of this connection that have settled, by organization (the API's writes), and those of no organization
+   * (tokens): dataVersion(). Counted before the write's promise settles for its caller, so before its reply.
+   */
+  private readonly orgWrites = new Map<number, number>();
+  private sharedWrites = 0;
 
   private constructor(db: Database.Database) {
     this.db = db;
@@ -130,12 +141,32 @@ export class SqliteStore implements Store {
    * read-only is refused, and so is a sidecar file (-wal, -shm, -journal) that is not its own.
    */
   static open(dataDir: string, options: SqliteStoreOptions = {}): SqliteStore {
-    return new SqliteStore(openDatabase(dataDir, options));
+    const store = new SqliteStore(openDatabase(dataDir, options));
+    store.onCommit = options.onCommit;
+    return store;
   }
 
   /** Queues a write for the next group commit; resolves with its result once the commit is on disk. */
   private write<T>(op: () => T): Promise<T> {
-    return this.enqueue(op, undefined) as Promise<T>;
+    return this.counted(this.enqueue(op, undefined), undefined) as Promise<T>;
+  }
+
+  /** The write's promise, settling only once the write is counted for its organization's version (dataVersion). */
+  private counted(written: Promise<unknown>, orgId: number | undefined): Promise<unknown> {
+    const count = () => {
+      if (orgId === undefined) this.sharedWrites++;
+      else this.orgWrites.set(orgId, (this.orgWrites.get(orgId) ?? 0) + 1);
+    };
+    return written.then(
+      (value) => {
+        count();
+        return value;
+      },
+      (error: unknown) => {
+        count();
+        throw error;
+      },
+    );
   }
 
   private enqueue(op: () => unknown, capture: IdempotencyCapture | undefined): Promise<unknown> {
@@ -146,11 +177,11 @@ export class SqliteStore implements Store {
   }
 
   perform(write: Write): Promise<unknown> {
-    return this.enqueue(this.operation(write), undefined);
+    return this.counted(this.enqueue(this.operation(write), undefined), write.orgId);
   }
 
   performKeyed(write: Write, capture: IdempotencyCapture): Promise<KeyedResult> {
-    return this.enqueue(this.operation(write), capture) as Promise<KeyedResult>;
+    return this.counted(this.enqueue(this.operation(write), capture), write.orgId) as Promise<KeyedResult>;
   }
 
   /** The statements of one write, run inside the group commit's transaction. */
@@ -185,6 +216,7 @@ export class SqliteStore implements Store {
     const following = followers(batch);
     const results: Settled[] = [];
     const kept = new Map<number, StoredReply | undefined>();
+    const started = performance.now();
     try {
       this.db.exec('BEGIN IMMEDIATE');
       // Every commit moves the database's generation on, so that a -wal can be told from an older one (sqlite-open.ts).
@@ -229,20 +261,44 @@ export class SqliteStore implements Store {
       return failAll(batch, storageFailure(error));
     }
     this.commits++;
+    this.onCommit?.(batch.length, (performance.now() - started) / 1000);
     settle(batch, results);
+  }
+
+  /** Not ready once closed, or when the database file is no longer the one opened (writes would be lost). */
+  async unready(): Promise<string | undefined> {
+    if (this.closed) return 'the store is closed';
+    if (!this.fileStillInPlace()) return `the database file ${this.db.name} was deleted or replaced`;
+    return undefined;
   }
 
   readVersion(): string {
     this.ensureOpen();
-    // Reading data_version costs a read transaction (a lock on the WAL index). It is read once per turn of the
-    // event loop, which is enough: a request read from a socket in this turn was sent before the read below,
-    // so any commit it could have seen acknowledged is counted; bytes that arrive later are read in a later turn,
-    // after setImmediate has dropped the value. This connection's own commits are counted exactly, always.
+    return `${this.commits}.${this.others()}`;
+  }
+
+  /**
+   * The organization's writes and those of no organization, with other connections' commits (which may be anyone's:
+   * `kb serve token create`, an administrator's sqlite3): another organization's writes leave it as it is.
+   */
+  dataVersion(orgId: number): string {
+    this.ensureOpen();
+    return `${this.orgWrites.get(orgId) ?? 0}.${this.sharedWrites}.${this.others()}`;
+  }
+
+  /**
+   * PRAGMA data_version: it changes when another connection commits. Reading it costs a read transaction (a lock on
+   * the WAL index), so it is read once per turn of the event loop, which is enough: a request read from a socket in
+   * this turn was sent before the read below, so any commit it could have seen acknowledged is counted; bytes that
+   * arrive later are read in a later turn, after setImmediate has dropped the value. This connection's own commits
+   * are counted exactly, always.
+   */
+  private others(): number {
     if (this.othersVersion === undefined) {
       this.othersVersion = this.stmt.dataVersion.get() as number;
       setImmediate(() => (this.othersVersion = undefined));
     }
-    return `${this.commits}.${this.othersVersion}`;
+    return this.othersVersion;
   }
 
   async authenticate(tokenHash: Buffer): Promise<Principal | null> {

@@ -65,6 +65,19 @@ export type KeyedResult =
   /** It did not run: another connection runs the key's first request right now (another server over one database). */
   | { kind: 'busy' };
 
+/** Told after each group commit that was committed: how many writes it held, and the seconds it took. */
+export type CommitObserver = (writes: number, seconds: number) => void;
+
+/** What a PostgreSQL replica uses of the database, read when metrics are scraped. */
+export interface StoreUsage {
+  /** The pool's connections: open, idle, and requests waiting for one. */
+  total: number;
+  idle: number;
+  waiting: number;
+  /** Whether the LISTEN connection listens (false: other replicas' writes may go unseen). */
+  listening: boolean;
+}
+
 /** How long a key and its reply are kept: docs/contract.md, Idempotency-Key, asks for at least 24 hours. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
@@ -132,6 +145,25 @@ export interface Store {
    * committed before the request arrived (PostgreSQL): the request waits for it.
    */
   readVersion?(): string | Promise<string>;
+
+  /**
+   * The version of one organization's data: as readVersion(), but changed only by what may change that organization's
+   * reads (its own writes, a token's, another process's or an administrator's), so that one organization's writes keep
+   * another's answers (docs/contract.md, "Operating behind a load balancer"). Read once readVersion() has resolved for
+   * the request, and before the data. Undefined when nothing may be kept now. Optional: without it, answers are kept
+   * by readVersion().
+   */
+  dataVersion?(orgId: number): string | undefined;
+
+  /**
+   * Why the store cannot serve right now (a database that does not answer, a LISTEN connection that is down), or
+   * undefined when it can: the readiness of docs/contract.md, "Operating behind a load balancer". One round trip at
+   * most. Optional: a store without it is ready while it is open.
+   */
+  unready?(): Promise<string | undefined>;
+
+  /** What the store uses of a database server (PostgreSQL), for metrics; absent for the embedded engine. */
+  usage?(): StoreUsage;
 
   /**
    * Present when failed authentications are counted in the storage itself, so that every server over it shares one

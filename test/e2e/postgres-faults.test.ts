@@ -255,7 +255,7 @@ describe('replicas starting together on an empty database', () => {
            UNION ALL SELECT xmin FROM pg_trigger WHERE NOT tgisinternal
            UNION ALL SELECT xmin FROM kb_schema) created`,
       );
-      expect(rows[0]).toEqual({ transactions: 1, objects: 7 + 4 + 1 });
+      expect(rows[0]).toEqual({ transactions: 1, objects: 7 + 8 + 1 });
       const tokens = await pgQuery(url, 'SELECT count(*)::int AS n FROM tokens');
       expect(tokens.rows[0].n).toBe(1);
       for (const server of servers) expect((await fetch(`${server.url}/v1/health`)).status).toBe(200);
@@ -266,4 +266,62 @@ describe('replicas starting together on an empty database', () => {
       }
     }
   });
+});
+
+describe('kb serve --admin-port when PostgreSQL stops and comes back', () => {
+  it('answers /ready 503 (and /live 200) while the database is down, and 200 again once it is back, without a restart', async () => {
+    const url = await freshDatabase();
+    const server = await startServe(['--database', url, '--admin-port', '0'], isolatedEnv());
+    try {
+      const admin = /admin port: (http:\/\/\S+)\/live/.exec(server.stderr())?.[1] as string;
+      const probe = async (path: string) => {
+        const response = await fetch(`${admin}${path}`);
+        return { status: response.status, text: await response.text() };
+      };
+      expect(await probe('/ready')).toEqual({ status: 200, text: 'ready\n' });
+      expect((await probe('/metrics')).text).toMatch(/^kb_pg_listen_up 1$/m);
+      await cluster.stop();
+      await expect.poll(async () => (await probe('/ready')).status, { timeout: 15_000 }).toBe(503);
+      expect((await probe('/ready')).text).toMatch(/^not ready: /);
+      expect((await probe('/live')).status).toBe(200);
+      expect((await probe('/metrics')).text).toMatch(/^kb_pg_listen_up 0$/m);
+      await cluster.start();
+      await expect.poll(async () => (await probe('/ready')).status, { timeout: 30_000, interval: 200 }).toBe(200);
+      expect((await probe('/metrics')).text).toMatch(/^kb_pg_listen_up 1$/m);
+      expect(server.child.exitCode, server.stderr()).toBeNull();
+    } finally {
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+  }, 90_000);
+
+  it('answers /ready 503 while only its LISTEN connection is down (cut, and kept from reconnecting), and 200 once it listens again', async () => {
+    const url = await freshDatabase();
+    const name = new URL(url).pathname.slice(1);
+    const server = await startServe(['--database', url, '--admin-port', '0'], isolatedEnv());
+    try {
+      const admin = /admin port: (http:\/\/\S+)\/live/.exec(server.stderr())?.[1] as string;
+      const probe = async (path: string) => {
+        const response = await fetch(`${admin}${path}`);
+        return { status: response.status, text: await response.text() };
+      };
+      expect((await probe('/ready')).status).toBe(200);
+      await pgQuery(cluster.url, `ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      const cut = await pgQuery(
+        cluster.url,
+        `SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE datname = $1 AND application_name = 'kb serve (listen)'`,
+        [name],
+      );
+      expect(cut.rows).toEqual([{ cut: true }]);
+      await expect.poll(async () => (await probe('/ready')).text, { timeout: 15_000 }).toBe('not ready: the LISTEN connection to the database is down\n');
+      expect((await probe('/ready')).status).toBe(503);
+      expect((await probe('/metrics')).text).toMatch(/^kb_pg_listen_up 0$/m);
+      await pgQuery(cluster.url, `ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      await expect.poll(async () => (await probe('/ready')).status, { timeout: 30_000, interval: 200 }).toBe(200);
+      expect((await probe('/metrics')).text).toMatch(/^kb_pg_listen_up 1$/m);
+    } finally {
+      server.child.kill('SIGKILL');
+      await server.exited;
+    }
+  }, 90_000);
 });

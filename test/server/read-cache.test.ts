@@ -23,6 +23,15 @@ describe('VersionedCache', () => {
     expect(cache.get('2', 'a')).toBeUndefined();
   });
 
+  it('keeps each value at the version it was read at, so a new version of one key leaves the others', () => {
+    const cache = new VersionedCache<string>(100);
+    cache.set('acme.1', 'acme', 'A1');
+    cache.set('globex.1', 'globex', 'G1');
+    expect(cache.get('acme.2', 'acme')).toBeUndefined();
+    expect(cache.get('globex.1', 'globex')).toBe('G1');
+    expect(cache.get('acme.1', 'acme')).toBeUndefined();
+  });
+
   it('stays within its capacity, forgetting the least recently used first', () => {
     const cache = new VersionedCache<string>(12, (value) => value.length);
     cache.get('v', '');

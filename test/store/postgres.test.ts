@@ -101,7 +101,7 @@ describe('PostgresStore: the schema', () => {
            UNION ALL SELECT xmin FROM pg_trigger WHERE NOT tgisinternal
            UNION ALL SELECT xmin FROM kb_schema) created`,
       ),
-    ).toEqual([{ transactions: 1, objects: 7 + 4 + 1 }]);
+    ).toEqual([{ transactions: 1, objects: 7 + 8 + 1 }]);
     const org = await orgId(opened[0] as PostgresStore, 'acme');
     await opened[3]?.nsCreate(org, { key: 'shared', description: null });
     expect(await opened[5]?.nsList(org)).toEqual([{ key: 'shared', description: null }]);
@@ -634,6 +634,40 @@ describe('PostgresStore: what it keeps between requests', () => {
     }
     await database.sql("UPDATE namespaces SET description = NULL WHERE key = 'v-0'");
     expect(await b.readVersion()).not.toBe(seen);
+  });
+
+  it("changes one organization's dataVersion for its writes through another store and SQL behind kb's back, never for another organization's", async () => {
+    const database = await freshDatabase();
+    const [a, b] = [await open(database), await open(database)];
+    const [acme, globex] = [await orgId(a, 'acme'), await orgId(a, 'globex')];
+    await b.readVersion();
+    let [acmeSeen, globexSeen] = [b.dataVersion(acme), b.dataVersion(globex)];
+    expect(globexSeen).toBeDefined();
+    const writes: Array<() => Promise<unknown>> = [
+      () => a.nsCreate(acme, { key: 'ns', description: null }),
+      () => Promise.all([a.baseCreate(acme, { namespace: 'ns', key: 'one', description: null }), a.baseCreate(acme, { namespace: 'ns', key: 'two', description: null })]),
+      () => a.baseUpdate(acme, 'ns', 'one', { description: 'x' }),
+      () => a.baseDelete(acme, 'ns', 'two'),
+      () => a.nsUpdate(acme, 'ns', { description: 'y' }),
+      () => database.sql("UPDATE bases SET description = NULL WHERE key = 'one'"),
+    ];
+    for (const [i, write] of writes.entries()) {
+      await write();
+      await b.readVersion();
+      expect(b.dataVersion(acme), `after write ${i}`).not.toBe(acmeSeen);
+      expect(b.dataVersion(globex), `after write ${i}`).toBe(globexSeen);
+      acmeSeen = b.dataVersion(acme);
+    }
+    await a.nsCreate(globex, { key: 'theirs', description: null });
+    await b.readVersion();
+    expect(b.dataVersion(globex)).not.toBe(globexSeen);
+    expect(b.dataVersion(acme)).toBe(acmeSeen);
+    globexSeen = b.dataVersion(globex);
+    // A token changes every organization's: a revocation must be seen by every request.
+    await a.createToken('globex', 'tok_dataversion', randomBytes(32));
+    await b.readVersion();
+    expect(b.dataVersion(acme)).not.toBe(acmeSeen);
+    expect(b.dataVersion(globex)).not.toBe(globexSeen);
   });
 
   it('authenticates a known token without a query, also after data writes; a revocation through another store is refused at once', async () => {

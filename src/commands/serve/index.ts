@@ -81,6 +81,11 @@ URL is not a local one, or something listens there: then it names the command th
 SIGINT or SIGTERM stops accepting and lets the requests in flight finish for up to --shutdown-timeout; a
 second signal exits at once. Back up a running server with \`kb serve backup DEST\`.
 
+Behind a load balancer: --admin-port serves GET /live, GET /ready (503 while draining, or while the
+database or, on PostgreSQL, its LISTEN connection is down) and GET /metrics (Prometheus) on a port of their
+own, never on the API's. With --drain-delay, a SIGTERM first makes /ready fail and keeps serving for the
+delay, so the balancer stops sending before the listener closes.
+
 Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an extension of kb serve).`;
 
   static override examples = [
@@ -90,6 +95,10 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     {
       description: 'One of several replicas over PostgreSQL (the URL in the environment keeps the password out of argv)',
       command: 'KB_DATABASE_URL=postgres://kb:PASSWORD@db.internal:5432/kb <%= config.bin %> serve --host 0.0.0.0 --port 8080',
+    },
+    {
+      description: 'Behind a load balancer: probes and Prometheus on port 9090, and 5 s for the balancer to stop sending after SIGTERM',
+      command: '<%= config.bin %> serve --host 0.0.0.0 --admin-port 9090 --admin-host 0.0.0.0 --drain-delay 5s',
     },
   ];
 
@@ -110,6 +119,19 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
       summary: 'On SIGINT or SIGTERM, how long requests in flight may take before their connections are cut, e.g. 10s.',
       default: '10s',
     }),
+    'admin-port': Flags.integer({
+      summary: 'Serve GET /live, /ready and /metrics (Prometheus) on this port, apart from the API. Off by default.',
+      min: 0,
+      max: 65535,
+    }),
+    'admin-host': Flags.string({
+      summary: 'Address of the admin port. Default: loopback; a probe or a scraper on another machine needs another.',
+      default: '127.0.0.1',
+    }),
+    'drain-delay': Flags.string({
+      summary: 'On SIGTERM, how long /ready answers 503 while the API goes on serving, before the shutdown begins, e.g. 5s (SIGINT does not wait).',
+      default: '0',
+    }),
     ...storageFlags,
     'pool-size': Flags.integer({
       summary: `PostgreSQL connections at most, per replica (--database-pool is the same). Requests beyond them wait, up to 8 per connection; more are answered 503 at once.`,
@@ -128,6 +150,8 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     const { createLogger } = await import('../../server/logger.js');
     const logger = createLogger(flags['log-level'], flags['log-format'] === undefined ? {} : { format: flags['log-format'] });
     const log = logger.events;
+    const drainMs = /^0+(?:\.0+)?(?:ms|s|m)?$/.test(flags['drain-delay'].trim()) ? 0 : parseTimeout(flags['drain-delay'], '--drain-delay');
+    const admin = flags['admin-port'] === undefined ? undefined : { host: flags['admin-host'], port: flags['admin-port'] };
     // Listened for from here on: a signal during start-up or while the first token is saved stops the server as
     // soon as it is up, instead of killing the process with the profile half-saved.
     const { stopped, ownSignals } = signals((signal) => {
@@ -143,7 +167,7 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     let server: RunningServer;
     try {
       const { startServer } = await import('../../server/serve.js');
-      server = await startServer({ host: flags.host, port: flags.port, storage, logger });
+      server = await startServer({ host: flags.host, port: flags.port, storage, logger, admin });
     } catch (error) {
       // Written out before the error is, which goes to stderr apart from the log.
       await logger.close();
@@ -153,6 +177,7 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     const profiles = new ProfileStore({ dir: this.context.configDir(), onWarning: (message) => log.warn(message), hold: uninterrupted });
     // The first token is out (and saved) before the server says it listens, so whoever waits for that line has it.
     if (server.firstToken) await this.deliverFirstToken(server, server.firstToken.token, flags.profile, profiles, log);
+    if (server.adminUrl) log.info(`admin port: ${server.adminUrl}/live, /ready and /metrics`);
     log.info(`listening on ${server.url} (${server.location})`);
     if (!isLoopback(flags.host)) {
       log.warn(
@@ -164,6 +189,12 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     ownSignals();
 
     const signal = await stopped;
+    server.drain();
+    // SIGTERM is how an orchestrator stops a replica; Ctrl-C (SIGINT) is a person's, who wants it stopped now.
+    if (drainMs > 0 && signal === 'SIGTERM') {
+      log.info(`${signal}, draining: /ready answers 503 and requests are still served for ${flags['drain-delay']} (${signal} again exits at once)`);
+      await new Promise((resolve) => setTimeout(resolve, drainMs));
+    }
     log.info(`${signal}, finishing requests in flight (for at most ${flags['shutdown-timeout']}; ${signal} again exits at once)`);
     const { forced } = await server.close(shutdownMs);
     if (forced) log.warn(`cut the connections still busy after ${flags['shutdown-timeout']}`);
@@ -220,6 +251,7 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
 }
 
 function serveFailure(error: unknown, host: string, port: number): unknown {
+  if (error instanceof Error && error.name === 'AdminListenError') return new CliError(error.message, EXIT.failure);
   const code = (error as { code?: unknown }).code;
   if (code === 'EADDRINUSE') {
     return new CliError(`cannot listen on ${host}:${port}: the port is in use`, EXIT.failure, 'Pass --port with a free port, or stop the other server.');
