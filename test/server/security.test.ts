@@ -45,6 +45,7 @@ describe(`no one gets in where they do not belong (${ENGINE})`, () => {
     ['GET', '/v1/auth', {}],
     ['GET', '/v1/ns_list', {}],
     ['GET', '/v1/base_list?namespace=alpha-ns', {}],
+    ['GET', '/v1/base_list_all', {}],
     ['POST', '/v1/ns_create', { json: { key: 'intruder' } }],
     ['POST', '/v1/ns_update', { json: { namespace: 'alpha-ns', data: { description: 'pwned' } } }],
     ['POST', '/v1/base_create', { json: { namespace: 'alpha-ns', key: 'intruder' } }],
@@ -89,6 +90,12 @@ describe(`no one gets in where they do not belong (${ENGINE})`, () => {
     for (const org of ['beta', 'gamma']) {
       for (const [method, path, options] of requests) {
         if (path === '/v1/auth' || path === '/v1/ns_list' || path === '/v1/ns_create' || path === '/v1/base_create') continue;
+        if (path === '/v1/base_list_all') {
+          // Names no namespace: another organization gets its own bases, none of alpha's.
+          const all = await call(app, method, path, { ...options, token: tokens[org] });
+          expect({ org, status: all.status, body: all.body }).toEqual({ org, status: 200, body: { success: true, data: [] } });
+          continue;
+        }
         const theirs = await call(app, method, path, { ...options, token: tokens[org] });
         const missing = await call(app, method, path.replace('alpha-ns', 'never-ns'), {
           ...options,
