@@ -24,13 +24,18 @@ export type Command =
   | 'back'
   | 'quit';
 
-/** Enter: the terminal sends CR; a bare LF (ctrl-j) counts too. */
-export function isEnter(input: string, key: Key): boolean {
+/** A key as the TUI reads it: Ink's, or a bracketed paste (`paste`, its text the input), which is never a command. */
+export type Keypress = Key & { paste?: boolean };
+
+/** Enter: the terminal sends CR; a bare LF (ctrl-j) counts too. A paste is text, whatever it holds. */
+export function isEnter(input: string, key: Keypress): boolean {
+  if (key.paste === true) return false;
   return key.return || input === '\r' || input === '\n';
 }
 
 /** What the key means on any screen; `commandFor` keeps only the commands of the screen it is asked for. */
-function anyCommandFor(input: string, key: Key): Command | undefined {
+function anyCommandFor(input: string, key: Keypress): Command | undefined {
+  if (key.paste === true) return undefined;
   if (key.upArrow) return 'up';
   if (key.downArrow) return 'down';
   if (key.pageUp) return 'pageUp';
@@ -133,7 +138,7 @@ const COMMANDS = new Map<HelpTopic, ReadonlySet<Command>>(
 );
 
 /** What the key does on the screen of `topic` (CONTRACT section 5); undefined when it does nothing there. */
-export function commandFor(input: string, key: Key, topic: HelpTopic): Command | undefined {
+export function commandFor(input: string, key: Keypress, topic: HelpTopic): Command | undefined {
   const command = anyCommandFor(input, key);
   return command !== undefined && COMMANDS.get(topic)?.has(command) ? command : undefined;
 }

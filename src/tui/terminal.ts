@@ -16,6 +16,11 @@ export interface Terminal {
   editor: string;
 }
 
+/** Bracketed-paste mode (xterm; tcell's EnablePaste): the terminal marks pasted text with PASTE_START ... PASTE_END. */
+export const ENABLE_BRACKETED_PASTE = '\u001B[?2004h';
+export const DISABLE_BRACKETED_PASTE = '\u001B[?2004l';
+export const PASTE_START = '\u001B[200~';
+export const PASTE_END = '\u001B[201~';
 export const ENTER_ALTERNATE_SCREEN = '\u001B[?1049h';
 export const LEAVE_ALTERNATE_SCREEN = '\u001B[?1049l';
 const CLEAR_AND_HOME = '\u001B[2J\u001B[H';
@@ -33,13 +38,13 @@ export function processTerminal(options: { stdin: NodeJS.ReadStream; stdout: Nod
   return {
     copy: (text) => void stdout.write(osc52(text)),
     suspend(run) {
-      stdout.write(LEAVE_ALTERNATE_SCREEN + SHOW_CURSOR);
+      stdout.write(DISABLE_BRACKETED_PASTE + LEAVE_ALTERNATE_SCREEN + SHOW_CURSOR);
       stdin.setRawMode(false);
       try {
         return run();
       } finally {
         stdin.setRawMode(true);
-        stdout.write(ENTER_ALTERNATE_SCREEN + CLEAR_AND_HOME + HIDE_CURSOR);
+        stdout.write(ENTER_ALTERNATE_SCREEN + CLEAR_AND_HOME + HIDE_CURSOR + ENABLE_BRACKETED_PASTE);
       }
     },
     editor,

@@ -25,6 +25,11 @@ export const KEY = {
   ctrlU: '\u0015',
 } as const;
 
+/** What a terminal in bracketed-paste mode sends for pasted text. */
+export function pasted(text: string): string {
+  return `\u001B[200~${text}\u001B[201~`;
+}
+
 export interface Screen {
   terminal: RecordingTerminal;
   /** The last frame, without escape codes. */

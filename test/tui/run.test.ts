@@ -11,6 +11,8 @@ import type * as Harness from './harness.js';
 
 const ENTER_ALTERNATE_SCREEN = '\u001B[?1049h';
 const LEAVE_ALTERNATE_SCREEN = '\u001B[?1049l';
+const ENABLE_BRACKETED_PASTE = '\u001B[?2004h';
+const DISABLE_BRACKETED_PASTE = '\u001B[?2004l';
 
 let server: TestServer;
 let client: KbClient;
@@ -58,13 +60,13 @@ describe('runTui, the plain function behind kb tui', () => {
       finished = true;
     });
     await until(() => terminal.stdin.raw, 'the app to listen for keys');
-    expect(terminal.stdout.written.startsWith(ENTER_ALTERNATE_SCREEN)).toBe(true);
+    expect(terminal.stdout.written.startsWith(ENTER_ALTERNATE_SCREEN + ENABLE_BRACKETED_PASTE)).toBe(true);
     await sleep(50);
     expect(finished).toBe(false);
 
     terminal.press('q');
     await done;
-    expect(terminal.stdout.written.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
+    expect(terminal.stdout.written.endsWith(DISABLE_BRACKETED_PASTE + LEAVE_ALTERNATE_SCREEN)).toBe(true);
     expect(terminal.stdin.raw).toBe(false);
   });
 
@@ -74,7 +76,16 @@ describe('runTui, the plain function behind kb tui', () => {
     await until(() => terminal.stdin.raw, 'the app to listen for keys');
     terminal.press('\u0003');
     await done;
-    expect(terminal.stdout.written.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
+    expect(terminal.stdout.written.endsWith(DISABLE_BRACKETED_PASTE + LEAVE_ALTERNATE_SCREEN)).toBe(true);
+  });
+
+  it('quits on ctrl-c read with other keys, after them, and turns bracketed paste off', async () => {
+    const terminal = new FakeTerminal();
+    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });
+    await until(() => terminal.stdin.raw, 'the app to listen for keys');
+    terminal.press('jj\u0003');
+    await done;
+    expect(terminal.stdout.written.endsWith(DISABLE_BRACKETED_PASTE + LEAVE_ALTERNATE_SCREEN)).toBe(true);
   });
 
   it('draws the list in its first frame when it came in while Ink loaded (no loading frame in between)', async () => {

@@ -4,7 +4,7 @@ import { ApiError, NetworkError } from '../../src/client/errors.js';
 import { fitHints } from '../../src/tui/components/KeyHelp.js';
 import { describeError } from '../../src/tui/errors.js';
 import { editText, textAt } from '../../src/tui/hooks/textEdit.js';
-import { splitKeys } from '../../src/tui/hooks/useKeys.js';
+import { createKeyReader, splitKeys } from '../../src/tui/hooks/useKeys.js';
 import { filterRows, windowTop } from '../../src/tui/hooks/useList.js';
 import { commandFor, type Hint, helpSections, hintsFor } from '../../src/tui/keymap.js';
 import { columns } from '../../src/tui/components/Table.js';
@@ -67,50 +67,54 @@ describe('editText: a line being edited', () => {
   });
 });
 
-describe('splitKeys: what Ink reads at once, as the keys typed', () => {
-  it('keeps text and escape-free input as one key (a paste)', () => {
-    expect(splitKeys('Frequently asked', NONE)).toEqual([['Frequently asked', NONE]]);
-    expect(splitKeys('\r', key({ return: true }))).toEqual([['\r', key({ return: true })]]);
+describe('splitKeys: text read at once, as the keys typed', () => {
+  it('makes every character a key: jjj is three keys, as tmux send-keys -l jjj sends them', () => {
+    expect(splitKeys('jjj')).toEqual([
+      ['j', NONE],
+      ['j', NONE],
+      ['j', NONE],
+    ]);
+    expect(splitKeys('dy')).toEqual([
+      ['d', NONE],
+      ['y', NONE],
+    ]);
+    expect(splitKeys('G:')).toEqual([
+      ['G', key({ shift: true })],
+      [':', NONE],
+    ]);
   });
 
-  it('splits at control characters: tab, enter, backspace and ctrl-letters are keys of their own', () => {
-    expect(splitKeys('faq\tFrequently asked\r', NONE)).toEqual([
-      ['faq', NONE],
+  it('reads control characters as their keys: tab, enter, backspace and ctrl-letters', () => {
+    expect(splitKeys('a\tb\r\n\u007F\u0015')).toEqual([
+      ['a', NONE],
       ['', key({ tab: true })],
-      ['Frequently asked', NONE],
+      ['b', NONE],
       ['\r', key({ return: true })],
-    ]);
-    expect(splitKeys('ab\u007F\u0015c\r\n', NONE)).toEqual([
-      ['ab', NONE],
       ['', key({ delete: true })],
       ['u', key({ ctrl: true })],
-      ['c', NONE],
-      ['\r', key({ return: true })],
     ]);
   });
 });
 
-describe('splitKeys: a command line or a filter typed at once', () => {
-  it('reads `:` or `/` first, then the rest, so that the prompt it opens takes the rest', () => {
-    expect(splitKeys(':q', NONE)).toEqual([
-      [':', NONE],
-      ['q', NONE],
-    ]);
-    expect(splitKeys(':ns docs\r', NONE)).toEqual([
-      [':', NONE],
-      ['ns docs', NONE],
-      ['\r', key({ return: true })],
-    ]);
-    expect(splitKeys('/faq', NONE)).toEqual([
-      ['/', NONE],
-      ['faq', NONE],
+describe('createKeyReader: bracketed paste is text, everything else keys', () => {
+  const ESC = '\u001B';
+  it('makes a bracketed paste one key marked paste, also when it comes over several reads', () => {
+    const read = createKeyReader();
+    expect(read(`${ESC}[200~`, '[200~', NONE)).toEqual([]);
+    expect(read('d', 'd', NONE)).toEqual([]);
+    expect(read('d\r\n', 'd\r\n', NONE)).toEqual([]);
+    expect(read(`${ESC}[201~`, '[201~', NONE)).toEqual([['dd\n', { ...NONE, paste: true }]]);
+    // After the paste, keys again.
+    expect(read('jk', 'jk', NONE)).toEqual([
+      ['j', NONE],
+      ['k', NONE],
     ]);
   });
 
-  it('leaves any other text one key, and a lone `:` or `/` as it is', () => {
-    expect(splitKeys('dy', NONE)).toEqual([['dy', NONE]]);
-    expect(splitKeys('a:q', NONE)).toEqual([['a:q', NONE]]);
-    expect(splitKeys(':', NONE)).toEqual([[':', NONE]]);
+  it('leaves an escape sequence one key, as Ink read it', () => {
+    const read = createKeyReader();
+    expect(read(`${ESC}[A`, '', key({ upArrow: true }))).toEqual([['', key({ upArrow: true })]]);
+    expect(read(`${ESC}[Z`, '', key({ tab: true, shift: true }))).toEqual([['', key({ tab: true, shift: true })]]);
   });
 });
 

@@ -1,6 +1,6 @@
-import { type Key, Text } from 'ink';
+import { Text } from 'ink';
 import { editText, type TextState } from '../hooks/textEdit.js';
-import { isEnter } from '../keymap.js';
+import { isEnter, type Keypress } from '../keymap.js';
 import { useTheme } from '../theme.js';
 import { StatusLines } from './StatusLines.js';
 import { TextField } from './TextField.js';
@@ -8,7 +8,7 @@ import { TextField } from './TextField.js';
 /** What a key does to a one-line prompt (the filter `/`, the command line `:`). */
 export type PromptKey = { kind: 'cancel' } | { kind: 'submit' } | { kind: 'edit'; text: TextState } | undefined;
 
-export function promptKey(text: TextState, input: string, key: Key): PromptKey {
+export function promptKey(text: TextState, input: string, key: Keypress): PromptKey {
   if (key.escape) return { kind: 'cancel' };
   if (isEnter(input, key)) return { kind: 'submit' };
   const edited = editText(text, input, key);

@@ -1,4 +1,4 @@
-import { Box, type Key, Text } from 'ink';
+import { Box, Text } from 'ink';
 import { useState } from 'react';
 import { COMMAND_LINE_HINT, PromptLines, promptKey } from '../components/Prompt.js';
 import { Screen } from '../components/Screen.js';
@@ -7,7 +7,7 @@ import { useTui } from '../context.js';
 import { textAt, type TextState } from '../hooks/textEdit.js';
 import { useKeys } from '../hooks/useKeys.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
-import { commandFor, type Hint, hintsFor, PROMPT_HINTS } from '../keymap.js';
+import { commandFor, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
 import { printable } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row, Status } from '../types.js';
@@ -38,7 +38,7 @@ export function BaseView(props: BaseViewProps) {
   const [command, setCommand] = useState<TextState | undefined>(undefined);
   const flow = useRowFlow(props.ops, { active: props.active, width: props.width, setStatus, onDeleted: props.onBack });
 
-  const onKey = (input: string, key: Key) => {
+  const onKey = (input: string, key: Keypress) => {
     const command = commandFor(input, key, 'base');
     if (flow.start(command, row)) return;
     switch (command) {
@@ -58,7 +58,7 @@ export function BaseView(props: BaseViewProps) {
     }
   };
 
-  const onCommandKey = (input: string, key: Key, text: TextState) => {
+  const onCommandKey = (input: string, key: Keypress, text: TextState) => {
     const typed = promptKey(text, input, key);
     if (typed?.kind === 'edit') return setCommand(typed.text);
     if (typed !== undefined) setCommand(undefined);

@@ -1,4 +1,4 @@
-import { type Key, Text } from 'ink';
+import { Text } from 'ink';
 import { useState } from 'react';
 import { Form, type FormValues } from '../components/Form.js';
 import { bodyHeight, Screen } from '../components/Screen.js';
@@ -14,7 +14,7 @@ import { useAutoRefresh } from '../hooks/useAutoRefresh.js';
 import { useKeys } from '../hooks/useKeys.js';
 import { filterRows, useList } from '../hooks/useList.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
-import { type Command, commandFor, FILTER_HINTS, FORM_HINTS, type Hint, hintsFor, PROMPT_HINTS } from '../keymap.js';
+import { type Command, commandFor, FILTER_HINTS, FORM_HINTS, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
 import { count, printable, thousands } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row, Status } from '../types.js';
@@ -91,7 +91,7 @@ export function ListView(props: ListViewProps) {
   const idle = props.active && props.visible && mode.kind === 'list' && !flow.open;
   useAutoRefresh(source.reload, { seconds: props.autoRefresh ? refreshSeconds : 0, idle, loading: source.loading });
 
-  const onListKey = (input: string, key: Key) => {
+  const onListKey = (input: string, key: Keypress) => {
     const command = commandFor(input, key, topic);
     const selected = list.selected;
     if (flow.start(command, selected)) return;
@@ -133,7 +133,7 @@ export function ListView(props: ListViewProps) {
     }
   };
 
-  const onFilterKey = (input: string, key: Key, text: TextState) => {
+  const onFilterKey = (input: string, key: Keypress, text: TextState) => {
     if (key.upArrow) return list.move(-1);
     if (key.downArrow) return list.move(1);
     const typed = promptKey(text, input, key);
@@ -147,7 +147,7 @@ export function ListView(props: ListViewProps) {
     if (typed?.kind === 'submit') list.moveTo(0);
   };
 
-  const onCommandKey = (input: string, key: Key, text: TextState) => {
+  const onCommandKey = (input: string, key: Keypress, text: TextState) => {
     const typed = promptKey(text, input, key);
     if (typed?.kind === 'edit') return setMode({ kind: 'command', text: typed.text });
     if (typed !== undefined) setMode({ kind: 'list' });
