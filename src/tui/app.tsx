@@ -100,7 +100,7 @@ export function App({ client, deployment, terminal, refreshSeconds, organization
       <TuiProvider value={actions}>
         <KeyRouter>
           <Box flexDirection="column" width={size.columns} height={height}>
-            <Header deployment={deployment} organization={org} />
+            <Header deployment={deployment} organization={org} width={size.columns} />
             <NamespacesView
               active={help === undefined && namespace === undefined}
               visible={help === undefined && namespace === undefined}

@@ -5,7 +5,7 @@ import type { FieldSpec } from '../fields.js';
 import { editText, textAt, type TextState } from '../hooks/textEdit.js';
 import { useKeys } from '../hooks/useKeys.js';
 import { isEnter } from '../keymap.js';
-import { printable } from '../text.js';
+import { printable, wrapText } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Status } from '../types.js';
 import { Spinner } from './Spinner.js';
@@ -25,6 +25,8 @@ export interface FormProps {
   onCancel(): void;
   active: boolean;
   width: number;
+  /** The rows it may take: on a short terminal it drops blank lines, then cuts the notes under the fields. */
+  height: number;
   /** For the hint on a 401. */
   profile: string | undefined;
 }
@@ -82,51 +84,78 @@ export function Form(props: FormProps) {
   );
 
   const fieldWidth = Math.max(8, props.width - LABEL_WIDTH - 2);
+  const hintWidth = Math.max(1, props.width - LABEL_WIDTH);
+  const notes = props.fields.map((field, i) => {
+    const value = texts[i]?.value ?? '';
+    // An empty required field is not an error until it is submitted; its rule says it is required.
+    const problem = value === '' ? undefined : field.problem(value);
+    if (problem !== undefined) return { error: true, text: `invalid: ${problem}` };
+    return { error: false, text: value === '' ? `${field.whenEmpty}. ${field.rule}` : `ok${field.counter ? ` (${field.counter(value)})` : ''}. ${field.rule}` };
+  });
+  const footer = busy ? 1 : failure === undefined ? 0 : 1 + (failure.help === undefined ? 0 : 1);
+  const layout = formLayout(props.height, props.fields.length, focus, footer, notes.map((note) => wrapText(note.text, hintWidth).length));
   return (
-    <Box flexDirection="column">
+    <Box flexDirection="column" flexShrink={0}>
       <Text bold wrap="truncate-end">
         {props.title}
       </Text>
       {props.fields.map((field, i) => {
-        const value = texts[i]?.value ?? '';
-        // An empty required field is not an error until it is submitted; its rule says it is required.
-        const problem = value === '' ? undefined : field.problem(value);
         const focused = i === focus;
+        const note = notes[i] ?? { error: false, text: '' };
+        const lines = layout.noteLines[i] ?? 0;
         return (
-          <Box key={field.id} flexDirection="column" marginTop={1}>
-            <Box>
+          <Box key={field.id} flexDirection="column" marginTop={layout.spaced ? 1 : 0} flexShrink={0}>
+            <Box flexShrink={0}>
               <Text bold={focused} color={focused ? theme.accent : undefined}>
                 {`${focused ? '> ' : '  '}${field.label}`.padEnd(LABEL_WIDTH)}
               </Text>
               <TextFieldBox state={texts[i] ?? textAt('')} focused={focused && !busy} width={fieldWidth} />
             </Box>
-            <Box paddingLeft={LABEL_WIDTH}>
-              {problem !== undefined ? (
-                <Text wrap="wrap" color={theme.error}>
-                  {`invalid: ${problem}`}
+            {wrapText(note.text, hintWidth, lines).slice(0, lines).map((line, j) => (
+              <Box key={j} paddingLeft={LABEL_WIDTH} flexShrink={0}>
+                <Text wrap="truncate-end" color={note.error ? theme.error : undefined} dimColor={!note.error && theme.muted}>
+                  {line}
                 </Text>
-              ) : (
-                <Text wrap="wrap" dimColor={theme.muted}>
-                  {value === '' ? `${field.whenEmpty}. ${field.rule}` : `ok${field.counter ? ` (${field.counter(value)})` : ''}. ${field.rule}`}
-                </Text>
-              )}
-            </Box>
+              </Box>
+            ))}
           </Box>
         );
       })}
-      <Box marginTop={1} flexDirection="column">
+      <Box marginTop={layout.spaced ? 1 : 0} flexDirection="column" flexShrink={0}>
         {busy ? <Spinner label={`${props.busyLabel}...`} /> : null}
         {!busy && failure !== undefined ? (
           <>
-            <Text wrap="wrap" color={theme.error} bold>
+            <Text wrap="truncate-end" color={theme.error} bold>
               {`Error: ${printable(failure.text)}`}
             </Text>
-            {failure.help === undefined ? null : <Text wrap="wrap">{printable(failure.help)}</Text>}
+            {failure.help === undefined ? null : <Text wrap="truncate-end">{printable(failure.help)}</Text>}
           </>
         ) : null}
       </Box>
     </Box>
   );
+}
+
+/**
+ * How a form fits `height` rows: with a blank line between its parts and each field's note whole when there is
+ * room; else without the blank lines, then each note on one line (cut with "…"), then only the focused field's note.
+ * Every line has a row of its own, so nothing overlaps; a terminal too short even for that clips the bottom.
+ */
+export function formLayout(
+  height: number,
+  fields: number,
+  focus: number,
+  footer: number,
+  noteLines: readonly number[],
+): { spaced: boolean; noteLines: readonly number[] } {
+  const sum = (lines: readonly number[]) => lines.reduce((total, n) => total + n, 0);
+  const spacedRows = 1 + fields * 2 + sum(noteLines) + (footer > 0 ? footer + 1 : 0);
+  if (spacedRows <= height) return { spaced: true, noteLines };
+  const compact = (lines: readonly number[]) => 1 + fields + sum(lines) + footer;
+  if (compact(noteLines) <= height) return { spaced: false, noteLines };
+  const oneEach = noteLines.map((n) => Math.min(1, n));
+  if (compact(oneEach) <= height) return { spaced: false, noteLines: oneEach };
+  return { spaced: false, noteLines: oneEach.map((n, i) => (i === focus ? n : 0)) };
 }
 
 function TextFieldBox({ state, focused, width }: { state: TextState; focused: boolean; width: number }) {

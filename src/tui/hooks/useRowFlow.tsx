@@ -43,7 +43,7 @@ export interface RowFlow {
  */
 export function useRowFlow(
   ops: RowOps,
-  screen: { active: boolean; width: number; setStatus(status: Status | undefined): void; onDeleted?: ((row: Row) => void) | undefined },
+  screen: { active: boolean; width: number; height: number; setStatus(status: Status | undefined): void; onDeleted?: ((row: Row) => void) | undefined },
 ): RowFlow {
   const { deployment, terminal, redraw } = useTui();
   const [step, setStep] = useState<Step | undefined>(undefined);
@@ -126,6 +126,7 @@ export function useRowFlow(
         busyLabel="Saving"
         active={screen.active}
         width={screen.width}
+        height={screen.height}
         profile={deployment.profile}
         onCancel={done}
         onSubmit={async (values: FormValues) => {

@@ -1,14 +1,14 @@
 import { Box, Text } from 'ink';
 import { useState } from 'react';
 import { COMMAND_LINE_HINT, PromptLines, promptKey } from '../components/Prompt.js';
-import { Screen } from '../components/Screen.js';
+import { bodyHeight, Screen } from '../components/Screen.js';
 import { StatusLines } from '../components/StatusLines.js';
 import { useTui } from '../context.js';
 import { textAt, type TextState } from '../hooks/textEdit.js';
 import { useKeys } from '../hooks/useKeys.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
 import { commandFor, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
-import { printable } from '../text.js';
+import { cut, printable, wrapText } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row, Status } from '../types.js';
 
@@ -36,7 +36,7 @@ export function BaseView(props: BaseViewProps) {
   const theme = useTheme();
   const { row, setStatus } = props;
   const [command, setCommand] = useState<TextState | undefined>(undefined);
-  const flow = useRowFlow(props.ops, { active: props.active, width: props.width, setStatus, onDeleted: props.onBack });
+  const flow = useRowFlow(props.ops, { active: props.active, width: props.width, height: bodyHeight(props.height), setStatus, onDeleted: props.onBack });
 
   const onKey = (input: string, key: Keypress) => {
     const command = commandFor(input, key, 'base');
@@ -69,13 +69,17 @@ export function BaseView(props: BaseViewProps) {
 
   const description =
     row.description === undefined ? '(not read: this deployment cannot read a single base; e sets it)' : row.description === null ? '(none)' : row.description;
+  // The key and the namespace always show; the description takes the rows left, its last line cut with "…".
+  const rows = bodyHeight(props.height);
+  const valueWidth = Math.max(1, props.width - LABEL_WIDTH);
+  const descriptionLines = wrapText(printable(description), valueWidth, Math.max(1, rows - 2 - (props.listed ? 0 : 1)));
   const body = flow.body ?? (
     <>
-      <Field label="namespace" value={props.crumbs.at(-1) ?? ''} />
-      <Field label="key" value={row.key} />
-      <Field label="description" value={description} />
+      <Field label="namespace" lines={[cut(printable(props.crumbs.at(-1) ?? ''), valueWidth)]} />
+      <Field label="key" lines={[cut(printable(row.key), valueWidth)]} />
+      <Field label="description" lines={descriptionLines} />
       {props.listed ? null : (
-        <Text wrap="wrap" color={theme.warning}>
+        <Text wrap="truncate-end" color={theme.warning}>
           Not in the list of bases any more: it may have been deleted elsewhere.
         </Text>
       )}
@@ -102,13 +106,21 @@ export function BaseView(props: BaseViewProps) {
   );
 }
 
-function Field({ label, value }: { label: string; value: string }) {
+const LABEL_WIDTH = 14;
+
+function Field({ label, lines }: { label: string; lines: readonly string[] }) {
   return (
-    <Box>
-      <Box width={14} flexShrink={0}>
+    <Box flexShrink={0}>
+      <Box width={LABEL_WIDTH} flexShrink={0}>
         <Text bold>{label}</Text>
       </Box>
-      <Text wrap="wrap">{printable(value)}</Text>
+      <Box flexDirection="column" flexShrink={0}>
+        {lines.map((line, i) => (
+          <Text key={i} wrap="truncate-end">
+            {line}
+          </Text>
+        ))}
+      </Box>
     </Box>
   );
 }

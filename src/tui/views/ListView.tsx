@@ -79,7 +79,7 @@ export function ListView(props: ListViewProps) {
   const listHeight = Math.max(1, bodyHeight(props.height, notice.length) - 1);
   const all = source.rows ?? [];
   const list = useList(all, listHeight);
-  const flow = useRowFlow(ops, { active: props.active, width: props.width, setStatus });
+  const flow = useRowFlow(ops, { active: props.active, width: props.width, height: bodyHeight(props.height, notice.length), setStatus });
 
   // Set while rendering (React's pattern for state that follows a prop), so the frame that shows the notice has the prompt.
   const [prompted, setPrompted] = useState(false);
@@ -177,6 +177,7 @@ export function ListView(props: ListViewProps) {
         busyLabel={`Creating ${ops.noun}`}
         active={props.active}
         width={props.width}
+        height={bodyHeight(props.height, notice.length)}
         profile={deployment.profile}
         onCancel={toList}
         onSubmit={async (values: FormValues) => {
@@ -196,6 +197,7 @@ export function ListView(props: ListViewProps) {
         busyLabel="Opening"
         active={props.active}
         width={props.width}
+        height={bodyHeight(props.height, notice.length)}
         profile={deployment.profile}
         onCancel={toList}
         onSubmit={async (values: FormValues) => {
