@@ -56,7 +56,8 @@ export type EditorOutcome =
   | { kind: 'edited'; text: string }
   | { kind: 'unchanged' }
   | { kind: 'emptied' }
-  | { kind: 'failed'; message: string };
+  | { kind: 'failed'; message: string }
+  | { kind: 'notFound'; message: string };
 
 /**
  * Opens `text` in the editor in a file of its own (named after `name`, so the editor's title says what it is),
@@ -71,6 +72,8 @@ export function editInEditor(terminal: Terminal, text: string, name: string): Ed
     // As git runs core.editor: through the shell, so "code --wait" works, with the file as one argument.
     const result = terminal.suspend(() => spawnSync('/bin/sh', ['-c', `${terminal.editor} "$1"`, 'kb', file], { stdio: 'inherit' }));
     if (result.error !== undefined) return { kind: 'failed', message: `cannot run the editor "${terminal.editor}": ${result.error.message}` };
+    // The shell's "command not found" (126: found but not executable).
+    if (result.status === 127 || result.status === 126) return { kind: 'notFound', message: `The editor "${terminal.editor}" was not found` };
     if (result.status !== 0) {
       const how = result.signal === null ? `exited with ${result.status}` : `was stopped by ${result.signal}`;
       return { kind: 'failed', message: `the editor "${terminal.editor}" ${how}` };

@@ -123,7 +123,7 @@ describe('runTui, the plain function behind kb tui', () => {
     const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });
     await until(() => terminal.stdin.raw && terminal.stdout.written.includes('docs'), 'the list');
     terminal.press('c');
-    await until(() => terminal.stdout.written.includes('Copied docs'), 'the status');
+    await until(() => terminal.stdout.written.includes("Sent docs to the terminal's clipboard (OSC 52)"), 'the status');
     expect(terminal.stdout.written).toContain(`\u001B]52;c;${Buffer.from('docs').toString('base64')}\u0007`);
     terminal.press('q');
     await done;

@@ -63,6 +63,9 @@ export function useRowFlow(
     if (outcome.kind === 'emptied') {
       return setStatus({ tone: 'info', text: `The file was emptied: nothing was sent for ${noun} ${row.key}.`, help: 'To clear a description: e, then empty + enter.' });
     }
+    if (outcome.kind === 'notFound') {
+      return setStatus({ tone: 'error', text: `${outcome.message}: nothing was sent.`, help: 'Set $VISUAL or $EDITOR to an editor that is installed (e.g. EDITOR=nano), or edit here with e.' });
+    }
     if (outcome.kind === 'failed') return setStatus({ tone: 'error', text: `${outcome.message}: nothing was sent.`, help: 'Set $VISUAL or $EDITOR to an editor that waits until the file is closed.' });
     const checked = Description.safeParse(outcome.text);
     if (!checked.success) {

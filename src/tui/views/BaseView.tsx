@@ -7,7 +7,8 @@ import { useTui } from '../context.js';
 import { textAt, type TextState } from '../hooks/textEdit.js';
 import { useKeys } from '../hooks/useKeys.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
-import { commandFor, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
+import { type Command, commandFor, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
+import { copied } from './ListView.js';
 import { cut, printable, wrapText } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row, Status } from '../types.js';
@@ -24,6 +25,8 @@ export interface BaseViewProps {
   ops: RowOps;
   status: Status | undefined;
   setStatus(status: Status | undefined): void;
+  /** Commands this screen does not offer (--readonly). */
+  disabled?: readonly Command[] | undefined;
   /** Undefined where a single base cannot be read again (no base_list). */
   onRefresh: (() => void) | undefined;
   /** Back to the list: esc, or once the base is deleted. */
@@ -39,7 +42,10 @@ export function BaseView(props: BaseViewProps) {
   const flow = useRowFlow(props.ops, { active: props.active, width: props.width, height: bodyHeight(props.height), setStatus, onDeleted: props.onBack });
 
   const onKey = (input: string, key: Keypress) => {
-    const command = commandFor(input, key, 'base');
+    const found = commandFor(input, key, 'base');
+    const command = found !== undefined && props.disabled?.includes(found) ? undefined : found;
+    // A message stays until the next key (docs/contract.md, The TUI): this key's own outcome may replace it.
+    if (props.status !== undefined) setStatus(undefined);
     if (flow.start(command, row)) return;
     switch (command) {
       case 'refresh':
@@ -47,7 +53,7 @@ export function BaseView(props: BaseViewProps) {
         return props.onRefresh?.();
       case 'copy':
         terminal.copy(row.key);
-        return setStatus({ tone: 'success', text: `Copied ${row.key} to the clipboard.` });
+        return setStatus(copied(row.key));
       case 'commandLine': return setCommand(textAt(''));
       case 'back':
         setStatus(undefined);
@@ -91,7 +97,7 @@ export function BaseView(props: BaseViewProps) {
     (command === undefined ? <StatusLines status={props.status} /> : <PromptLines sign=":" text={command} width={props.width} hint={COMMAND_LINE_HINT} />);
 
   const hints: readonly Hint[] =
-    flow.hints ?? (command !== undefined ? PROMPT_HINTS : hintsFor('base', props.onRefresh ? [] : ['refresh']));
+    flow.hints ?? (command !== undefined ? PROMPT_HINTS : hintsFor('base', [...(props.disabled ?? []), ...(props.onRefresh ? [] : ['refresh' as const])]));
 
   const title = (
     <>

@@ -59,6 +59,10 @@ export interface ListViewProps {
   setStatus(status: Status | undefined): void;
   onOpen(row: Row): void;
   onBack?: (() => void) | undefined;
+  /** Commands this list does not offer (nor its key-help line): a namespace that does not exist, --readonly. */
+  disabled?: readonly Command[] | undefined;
+  /** Shown instead of the rows, when the list cannot be had (a namespace that does not exist). */
+  instead?: Status | undefined;
   /** Opens a row by key without listing (`o`), for deployments without base_list; `promptNow` opens the prompt once. */
   openByKey?: { open(key: string): void; promptNow: boolean } | undefined;
 }
@@ -92,8 +96,11 @@ export function ListView(props: ListViewProps) {
   useAutoRefresh(source.reload, { seconds: props.autoRefresh ? refreshSeconds : 0, idle, loading: source.loading });
 
   const onListKey = (input: string, key: Keypress) => {
-    const command = commandFor(input, key, topic);
+    const found = commandFor(input, key, topic);
+    const command = found !== undefined && props.disabled?.includes(found) ? undefined : found;
     const selected = list.selected;
+    // A message stays until the next key (docs/contract.md, The TUI): this key's own outcome may replace it.
+    if (props.status !== undefined) setStatus(undefined);
     if (flow.start(command, selected)) return;
     switch (command) {
       case 'up': return list.move(-1);
@@ -118,7 +125,7 @@ export function ListView(props: ListViewProps) {
       case 'copy':
         if (!selected) return setStatus({ tone: 'warning', text: `No ${ops.noun} selected to copy.` });
         terminal.copy(selected.key);
-        return setStatus({ tone: 'success', text: `Copied ${selected.key} to the clipboard.` });
+        return setStatus(copied(selected.key));
       case 'openByKey':
         if (props.openByKey === undefined) return;
         setStatus(undefined);
@@ -208,6 +215,8 @@ export function ListView(props: ListViewProps) {
         }}
       />
     );
+  } else if (props.instead !== undefined) {
+    body = <ErrorBlock status={props.instead} />;
   } else if (source.rows === undefined) {
     body = source.loading ? <Spinner label={`Loading ${ops.noun}s...`} /> : <ErrorBlock status={describeError(source.error, deployment.profile)} />;
   } else if (list.rows.length === 0) {
@@ -229,7 +238,11 @@ export function ListView(props: ListViewProps) {
   }
 
   // What this list cannot do right now stays off its key-help line.
-  const unavailable: Command[] = [...(props.openByKey ? [] : ['openByKey' as const]), ...(props.onBack || list.filter !== '' ? [] : ['back' as const])];
+  const unavailable: Command[] = [
+    ...(props.disabled ?? []),
+    ...(props.openByKey ? [] : ['openByKey' as const]),
+    ...(props.onBack || list.filter !== '' ? [] : ['back' as const]),
+  ];
   const hints: readonly Hint[] =
     flow.hints ??
     (mode.kind === 'filter'
@@ -255,6 +268,11 @@ export function ListView(props: ListViewProps) {
       {body}
     </Screen>
   );
+}
+
+/** What `c` says: what was done (the key sent to the terminal, OSC 52), not whether a clipboard took it, which kb cannot know. */
+export function copied(key: string): Status {
+  return { tone: 'success', text: `Sent ${key} to the terminal's clipboard (OSC 52)` };
 }
 
 function ErrorBlock({ status }: { status: Status }) {
