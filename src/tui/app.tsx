@@ -6,7 +6,7 @@ import { type TuiActions, TuiProvider } from './context.js';
 import { KeyRouter } from './hooks/useKeys.js';
 import { useRemote } from './hooks/useRemote.js';
 import { useTerminalSize } from './hooks/useTerminalSize.js';
-import type { HelpTopic } from './keymap.js';
+import { type HelpTopic, WRITES } from './keymap.js';
 import type { Terminal } from './terminal.js';
 import { makeTheme, ThemeProvider } from './theme.js';
 import type { Namespace } from '../api/schemas.js';
@@ -26,6 +26,12 @@ export interface AppProps {
   /** The first namespace list, in hand or asked for already; later ones the app asks for. */
   namespaces?: readonly Namespace[] | Promise<readonly Namespace[]> | undefined;
   color: boolean;
+  /** The namespace to start in (`kb tui NS`). */
+  namespace?: string | undefined;
+  /** No create, edit or delete offered or done (`--readonly`). */
+  readonly?: boolean | undefined;
+  /** Another profile's client and deployment, for `:profile NAME` (`:ctx NAME`). */
+  connect?: ((profile: string) => Promise<{ client: TuiClient; deployment: TuiDeployment }>) | undefined;
 }
 
 /**
@@ -36,11 +42,18 @@ export function appHeight(rows: number): number {
   return Math.max(3, rows - 1);
 }
 
-const COMMANDS_HELP = 'Commands: :ns (the namespaces), :ns KEY (open one), :q (quit).';
+const COMMANDS_HELP = 'Commands: :ns [KEY], :profile NAME (:ctx), :help, :q.';
+
+
 
 /** The whole UI: the header, then the namespaces, a namespace's bases, or the help. */
-export function App({ client, deployment, terminal, refreshSeconds, organization, namespaces, color }: AppProps) {
+export function App(props: AppProps) {
+  const { terminal, refreshSeconds, namespaces, color, connect } = props;
+  const readonly = props.readonly ?? false;
   const { exit } = useApp();
+  // The profile in use: the one kb tui started with, until `:profile NAME` switches.
+  const [connection, setConnection] = useState(() => ({ client: props.client, deployment: props.deployment, organization: props.organization, generation: 0 }));
+  const { client, deployment, organization } = connection;
   const { write } = useStdout();
   const size = useTerminalSize();
   const theme = useMemo(() => makeTheme(color), [color]);
@@ -49,14 +62,30 @@ export function App({ client, deployment, terminal, refreshSeconds, organization
     [client, organization],
     typeof organization === 'string' ? organization : undefined,
   );
-  const [namespace, setNamespace] = useState<string | undefined>(undefined);
+  const [namespace, setNamespace] = useState<string | undefined>(props.namespace);
   const [help, setHelp] = useState<HelpTopic | undefined>(undefined);
   const memory = useRef<BaseListMemory>({ supported: undefined, session: new Map() });
 
   // The `:` command line, as k9s has it: a way to any screen by name.
   const run = useCallback(
-    (line: string): Status | undefined => {
+    (line: string, report: (status: Status | undefined) => void): Status | undefined => {
       const [name = '', argument, ...extra] = line.trim().split(/\s+/);
+      if ((name === 'help' || name === 'h' || name === '?') && argument === undefined) {
+        setHelp(namespace === undefined ? 'namespaces' : 'bases');
+        return undefined;
+      }
+      if ((name === 'profile' || name === 'ctx' || name === 'context') && extra.length === 0) {
+        if (argument === undefined) return { tone: 'info', text: `Profile: ${deployment.profile ?? '(none: KB_URL)'}`, help: ':profile NAME switches to another.' };
+        if (connect === undefined) return { tone: 'warning', text: 'This kb tui cannot switch profiles.' };
+        connect(argument).then(
+          (next) => {
+            setNamespace(undefined);
+            setConnection((now) => ({ client: next.client, deployment: next.deployment, organization: undefined, generation: now.generation + 1 }));
+          },
+          (error: unknown) => report({ tone: 'error', text: `Cannot switch to profile ${argument}: ${error instanceof Error ? error.message : String(error)}` }),
+        );
+        return { tone: 'info', text: `Switching to profile ${argument}...` };
+      }
       if (name === 'q' || name === 'q!' || name === 'quit') {
         exit();
         return undefined;
@@ -74,7 +103,7 @@ export function App({ client, deployment, terminal, refreshSeconds, organization
       if (name === '') return undefined;
       return { tone: 'error', text: `Unknown command: :${line.trim()}`, help: COMMANDS_HELP };
     },
-    [exit],
+    [exit, connect, deployment, namespace],
   );
 
   const actions = useMemo(
@@ -83,13 +112,15 @@ export function App({ client, deployment, terminal, refreshSeconds, organization
       deployment,
       terminal,
       refreshSeconds,
+      readonly,
+      disabled: readonly ? WRITES : [],
       run,
       // Ink writes nothing, then the whole last frame again: what the editor drew is gone.
       redraw: () => write(''),
       quit: () => exit(),
       showHelp: setHelp,
     }),
-    [client, deployment, terminal, refreshSeconds, run, write, exit],
+    [client, deployment, terminal, refreshSeconds, readonly, run, write, exit],
   );
 
   const height = appHeight(size.rows);
@@ -102,17 +133,18 @@ export function App({ client, deployment, terminal, refreshSeconds, organization
           <Box flexDirection="column" width={size.columns} height={height}>
             <Header deployment={deployment} organization={org} width={size.columns} />
             <NamespacesView
+              key={`namespaces-${connection.generation}`}
               active={help === undefined && namespace === undefined}
               visible={help === undefined && namespace === undefined}
               width={size.columns}
               height={viewHeight}
               organization={orgName}
-              initial={namespaces}
+              initial={connection.generation === 0 ? namespaces : undefined}
               onOpen={setNamespace}
             />
             {namespace === undefined ? null : (
               <BasesView
-                key={namespace}
+                key={`${connection.generation}:${namespace}`}
                 organization={orgName}
                 namespace={namespace}
                 memory={memory.current}
@@ -123,7 +155,7 @@ export function App({ client, deployment, terminal, refreshSeconds, organization
                 onBack={() => setNamespace(undefined)}
               />
             )}
-            {help === undefined ? null : <HelpView topic={help} active width={size.columns} height={viewHeight} onClose={() => setHelp(undefined)} />}
+            {help === undefined ? null : <HelpView topic={help} readonly={readonly} active width={size.columns} height={viewHeight} onClose={() => setHelp(undefined)} />}
           </Box>
         </KeyRouter>
       </TuiProvider>

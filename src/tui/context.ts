@@ -1,5 +1,5 @@
 import { createContext, useContext } from 'react';
-import type { HelpTopic } from './keymap.js';
+import type { Command, HelpTopic } from './keymap.js';
 import type { Terminal } from './terminal.js';
 import type { Status, TuiClient, TuiDeployment } from './types.js';
 
@@ -10,8 +10,15 @@ export interface TuiActions {
   terminal: Terminal;
   /** Seconds between refreshes of an idle list; 0: never by itself. */
   refreshSeconds: number;
-  /** Runs a `:` command line; resolves to a status when it says something (an unknown command), else undefined. */
-  run(command: string): Status | undefined;
+  /** No create, edit or delete (`--readonly`). */
+  readonly: boolean;
+  /** The commands no screen offers (those --readonly takes away). */
+  disabled: readonly Command[];
+  /**
+   * Runs a `:` command line; returns a status when it says something at once (an unknown command), else undefined;
+   * `report` says what comes later (a profile switch that failed).
+   */
+  run(command: string, report: (status: Status | undefined) => void): Status | undefined;
   /** Draws the whole screen again, after the editor had the terminal. */
   redraw(): void;
   /** Ends the app; runTui then resolves. */

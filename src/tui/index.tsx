@@ -25,6 +25,12 @@ export interface RunTuiOptions {
   refreshSeconds: number;
   /** The editor of `E`, as a shell runs it ($VISUAL, else $EDITOR, else vi). */
   editor: string;
+  /** The namespace to start in (`kb tui NS`); the namespaces list otherwise. */
+  namespace?: string | undefined;
+  /** Offer and do no create, edit or delete (`--readonly`). */
+  readonly?: boolean | undefined;
+  /** The client and deployment of another profile, for `:profile NAME`; without it the command says it cannot. */
+  connect?: ((profile: string) => Promise<{ client: TuiClient; deployment: TuiDeployment }>) | undefined;
   stdin?: NodeJS.ReadStream;
   stdout?: NodeJS.WriteStream;
   stderr?: NodeJS.WriteStream;
@@ -77,6 +83,9 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
         organization={organization}
         namespaces={namespaces}
         color={options.color}
+        namespace={options.namespace}
+        readonly={options.readonly ?? false}
+        connect={options.connect}
       />,
       // Nothing in the app writes to the console, and a patched console would hide what else might.
       // Ctrl-C is the app's: a form holding typed text asks before quitting (the key router).

@@ -116,7 +116,13 @@ const BINDINGS: readonly Binding[] = [
   { keys: 's', commands: ['sortByKey'], does: 'sort by key; again: the other way', on: LISTS, hint: ['s/S', 'sort', 6] },
   { keys: 'S', commands: ['sortByDescription'], does: 'sort by description; again: the other way', on: LISTS },
   { keys: 'c', commands: ['copy'], does: 'copy the key to the clipboard (OSC 52: works over ssh)', on: SCREENS, hint: ['c', 'copy', 5] },
-  { keys: ':', commands: ['commandLine'], does: 'command line: :ns (namespaces), :ns KEY (open one), :q (quit)', on: SCREENS, hint: [':', 'command', 6] },
+  {
+    keys: ':',
+    commands: ['commandLine'],
+    does: 'command line: :ns (namespaces), :ns KEY (open one), :profile NAME or :ctx NAME (switch profile), :help, :q (quit)',
+    on: SCREENS,
+    hint: [':', 'command', 6],
+  },
   { keys: 'r', commands: ['refresh'], does: 'refresh now (lists also refresh by themselves while idle)', on: SCREENS, hint: ['r', 'refresh', 2] },
   { keys: 'o', commands: ['openByKey'], does: 'open a base by key (when the deployment cannot list bases)', on: ['bases'], hint: ['o', 'open by key', 7] },
   { keys: 'esc', commands: ['back'], does: 'clear the filter, else go back', on: ['bases'], hint: ['esc', 'back', 8] },
@@ -198,10 +204,14 @@ const FIELD_KEYS: readonly Hint[] = [
 
 const TITLES: Record<HelpTopic, string> = { namespaces: 'Namespaces', bases: 'Bases of a namespace', base: 'A base', help: 'This help' };
 
-/** The help of `?` on one screen: its keys, then those of the forms and prompts it opens. */
-export function helpSections(topic: HelpTopic): readonly { title: string; keys: readonly Hint[] }[] {
+/** What --readonly takes away: the keys that create, edit or delete. */
+export const WRITES: readonly Command[] = ['new', 'edit', 'editInEditor', 'delete'];
+
+/** The help of `?` on one screen: its keys (with `readonly`, none that writes), then those of the forms and prompts it opens. */
+export function helpSections(topic: HelpTopic, readonly = false): readonly { title: string; keys: readonly Hint[] }[] {
+  const offered = (binding: Binding) => binding.on.includes(topic) && !(readonly && binding.commands.every((command) => WRITES.includes(command)));
   return [
-    { title: TITLES[topic], keys: BINDINGS.filter((binding) => binding.on.includes(topic)).map(({ keys, does }) => [keys, does] as const) },
+    { title: TITLES[topic], keys: BINDINGS.filter(offered).map(({ keys, does }) => [keys, does] as const) },
     ...(topic === 'help' ? [] : [{ title: 'Forms (n, e), prompts (/, :) and questions (d)', keys: FIELD_KEYS }]),
   ];
 }

@@ -59,6 +59,9 @@ export interface AppOptions {
   refreshSeconds?: number;
   /** The editor of `E` (run through the shell, as kb tui runs it). */
   editor?: string;
+  namespace?: string;
+  readonly?: boolean;
+  connect?: (profile: string) => Promise<{ client: TuiClient; deployment: TuiDeployment }>;
 }
 
 /**
@@ -96,6 +99,9 @@ export function renderApp(options: AppOptions): Screen {
       refreshSeconds={options.refreshSeconds ?? 0}
       organization={options.organization}
       color={options.color ?? false}
+      namespace={options.namespace}
+      readonly={options.readonly}
+      connect={options.connect}
     />,
   );
   Object.defineProperty(app.stdout, 'columns', { configurable: true, get: () => size.columns });

@@ -5,7 +5,7 @@ import { fitHints } from '../../src/tui/components/KeyHelp.js';
 import { describeError } from '../../src/tui/errors.js';
 import { editText, textAt } from '../../src/tui/hooks/textEdit.js';
 import { createKeyReader, splitKeys } from '../../src/tui/hooks/useKeys.js';
-import { filterRows, windowTop } from '../../src/tui/hooks/useList.js';
+import { compileFilter, filterRows, windowTop } from '../../src/tui/hooks/useList.js';
 import { commandFor, type Hint, helpSections, hintsFor } from '../../src/tui/keymap.js';
 import { columns } from '../../src/tui/components/Table.js';
 import { osc52 } from '../../src/tui/terminal.js';
@@ -40,6 +40,20 @@ describe('filterRows', () => {
     expect(filterRows(rows, 'first').map((row) => row.key)).toEqual(['Alpha']);
     expect(filterRows(rows, 'a').map((row) => row.key)).toEqual(['Alpha', 'beta', 'gamma']);
     expect(filterRows(rows, '  ')).toBe(rows);
+  });
+
+  it('reads the filter as a regular expression, ignoring case; ! first inverts it', () => {
+    expect(filterRows(rows, '^alp').map((row) => row.key)).toEqual(['Alpha']);
+    expect(filterRows(rows, '^(beta|gamma)$').map((row) => row.key)).toEqual(['beta', 'gamma']);
+    expect(filterRows(rows, '!^alp').map((row) => row.key)).toEqual(['beta', 'gamma']);
+    expect(filterRows(rows, '!')).toBe(rows);
+  });
+
+  it('matches a filter that is not a regular expression as plain text, and says it is invalid', () => {
+    const tagged = [{ key: 'tag-one', description: 'has [x' }, { key: 'other', description: null }];
+    expect(filterRows(tagged, '[x').map((row) => row.key)).toEqual(['tag-one']);
+    expect(compileFilter('[x')).toMatchObject({ invalid: true, inverted: false });
+    expect(compileFilter('!^a')).toMatchObject({ invalid: false, inverted: true });
   });
 });
 

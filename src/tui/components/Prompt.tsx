@@ -15,7 +15,7 @@ export function promptKey(text: TextState, input: string, key: Keypress): Prompt
   return edited === undefined ? undefined : { kind: 'edit', text: edited };
 }
 
-export const COMMAND_LINE_HINT = ':ns lists namespaces, :ns KEY opens one, :q quits; esc cancels';
+export const COMMAND_LINE_HINT = ':ns lists namespaces, :ns KEY opens one, :profile NAME, :help, :q quits; esc cancels';
 
 /** A prompt in the status lines: its sign and the text being typed, then what it does. */
 export function PromptLines({ sign, text, width, hint }: { sign: string; text: TextState; width: number; hint: string }) {

@@ -7,7 +7,7 @@ import { useTui } from '../context.js';
 import { textAt, type TextState } from '../hooks/textEdit.js';
 import { useKeys } from '../hooks/useKeys.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
-import { type Command, commandFor, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
+import { commandFor, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
 import { copied } from './ListView.js';
 import { cut, printable, wrapText } from '../text.js';
 import { useTheme } from '../theme.js';
@@ -25,8 +25,6 @@ export interface BaseViewProps {
   ops: RowOps;
   status: Status | undefined;
   setStatus(status: Status | undefined): void;
-  /** Commands this screen does not offer (--readonly). */
-  disabled?: readonly Command[] | undefined;
   /** Undefined where a single base cannot be read again (no base_list). */
   onRefresh: (() => void) | undefined;
   /** Back to the list: esc, or once the base is deleted. */
@@ -35,7 +33,7 @@ export interface BaseViewProps {
 
 /** One base: its namespace, key and whole description, with the same edit and delete flow as the lists. */
 export function BaseView(props: BaseViewProps) {
-  const { showHelp, quit, terminal, run } = useTui();
+  const { showHelp, quit, terminal, run, disabled } = useTui();
   const theme = useTheme();
   const { row, setStatus } = props;
   const [command, setCommand] = useState<TextState | undefined>(undefined);
@@ -43,7 +41,7 @@ export function BaseView(props: BaseViewProps) {
 
   const onKey = (input: string, key: Keypress) => {
     const found = commandFor(input, key, 'base');
-    const command = found !== undefined && props.disabled?.includes(found) ? undefined : found;
+    const command = found !== undefined && disabled.includes(found) ? undefined : found;
     // A message stays until the next key (docs/contract.md, The TUI): this key's own outcome may replace it.
     if (props.status !== undefined) setStatus(undefined);
     if (flow.start(command, row)) return;
@@ -68,7 +66,7 @@ export function BaseView(props: BaseViewProps) {
     const typed = promptKey(text, input, key);
     if (typed?.kind === 'edit') return setCommand(typed.text);
     if (typed !== undefined) setCommand(undefined);
-    if (typed?.kind === 'submit') setStatus(run(text.value));
+    if (typed?.kind === 'submit') setStatus(run(text.value, setStatus));
   };
 
   useKeys((input, key) => (command === undefined ? onKey(input, key) : onCommandKey(input, key, command)), props.active && !flow.open);
@@ -97,7 +95,7 @@ export function BaseView(props: BaseViewProps) {
     (command === undefined ? <StatusLines status={props.status} /> : <PromptLines sign=":" text={command} width={props.width} hint={COMMAND_LINE_HINT} />);
 
   const hints: readonly Hint[] =
-    flow.hints ?? (command !== undefined ? PROMPT_HINTS : hintsFor('base', [...(props.disabled ?? []), ...(props.onRefresh ? [] : ['refresh' as const])]));
+    flow.hints ?? (command !== undefined ? PROMPT_HINTS : hintsFor('base', [...disabled, ...(props.onRefresh ? [] : ['refresh' as const])]));
 
   const title = (
     <>

@@ -12,7 +12,7 @@ import { descriptionField, keyField } from '../fields.js';
 import { textAt, type TextState } from '../hooks/textEdit.js';
 import { useAutoRefresh } from '../hooks/useAutoRefresh.js';
 import { useKeys } from '../hooks/useKeys.js';
-import { filterRows, useList } from '../hooks/useList.js';
+import { compileFilter, filterRows, useList } from '../hooks/useList.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
 import { type Command, commandFor, FILTER_HINTS, FORM_HINTS, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
 import { count, printable, thousands } from '../text.js';
@@ -73,11 +73,12 @@ export interface ListViewProps {
  * view owns what the user is doing with the list.
  */
 export function ListView(props: ListViewProps) {
-  const { showHelp, quit, deployment, terminal, refreshSeconds, run } = useTui();
+  const { showHelp, quit, deployment, terminal, refreshSeconds, run, disabled: disabledEverywhere } = useTui();
   const theme = useTheme();
   const [mode, setMode] = useState<Mode>({ kind: 'list' });
   const { ops, source, setStatus } = props;
   const notice = props.notice ?? [];
+  const disabled = [...disabledEverywhere, ...(props.disabled ?? [])];
   const topic = ops.noun === 'namespace' ? 'namespaces' : 'bases';
   // The column header takes a line of the body.
   const listHeight = Math.max(1, bodyHeight(props.height, notice.length) - 1);
@@ -97,7 +98,7 @@ export function ListView(props: ListViewProps) {
 
   const onListKey = (input: string, key: Keypress) => {
     const found = commandFor(input, key, topic);
-    const command = found !== undefined && props.disabled?.includes(found) ? undefined : found;
+    const command = found !== undefined && disabled.includes(found) ? undefined : found;
     const selected = list.selected;
     // A message stays until the next key (docs/contract.md, The TUI): this key's own outcome may replace it.
     if (props.status !== undefined) setStatus(undefined);
@@ -158,7 +159,7 @@ export function ListView(props: ListViewProps) {
     const typed = promptKey(text, input, key);
     if (typed?.kind === 'edit') return setMode({ kind: 'command', text: typed.text });
     if (typed !== undefined) setMode({ kind: 'list' });
-    if (typed?.kind === 'submit') setStatus(run(text.value));
+    if (typed?.kind === 'submit') setStatus(run(text.value, setStatus));
   };
 
   useKeys(
@@ -229,7 +230,11 @@ export function ListView(props: ListViewProps) {
   if (flow.status !== undefined) {
     status = flow.status;
   } else if (mode.kind === 'filter') {
-    status = <PromptLines sign="/" text={mode.text} width={props.width} hint={`${count(list.rows.length, 'match')}: enter keeps the filter, esc clears it`} />;
+    const compiled = compileFilter(mode.text.value);
+    const how = compiled.invalid ? 'invalid regular expression, matched as text' : compiled.inverted ? 'not matching' : 'regex, ! first inverts';
+    status = (
+      <PromptLines sign="/" text={mode.text} width={props.width} hint={`${count(list.rows.length, 'match')} (${how}): enter keeps the filter, esc clears it`} />
+    );
   } else if (mode.kind === 'command') {
     status = <PromptLines sign=":" text={mode.text} width={props.width} hint={COMMAND_LINE_HINT} />;
   } else {
@@ -239,7 +244,7 @@ export function ListView(props: ListViewProps) {
 
   // What this list cannot do right now stays off its key-help line.
   const unavailable: Command[] = [
-    ...(props.disabled ?? []),
+    ...disabled,
     ...(props.openByKey ? [] : ['openByKey' as const]),
     ...(props.onBack || list.filter !== '' ? [] : ['back' as const]),
   ];

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { selected, tuiFixture } from './fixture.js';
+import { KEY, orgClient } from './harness.js';
+
+const tui = tuiFixture('tui-habits');
+const { open } = tui;
+
+function keyLine(frame: string): string {
+  return frame.split('\n').at(-1) ?? '';
+}
+
+describe('kb tui: k9s habits', () => {
+  it('starts in the namespace it is given (kb tui NS)', async () => {
+    const { client } = await orgClient(tui.server, 'habit-start');
+    await client.nsCreate({ key: 'docs' });
+    await client.baseCreate({ namespace: 'docs', key: 'faq' });
+    const screen = open({ client, organization: 'habit-start', namespace: 'docs' });
+    const frame = await screen.waitFor('habit-start › docs › bases (1)');
+    expect(selected(frame)).toBe('faq');
+    await screen.press(KEY.escape);
+    await screen.waitFor('habit-start › namespaces (1)');
+  });
+
+  it('--readonly offers no create, edit or delete, in the key line, the help or the keys', async () => {
+    const { client } = await orgClient(tui.server, 'habit-readonly');
+    await client.nsCreate({ key: 'docs', description: 'Docs' });
+    await client.baseCreate({ namespace: 'docs', key: 'faq' });
+    const screen = open({ client, organization: 'habit-readonly', readonly: true, columns: 160 });
+    let frame = await screen.waitFor('docs');
+    for (const hint of ['n new', 'e edit', 'E $EDITOR']) expect(keyLine(frame)).not.toContain(hint);
+    await screen.press('n', 'e');
+    frame = screen.frame();
+    expect(frame).not.toContain('New namespace');
+    expect(frame).not.toContain('Description of namespace');
+    await screen.press(KEY.enter);
+    frame = await screen.waitFor((f) => selected(f) === 'faq');
+    expect(keyLine(frame)).not.toContain('d delete');
+    await screen.press('d');
+    expect(screen.frame()).not.toContain('Delete base');
+    await screen.press('?');
+    frame = await screen.waitFor('Help: keys');
+    expect(frame).not.toMatch(/new base|delete the base|edit the description/);
+    await screen.press(KEY.escape);
+    expect((await client.baseList('docs')).map((base) => base.key)).toEqual(['faq']);
+  });
+
+  it('filters with a regular expression, ignoring case, and inverts with ! first', async () => {
+    const { client } = await orgClient(tui.server, 'habit-filter');
+    for (const key of ['alpha', 'alphabet', 'beta', 'gamma']) await client.nsCreate({ key });
+    const screen = open({ client, organization: 'habit-filter' });
+    await screen.waitFor('gamma');
+    await screen.press('/');
+    await screen.type('^ALPHA$');
+    let frame = await screen.waitFor('(1/4)');
+    expect(frame).toContain('1 match');
+    await screen.press(KEY.ctrlU);
+    await screen.type('!^alp');
+    frame = await screen.waitFor('(2/4)');
+    expect(selected(frame)).toBe('beta');
+    await screen.press(KEY.ctrlU);
+    await screen.type('[alp');
+    frame = await screen.waitFor('invalid regular expression');
+    expect(frame).toContain('(0/4)');
+  });
+
+  it(':help opens the help; :profile NAME (and :ctx) switches to another profile in place', async () => {
+    const first = await orgClient(tui.server, 'habit-profile-a');
+    await first.client.nsCreate({ key: 'from-a' });
+    const second = await orgClient(tui.server, 'habit-profile-b');
+    await second.client.nsCreate({ key: 'from-b' });
+    const asked: string[] = [];
+    const screen = open({
+      client: first.client,
+      deployment: { profile: 'a', url: tui.server.url },
+      connect: async (profile) => {
+        asked.push(profile);
+        return { client: second.client, deployment: { profile, url: tui.server.url } };
+      },
+    });
+    await screen.waitFor('from-a');
+    await screen.press(':');
+    await screen.type('help');
+    await screen.press(KEY.enter);
+    await screen.waitFor('Help: keys (namespaces)');
+    await screen.press(KEY.escape);
+    await screen.press(':');
+    await screen.type('ctx b');
+    await screen.press(KEY.enter);
+    const frame = await screen.waitFor('from-b');
+    expect(frame.split('\n')[0]).toMatch(/^kb {2}profile b {2}url .* {2}org habit-profile-b$/);
+    expect(frame).not.toContain('from-a');
+    expect(asked).toEqual(['b']);
+  });
+});
