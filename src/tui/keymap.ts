@@ -200,6 +200,8 @@ const FIELD_KEYS: readonly Hint[] = [
   ['letters', 'text, never commands, while a field has the focus'],
   ['empty key', 'the server generates one; an empty description is none (in an edit: cleared)'],
   ['y, any other key', 'after d: delete, or cancel'],
+  ['ctrl-c', 'in a form holding typed text: asks first (y quits, any other key goes back)'],
+  ['paste', 'text, never commands: a field takes it whole, a list runs nothing'],
 ];
 
 const TITLES: Record<HelpTopic, string> = { namespaces: 'Namespaces', bases: 'Bases of a namespace', base: 'A base', help: 'This help' };

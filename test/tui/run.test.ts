@@ -118,6 +118,38 @@ describe('runTui, the plain function behind kb tui', () => {
     expect(terminal.stdout.written.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
   });
 
+  it('ctrl-c in a form holding typed text asks first: any other key goes back, y quits; with nothing typed it quits at once', async () => {
+    const terminal = new FakeTerminal();
+    let finished = false;
+    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() }).then(() => {
+      finished = true;
+    });
+    await until(() => terminal.stdin.raw && terminal.stdout.written.includes('docs'), 'the list');
+    terminal.press('n');
+    await until(() => terminal.stdout.written.includes('New namespace'), 'the form');
+    terminal.press('abc');
+    terminal.press('\u0003');
+    await until(() => terminal.stdout.written.includes('Quit and throw away what was typed?'), 'the question');
+    expect(finished).toBe(false);
+    const asked = terminal.stdout.written.length;
+    terminal.press('x');
+    await until(() => terminal.stdout.written.length > asked && terminal.stdout.written.slice(asked).includes('enter/tab'), 'the form again');
+    await sleep(50);
+    expect(finished).toBe(false);
+    terminal.press('\u0003');
+    terminal.press('y');
+    await done;
+    expect(await client.nsList()).toEqual([{ key: 'docs', description: null }]);
+
+    const again = new FakeTerminal();
+    const quitting = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...again.streams() });
+    await until(() => again.stdin.raw && again.stdout.written.includes('docs'), 'the list');
+    again.press('n');
+    await until(() => again.stdout.written.includes('New namespace'), 'the form');
+    again.press('\u0003');
+    await quitting;
+  });
+
   it('c writes the key to the clipboard of the terminal as OSC 52', async () => {
     const terminal = new FakeTerminal();
     const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });

@@ -1,5 +1,6 @@
 import { Box, Text } from 'ink';
 import { useState } from 'react';
+import { useTui } from '../context.js';
 import { describeError, isConflict } from '../errors.js';
 import type { FieldSpec } from '../fields.js';
 import { editText, textAt, type TextState } from '../hooks/textEdit.js';
@@ -42,6 +43,10 @@ export function Form(props: FormProps) {
   const [focus, setFocus] = useState(0);
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<Status | undefined>(undefined);
+  // Ctrl-C with typed text asks first (docs/contract.md, The TUI): y quits, any other key goes back to the form.
+  const [askingToQuit, setAskingToQuit] = useState(false);
+  const { quit } = useTui();
+  const typed = props.fields.some((field, i) => (texts[i]?.value ?? '') !== field.initial);
   const last = props.fields.length - 1;
 
   const submit = () => {
@@ -68,6 +73,10 @@ export function Form(props: FormProps) {
 
   useKeys(
     (input, key) => {
+      if (askingToQuit) {
+        if (key.paste !== true && (input === 'y' || input === 'Y')) return quit();
+        return setAskingToQuit(false);
+      }
       if (busy) return;
       if (key.escape) return props.onCancel();
       if (key.tab && key.shift) return setFocus((i) => Math.max(0, i - 1));
@@ -81,6 +90,12 @@ export function Form(props: FormProps) {
       setFailure(undefined);
     },
     props.active,
+    typed && !askingToQuit
+      ? () => {
+          setAskingToQuit(true);
+          return true;
+        }
+      : undefined,
   );
 
   const fieldWidth = Math.max(8, props.width - LABEL_WIDTH - 2);
@@ -92,7 +107,7 @@ export function Form(props: FormProps) {
     if (problem !== undefined) return { error: true, text: `invalid: ${problem}` };
     return { error: false, text: value === '' ? `${field.whenEmpty}. ${field.rule}` : `ok${field.counter ? ` (${field.counter(value)})` : ''}. ${field.rule}` };
   });
-  const footer = busy ? 1 : failure === undefined ? 0 : 1 + (failure.help === undefined ? 0 : 1);
+  const footer = askingToQuit ? 2 : busy ? 1 : failure === undefined ? 0 : 1 + (failure.help === undefined ? 0 : 1);
   const layout = formLayout(props.height, props.fields.length, focus, footer, notes.map((note) => wrapText(note.text, hintWidth).length));
   return (
     <Box flexDirection="column" flexShrink={0}>
@@ -122,8 +137,18 @@ export function Form(props: FormProps) {
         );
       })}
       <Box marginTop={layout.spaced ? 1 : 0} flexDirection="column" flexShrink={0}>
-        {busy ? <Spinner label={`${props.busyLabel}...`} /> : null}
-        {!busy && failure !== undefined ? (
+        {askingToQuit ? (
+          <>
+            <Text wrap="truncate-end" bold color={theme.warning}>
+              Quit and throw away what was typed?
+            </Text>
+            <Text wrap="truncate-end">
+              <Text bold color={theme.accent}>y</Text> quits, any other key goes back to the form
+            </Text>
+          </>
+        ) : null}
+        {!askingToQuit && busy ? <Spinner label={`${props.busyLabel}...`} /> : null}
+        {!askingToQuit && !busy && failure !== undefined ? (
           <>
             <Text wrap="truncate-end" color={theme.error} bold>
               {`Error: ${printable(failure.text)}`}
