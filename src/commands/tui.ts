@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { Args, Flags } from '@oclif/core';
 import { Key } from '../api/schemas.js';
 import { ApiCommand } from '../cli/api-command.js';
@@ -14,7 +15,7 @@ Lists refresh by themselves while idle (every 5 seconds; --refresh).
 Keys on a list: up/down or j/k move, PgUp/PgDn, g/G (Home/End) jump, enter opens, n new, e edit description,
 E edit it in $VISUAL/$EDITOR, d delete (asks; y confirms, any other key cancels), s/S sort by key/description,
 / filter (a regular expression; ! first inverts it), c copy the key (OSC 52), : command line (:ns, :ns KEY,
-:profile NAME, :help, :q), r refresh, ? help, esc back, q quit.
+:profile NAME, :help, :q; Tab completes, up/down recall), r refresh, ? help, esc back, q quit.
 In a form: enter or tab goes to the next field, enter on the last submits, shift-tab goes back, esc cancels.
 
 With NAMESPACE it starts in that namespace's bases; with --readonly it offers and does no create, edit or delete.
@@ -75,6 +76,7 @@ It needs an interactive terminal: without one (a script, a pipe, CI) it exits 2.
       editor,
       namespace: args.namespace,
       readonly: flags.readonly,
+      historyFile: join(this.context.configDir(), 'tui-history'),
       // `:profile NAME` (`:ctx`): the same connection as --profile NAME would make.
       connect: async (profile: string) => {
         const connection = await this.connect({ ...flags, profile });

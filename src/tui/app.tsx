@@ -3,6 +3,7 @@ import { useCallback, useMemo, useRef, useState } from 'react';
 import { Key } from '../api/schemas.js';
 import { Header, organizationLabel } from './components/Header.js';
 import { type TuiActions, TuiProvider } from './context.js';
+import { loadHistory, saveHistory, withLine } from './history.js';
 import { KeyRouter } from './hooks/useKeys.js';
 import { useRemote } from './hooks/useRemote.js';
 import { useTerminalSize } from './hooks/useTerminalSize.js';
@@ -30,6 +31,8 @@ export interface AppProps {
   namespace?: string | undefined;
   /** No create, edit or delete offered or done (`--readonly`). */
   readonly?: boolean | undefined;
+  /** Where the `:` history is kept across runs (in the config dir); none: this run only. */
+  historyFile?: string | undefined;
   /** Another profile's client and deployment, for `:profile NAME` (`:ctx NAME`). */
   connect?: ((profile: string) => Promise<{ client: TuiClient; deployment: TuiDeployment }>) | undefined;
 }
@@ -64,6 +67,18 @@ export function App(props: AppProps) {
   );
   const [namespace, setNamespace] = useState<string | undefined>(props.namespace);
   const [help, setHelp] = useState<HelpTopic | undefined>(undefined);
+  const [history, setHistory] = useState(() => loadHistory(props.historyFile));
+  const namespaceKeys = useRef<readonly string[]>([]);
+  const { historyFile } = props;
+  const remember = useCallback(
+    (line: string) =>
+      setHistory((now) => {
+        const next = withLine(now, line);
+        saveHistory(historyFile, next);
+        return next;
+      }),
+    [historyFile],
+  );
   const memory = useRef<BaseListMemory>({ supported: undefined, session: new Map() });
 
   // The `:` command line, as k9s has it: a way to any screen by name.
@@ -114,13 +129,16 @@ export function App(props: AppProps) {
       refreshSeconds,
       readonly,
       disabled: readonly ? WRITES : [],
+      history,
+      remember,
+      namespaceKeys,
       run,
       // Ink writes nothing, then the whole last frame again: what the editor drew is gone.
       redraw: () => write(''),
       quit: () => exit(),
       showHelp: setHelp,
     }),
-    [client, deployment, terminal, refreshSeconds, readonly, run, write, exit],
+    [client, deployment, terminal, refreshSeconds, readonly, history, remember, run, write, exit],
   );
 
   const height = appHeight(size.rows);

@@ -1,4 +1,4 @@
-import { createContext, useContext } from 'react';
+import { createContext, type RefObject, useContext } from 'react';
 import type { Command, HelpTopic } from './keymap.js';
 import type { Terminal } from './terminal.js';
 import type { Status, TuiClient, TuiDeployment } from './types.js';
@@ -19,6 +19,12 @@ export interface TuiActions {
    * `report` says what comes later (a profile switch that failed).
    */
   run(command: string, report: (status: Status | undefined) => void): Status | undefined;
+  /** The `:` lines of this run and earlier ones, oldest first (Up recalls them). */
+  history: readonly string[];
+  /** Adds a line run on `:` to the history, and saves it. */
+  remember(line: string): void;
+  /** The namespace keys last listed, for Tab after `:ns `. */
+  namespaceKeys: RefObject<readonly string[]>;
   /** Draws the whole screen again, after the editor had the terminal. */
   redraw(): void;
   /** Ends the app; runTui then resolves. */

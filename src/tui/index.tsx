@@ -29,6 +29,8 @@ export interface RunTuiOptions {
   namespace?: string | undefined;
   /** Offer and do no create, edit or delete (`--readonly`). */
   readonly?: boolean | undefined;
+  /** Where the `:` history is kept across runs (a file in the config dir). */
+  historyFile?: string | undefined;
   /** The client and deployment of another profile, for `:profile NAME`; without it the command says it cannot. */
   connect?: ((profile: string) => Promise<{ client: TuiClient; deployment: TuiDeployment }>) | undefined;
   stdin?: NodeJS.ReadStream;
@@ -86,6 +88,7 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
         namespace={options.namespace}
         readonly={options.readonly ?? false}
         connect={options.connect}
+        historyFile={options.historyFile}
       />,
       // Nothing in the app writes to the console, and a patched console would hide what else might.
       // Ctrl-C is the app's: a form holding typed text asks before quitting (the key router).

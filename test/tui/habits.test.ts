@@ -1,4 +1,8 @@
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { complete } from '../../src/tui/history.js';
+import { tempDir } from '../helpers/server.js';
 import { selected, tuiFixture } from './fixture.js';
 import { KEY, orgClient } from './harness.js';
 
@@ -90,5 +94,46 @@ describe('kb tui: k9s habits', () => {
     expect(frame.split('\n')[0]).toMatch(/^kb {2}profile b {2}url .* {2}org habit-profile-b$/);
     expect(frame).not.toContain('from-a');
     expect(asked).toEqual(['b']);
+  });
+});
+
+describe('kb tui: the command line completes with Tab and remembers with Up/Down, across runs', () => {
+  it('completes command words, then namespace keys after :ns', () => {
+    expect(complete('na', [])).toBe('namespaces ');
+    // ns and namespaces agree on n only: nothing to add.
+    expect(complete('n', [])).toBeUndefined();
+    expect(complete('pro', [])).toBe('profile ');
+    expect(complete('he', [])).toBe('help ');
+    expect(complete('ns do', ['docs', 'docs-old', 'other'])).toBe('ns docs');
+    expect(complete('ns o', ['docs', 'other'])).toBe('ns other');
+    expect(complete('ns x', ['docs'])).toBeUndefined();
+    expect(complete('zz', [])).toBeUndefined();
+  });
+
+  it('Tab completes on screen; Up recalls what ran, also in a later run, from a 0600 file in the config dir', async () => {
+    const { client } = await orgClient(tui.server, 'habit-history');
+    await client.nsCreate({ key: 'docs-one' });
+    await client.nsCreate({ key: 'other' });
+    const historyFile = join(tempDir('kb-tui-history-'), 'config', 'tui-history');
+    const screen = open({ client, organization: 'habit-history', historyFile });
+    await screen.waitFor('other');
+    await screen.press(':');
+    await screen.type('ns ot');
+    await screen.press(KEY.tab);
+    expect(screen.frame()).toMatch(/^:ns other/m);
+    await screen.press(KEY.enter);
+    await screen.waitFor('habit-history › other › bases');
+    expect(readFileSync(historyFile, 'utf8')).toBe('ns other\n');
+    expect(statSync(historyFile).mode & 0o777).toBe(0o600);
+    screen.unmount();
+
+    const later = open({ client, organization: 'habit-history', historyFile });
+    await later.waitFor('other');
+    await later.press(':', KEY.up);
+    expect(later.frame()).toMatch(/^:ns other/m);
+    await later.press(KEY.down);
+    expect(later.frame()).not.toMatch(/^:ns other/m);
+    await later.press(KEY.up, KEY.enter);
+    await later.waitFor('habit-history › other › bases');
   });
 });

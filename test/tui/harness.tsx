@@ -62,6 +62,7 @@ export interface AppOptions {
   namespace?: string;
   readonly?: boolean;
   connect?: (profile: string) => Promise<{ client: TuiClient; deployment: TuiDeployment }>;
+  historyFile?: string;
 }
 
 /**
@@ -102,6 +103,7 @@ export function renderApp(options: AppOptions): Screen {
       namespace={options.namespace}
       readonly={options.readonly}
       connect={options.connect}
+      historyFile={options.historyFile}
     />,
   );
   Object.defineProperty(app.stdout, 'columns', { configurable: true, get: () => size.columns });

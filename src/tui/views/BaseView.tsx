@@ -1,10 +1,9 @@
 import { Box, Text } from 'ink';
 import { useState } from 'react';
-import { COMMAND_LINE_HINT, PromptLines, promptKey } from '../components/Prompt.js';
+import { COMMAND_LINE_HINT, type CommandLine, commandLineKey, EMPTY_COMMAND_LINE, PromptLines } from '../components/Prompt.js';
 import { bodyHeight, Screen } from '../components/Screen.js';
 import { StatusLines } from '../components/StatusLines.js';
 import { useTui } from '../context.js';
-import { textAt, type TextState } from '../hooks/textEdit.js';
 import { useKeys } from '../hooks/useKeys.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
 import { commandFor, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
@@ -33,10 +32,10 @@ export interface BaseViewProps {
 
 /** One base: its namespace, key and whole description, with the same edit and delete flow as the lists. */
 export function BaseView(props: BaseViewProps) {
-  const { showHelp, quit, terminal, run, disabled } = useTui();
+  const { showHelp, quit, terminal, run, disabled, history, remember, namespaceKeys } = useTui();
   const theme = useTheme();
   const { row, setStatus } = props;
-  const [command, setCommand] = useState<TextState | undefined>(undefined);
+  const [command, setCommand] = useState<CommandLine | undefined>(undefined);
   const flow = useRowFlow(props.ops, { active: props.active, width: props.width, height: bodyHeight(props.height), setStatus, onDeleted: props.onBack });
 
   const onKey = (input: string, key: Keypress) => {
@@ -52,7 +51,7 @@ export function BaseView(props: BaseViewProps) {
       case 'copy':
         terminal.copy(row.key);
         return setStatus(copied(row.key));
-      case 'commandLine': return setCommand(textAt(''));
+      case 'commandLine': return setCommand(EMPTY_COMMAND_LINE);
       case 'back':
         setStatus(undefined);
         return props.onBack();
@@ -62,11 +61,14 @@ export function BaseView(props: BaseViewProps) {
     }
   };
 
-  const onCommandKey = (input: string, key: Keypress, text: TextState) => {
-    const typed = promptKey(text, input, key);
-    if (typed?.kind === 'edit') return setCommand(typed.text);
+  const onCommandKey = (input: string, key: Keypress, line: CommandLine) => {
+    const typed = commandLineKey(line, input, key, history, namespaceKeys.current);
+    if (typed?.kind === 'edit') return setCommand(typed.line);
     if (typed !== undefined) setCommand(undefined);
-    if (typed?.kind === 'submit') setStatus(run(text.value, setStatus));
+    if (typed?.kind === 'submit') {
+      remember(line.text.value);
+      setStatus(run(line.text.value, setStatus));
+    }
   };
 
   useKeys((input, key) => (command === undefined ? onKey(input, key) : onCommandKey(input, key, command)), props.active && !flow.open);
@@ -92,7 +94,7 @@ export function BaseView(props: BaseViewProps) {
 
   const status =
     flow.status ??
-    (command === undefined ? <StatusLines status={props.status} /> : <PromptLines sign=":" text={command} width={props.width} hint={COMMAND_LINE_HINT} />);
+    (command === undefined ? <StatusLines status={props.status} /> : <PromptLines sign=":" text={command.text} width={props.width} hint={COMMAND_LINE_HINT} />);
 
   const hints: readonly Hint[] =
     flow.hints ?? (command !== undefined ? PROMPT_HINTS : hintsFor('base', [...disabled, ...(props.onRefresh ? [] : ['refresh' as const])]));

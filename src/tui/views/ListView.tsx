@@ -2,7 +2,7 @@ import { Text } from 'ink';
 import { useState } from 'react';
 import { Form, type FormValues } from '../components/Form.js';
 import { bodyHeight, Screen } from '../components/Screen.js';
-import { COMMAND_LINE_HINT, PromptLines, promptKey } from '../components/Prompt.js';
+import { COMMAND_LINE_HINT, type CommandLine, commandLineKey, EMPTY_COMMAND_LINE, PromptLines, promptKey } from '../components/Prompt.js';
 import { Spinner } from '../components/Spinner.js';
 import { StatusLines } from '../components/StatusLines.js';
 import { Table } from '../components/Table.js';
@@ -19,7 +19,7 @@ import { count, printable, thousands } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row, Status } from '../types.js';
 
-type Mode = { kind: 'list' } | { kind: 'filter'; text: TextState } | { kind: 'command'; text: TextState } | { kind: 'create' } | { kind: 'openByKey' };
+type Mode = { kind: 'list' } | { kind: 'filter'; text: TextState } | { kind: 'command'; line: CommandLine } | { kind: 'create' } | { kind: 'openByKey' };
 
 /** The rows of a list as the screen's parent loads them (a Remote, or the rows of this session). */
 export interface ListSource {
@@ -73,7 +73,7 @@ export interface ListViewProps {
  * view owns what the user is doing with the list.
  */
 export function ListView(props: ListViewProps) {
-  const { showHelp, quit, deployment, terminal, refreshSeconds, run, disabled: disabledEverywhere } = useTui();
+  const { showHelp, quit, deployment, terminal, refreshSeconds, run, disabled: disabledEverywhere, history, remember, namespaceKeys } = useTui();
   const theme = useTheme();
   const [mode, setMode] = useState<Mode>({ kind: 'list' });
   const { ops, source, setStatus } = props;
@@ -120,7 +120,7 @@ export function ListView(props: ListViewProps) {
       case 'filter':
         return setMode({ kind: 'filter', text: textAt(list.filter) });
       case 'commandLine':
-        return setMode({ kind: 'command', text: textAt('') });
+        return setMode({ kind: 'command', line: EMPTY_COMMAND_LINE });
       case 'sortByKey': return list.sortByKey();
       case 'sortByDescription': return list.sortByDescription();
       case 'copy':
@@ -155,18 +155,21 @@ export function ListView(props: ListViewProps) {
     if (typed?.kind === 'submit') list.moveTo(0);
   };
 
-  const onCommandKey = (input: string, key: Keypress, text: TextState) => {
-    const typed = promptKey(text, input, key);
-    if (typed?.kind === 'edit') return setMode({ kind: 'command', text: typed.text });
+  const onCommandKey = (input: string, key: Keypress, line: CommandLine) => {
+    const typed = commandLineKey(line, input, key, history, namespaceKeys.current);
+    if (typed?.kind === 'edit') return setMode({ kind: 'command', line: typed.line });
     if (typed !== undefined) setMode({ kind: 'list' });
-    if (typed?.kind === 'submit') setStatus(run(text.value, setStatus));
+    if (typed?.kind === 'submit') {
+      remember(line.text.value);
+      setStatus(run(line.text.value, setStatus));
+    }
   };
 
   useKeys(
     (input, key) => {
       if (mode.kind === 'list') onListKey(input, key);
       else if (mode.kind === 'filter') onFilterKey(input, key, mode.text);
-      else if (mode.kind === 'command') onCommandKey(input, key, mode.text);
+      else if (mode.kind === 'command') onCommandKey(input, key, mode.line);
     },
     props.active && props.visible && !flow.open && (mode.kind === 'list' || mode.kind === 'filter' || mode.kind === 'command'),
   );
@@ -236,7 +239,7 @@ export function ListView(props: ListViewProps) {
       <PromptLines sign="/" text={mode.text} width={props.width} hint={`${count(list.rows.length, 'match')} (${how}): enter keeps the filter, esc clears it`} />
     );
   } else if (mode.kind === 'command') {
-    status = <PromptLines sign=":" text={mode.text} width={props.width} hint={COMMAND_LINE_HINT} />;
+    status = <PromptLines sign=":" text={mode.line.text} width={props.width} hint={COMMAND_LINE_HINT} />;
   } else {
     const failedRefresh = source.rows !== undefined && source.error !== undefined ? describeError(source.error, deployment.profile) : undefined;
     status = <StatusLines status={props.status ?? failedRefresh} freshness={props.autoRefresh ? source : undefined} />;
