@@ -15,6 +15,7 @@ import type { Status, TuiClient, TuiDeployment } from './types.js';
 import { type BaseListMemory, BasesView } from './views/BasesView.js';
 import { HelpView } from './views/HelpView.js';
 import { NamespacesView } from './views/NamespacesView.js';
+import { YamlView } from './views/YamlView.js';
 
 export interface AppProps {
   client: TuiClient;
@@ -67,6 +68,9 @@ export function App(props: AppProps) {
   );
   const [namespace, setNamespace] = useState<string | undefined>(props.namespace);
   const [help, setHelp] = useState<HelpTopic | undefined>(undefined);
+  const [yaml, setYaml] = useState<{ title: string; text: string } | undefined>(undefined);
+  // The help or the YAML view covers the lists, which keep their state beneath.
+  const covered = help !== undefined || yaml !== undefined;
   const [history, setHistory] = useState(() => loadHistory(props.historyFile));
   const namespaceKeys = useRef<readonly string[]>([]);
   const { historyFile } = props;
@@ -137,6 +141,7 @@ export function App(props: AppProps) {
       redraw: () => write(''),
       quit: () => exit(),
       showHelp: setHelp,
+      showYaml: (title: string, text: string) => setYaml({ title, text }),
     }),
     [client, deployment, terminal, refreshSeconds, readonly, history, remember, run, write, exit],
   );
@@ -152,8 +157,8 @@ export function App(props: AppProps) {
             <Header deployment={deployment} organization={org} width={size.columns} />
             <NamespacesView
               key={`namespaces-${connection.generation}`}
-              active={help === undefined && namespace === undefined}
-              visible={help === undefined && namespace === undefined}
+              active={!covered && namespace === undefined}
+              visible={!covered && namespace === undefined}
               width={size.columns}
               height={viewHeight}
               organization={orgName}
@@ -166,12 +171,15 @@ export function App(props: AppProps) {
                 organization={orgName}
                 namespace={namespace}
                 memory={memory.current}
-                active={help === undefined}
-                visible={help === undefined}
+                active={!covered}
+                visible={!covered}
                 width={size.columns}
                 height={viewHeight}
                 onBack={() => setNamespace(undefined)}
               />
+            )}
+            {yaml === undefined || help !== undefined ? null : (
+              <YamlView title={yaml.title} text={yaml.text} width={size.columns} height={viewHeight} onClose={() => setYaml(undefined)} />
             )}
             {help === undefined ? null : <HelpView topic={help} readonly={readonly} active width={size.columns} height={viewHeight} onClose={() => setHelp(undefined)} />}
           </Box>

@@ -30,6 +30,8 @@ export interface TuiActions {
   /** Ends the app; runTui then resolves. */
   quit(): void;
   showHelp(topic: HelpTopic): void;
+  /** Shows `text` (a row as YAML) in a view of its own that scrolls, until esc. */
+  showYaml(title: string, text: string): void;
 }
 
 const TuiContext = createContext<TuiActions | undefined>(undefined);

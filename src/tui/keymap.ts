@@ -21,6 +21,7 @@ export type Command =
   | 'commandLine'
   | 'openByKey'
   | 'help'
+  | 'yaml'
   | 'back'
   | 'quit';
 
@@ -62,6 +63,7 @@ function anyCommandFor(input: string, key: Keypress): Command | undefined {
     case ':': return 'commandLine';
     case 'o': return 'openByKey';
     case '?': return 'help';
+    case 'y': return 'yaml';
     case 'q': return 'quit';
     default: return undefined;
   }
@@ -74,7 +76,7 @@ function anyCommandFor(input: string, key: Keypress): Command | undefined {
 export type Hint = readonly [keys: string, does: string, rank?: number];
 
 /** The screens with keys of their own: each one's help (`?`) and key-help line list those keys, and no others. */
-export type HelpTopic = 'namespaces' | 'bases' | 'base' | 'help';
+export type HelpTopic = 'namespaces' | 'bases' | 'base' | 'help' | 'yaml';
 
 interface Binding {
   /** The keys as the help writes them: names ("PgUp", "esc", "ctrl-c") or the characters typed, "/" between keys of a pair, ", " between groups. */
@@ -123,6 +125,7 @@ const BINDINGS: readonly Binding[] = [
     on: SCREENS,
     hint: [':', 'command', 6],
   },
+  { keys: 'y', commands: ['yaml'], does: 'the selected row as YAML, in a view that scrolls (esc closes it)', on: SCREENS, hint: ['y', 'yaml', 2] },
   { keys: 'r', commands: ['refresh'], does: 'refresh now (lists also refresh by themselves while idle)', on: SCREENS, hint: ['r', 'refresh', 2] },
   { keys: 'o', commands: ['openByKey'], does: 'open a base by key (when the deployment cannot list bases)', on: ['bases'], hint: ['o', 'open by key', 7] },
   { keys: 'esc', commands: ['back'], does: 'clear the filter, else go back', on: ['bases'], hint: ['esc', 'back', 8] },
@@ -130,14 +133,17 @@ const BINDINGS: readonly Binding[] = [
   { keys: 'esc', commands: ['back'], does: 'back to the list', on: ['base'], hint: ['esc', 'back', 8] },
   { keys: '?', commands: ['help'], does: 'this help', on: SCREENS, hint: ['?', 'help', 9] },
   { keys: 'q, ctrl-c', commands: ['quit'], does: 'quit', on: SCREENS, hint: ['q', 'quit', 9] },
-  { keys: 'up/down, j/k', commands: ['up', 'down'], does: 'scroll', on: ['help'], hint: ['j/k', 'scroll', 5] },
-  { keys: 'PgUp/PgDn', commands: ['pageUp', 'pageDown'], does: 'scroll a page', on: ['help'] },
+  { keys: 'up/down, j/k', commands: ['up', 'down'], does: 'scroll', on: ['help', 'yaml'], hint: ['j/k', 'scroll', 5] },
+  { keys: 'PgUp/PgDn', commands: ['pageUp', 'pageDown'], does: 'scroll a page', on: ['help', 'yaml'] },
+  { keys: 'g/Home, G/End', commands: ['first', 'last'], does: 'go to the top / the bottom', on: ['yaml'] },
+  { keys: 'esc, y, enter', commands: ['back', 'yaml', 'open'], does: 'close the YAML', on: ['yaml'], hint: ['esc', 'close', 9] },
+  { keys: 'q, ctrl-c', commands: ['quit'], does: 'quit', on: ['yaml'], hint: ['q', 'quit', 9] },
   { keys: 'esc, ?, enter', commands: ['back', 'help', 'open'], does: 'close the help', on: ['help'], hint: ['esc/?', 'close help', 9] },
   { keys: 'q, ctrl-c', commands: ['quit'], does: 'quit', on: ['help'], hint: ['q', 'quit', 9] },
 ];
 
 const COMMANDS = new Map<HelpTopic, ReadonlySet<Command>>(
-  (['namespaces', 'bases', 'base', 'help'] as const).map((topic) => [
+  (['namespaces', 'bases', 'base', 'help', 'yaml'] as const).map((topic) => [
     topic,
     new Set(BINDINGS.filter((binding) => binding.on.includes(topic)).flatMap((binding) => binding.commands)),
   ]),
@@ -204,7 +210,7 @@ const FIELD_KEYS: readonly Hint[] = [
   ['paste', 'text, never commands: a field takes it whole, a list runs nothing'],
 ];
 
-const TITLES: Record<HelpTopic, string> = { namespaces: 'Namespaces', bases: 'Bases of a namespace', base: 'A base', help: 'This help' };
+const TITLES: Record<HelpTopic, string> = { namespaces: 'Namespaces', bases: 'Bases of a namespace', base: 'A base', help: 'This help', yaml: 'The YAML view' };
 
 /** What --readonly takes away: the keys that create, edit or delete. */
 export const WRITES: readonly Command[] = ['new', 'edit', 'editInEditor', 'delete'];
@@ -214,6 +220,6 @@ export function helpSections(topic: HelpTopic, readonly = false): readonly { tit
   const offered = (binding: Binding) => binding.on.includes(topic) && !(readonly && binding.commands.every((command) => WRITES.includes(command)));
   return [
     { title: TITLES[topic], keys: BINDINGS.filter(offered).map(({ keys, does }) => [keys, does] as const) },
-    ...(topic === 'help' ? [] : [{ title: 'Forms (n, e), prompts (/, :) and questions (d)', keys: FIELD_KEYS }]),
+    ...(topic === 'help' || topic === 'yaml' ? [] : [{ title: 'Forms (n, e), prompts (/, :) and questions (d)', keys: FIELD_KEYS }]),
   ];
 }

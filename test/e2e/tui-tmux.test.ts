@@ -305,6 +305,27 @@ describe('kb tui in a real terminal (tmux), against kb serve', () => {
     expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
   });
 
+  it.skipIf(!TMUX)(`kb tui NS --readonly starts in that namespace and offers no create, edit or delete${SKIPPED}`, async () => {
+    // The namespace keys and its bases come from the test before.
+    const tui = session(env);
+    await tui.startSized(120, 30, 'keys', '--readonly', '--refresh', '0');
+    let screen = await tui.waitFor((s) => /^> k01 /m.test(s));
+    expect(screen).toContain('local › keys › bases (30)');
+    const keyLine = screen.trimEnd().split('\n').at(-1) ?? '';
+    for (const hint of ['n new', 'e edit', 'E $EDITOR', 'd delete']) expect(keyLine).not.toContain(hint);
+    expect(keyLine).toContain('? help');
+    await tui.keys('d', 'n');
+    await tui.keys('?');
+    screen = await tui.waitFor('Help: keys (bases)');
+    expect(screen).not.toContain('Delete base');
+    expect(screen).not.toContain('New base');
+    expect(screen).not.toMatch(/delete the base/);
+    await tui.keys('q');
+    expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
+    const listed = await runKb(['base', 'list', 'keys', '--json'], { env });
+    expect(JSON.parse(listed.stdout)).toHaveLength(30);
+  });
+
   it.skipIf(!TMUX)(`refuses --verbose on the terminal it draws on (the trace would scribble over it), exit 2${SKIPPED}`, async () => {
     const tui = session(env);
     await tui.start('--verbose');

@@ -137,3 +137,36 @@ describe('kb tui: the command line completes with Tab and remembers with Up/Down
     await later.waitFor('habit-history › other › bases');
   });
 });
+
+describe('kb tui: y shows the selected row as YAML', () => {
+  it('for a namespace on its list, and for a base on its screen, in a view that scrolls; esc goes back', async () => {
+    const { client } = await orgClient(tui.server, 'habit-yaml');
+    await client.nsCreate({ key: 'docs', description: 'Product docs' });
+    const long = Array.from({ length: 150 }, (_, i) => `w${i}`).join(' ');
+    await client.baseCreate({ namespace: 'docs', key: 'faq', description: long });
+    const screen = open({ client, organization: 'habit-yaml', columns: 40, rows: 12 });
+    await screen.waitFor('docs');
+    await screen.press('y');
+    let frame = await screen.waitFor('namespace docs');
+    expect(frame).toMatch(/^key: "docs"$/m);
+    expect(frame).toMatch(/^description: "Product docs"$/m);
+    await screen.press(KEY.escape);
+    await screen.waitFor('habit-yaml › namespaces (1)');
+
+    await screen.press(KEY.enter);
+    await screen.waitFor((f) => selected(f) === 'faq');
+    await screen.press(KEY.enter);
+    await screen.waitFor('base faq');
+    await screen.press('y');
+    frame = await screen.waitFor('j/k scrolls.');
+    expect(frame).toMatch(/^namespace: "docs"$/m);
+    expect(frame).toMatch(/^key: "faq"$/m);
+    expect(frame).toMatch(/^description: "w0 w1 w2/m);
+    await screen.press('G');
+    frame = screen.frame();
+    expect(frame).toMatch(/w149"$/m);
+    expect(frame).not.toMatch(/^key: "faq"$/m);
+    await screen.press(KEY.escape);
+    await screen.waitFor((f) => f.includes('base faq') && !f.includes('j/k scrolls.'));
+  });
+});

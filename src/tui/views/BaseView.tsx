@@ -8,6 +8,7 @@ import { useKeys } from '../hooks/useKeys.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
 import { commandFor, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
 import { copied } from './ListView.js';
+import { rowYaml } from './YamlView.js';
 import { cut, printable, wrapText } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row, Status } from '../types.js';
@@ -32,7 +33,7 @@ export interface BaseViewProps {
 
 /** One base: its namespace, key and whole description, with the same edit and delete flow as the lists. */
 export function BaseView(props: BaseViewProps) {
-  const { showHelp, quit, terminal, run, disabled, history, remember, namespaceKeys } = useTui();
+  const { showHelp, showYaml, quit, terminal, run, disabled, history, remember, namespaceKeys } = useTui();
   const theme = useTheme();
   const { row, setStatus } = props;
   const [command, setCommand] = useState<CommandLine | undefined>(undefined);
@@ -56,6 +57,7 @@ export function BaseView(props: BaseViewProps) {
         setStatus(undefined);
         return props.onBack();
       case 'help': return showHelp('base');
+      case 'yaml': return showYaml(`base ${row.key}`, rowYaml([['namespace', props.crumbs.at(-1) ?? ''], ['key', row.key], ['description', row.description]]));
       case 'quit': return quit();
       default: return;
     }

@@ -151,6 +151,7 @@ export function BasesView(props: BasesViewProps) {
           setOpenKey(row.key);
         }}
         onBack={props.onBack}
+        yamlContext={[['namespace', namespace]]}
         openByKey={fallback ? { open: openByKey, promptNow: rows?.length === 0 } : undefined}
         disabled={missing ? MISSING_NAMESPACE_OFFERS_NO : undefined}
         instead={

@@ -14,6 +14,7 @@ import { useAutoRefresh } from '../hooks/useAutoRefresh.js';
 import { useKeys } from '../hooks/useKeys.js';
 import { compileFilter, filterRows, useList } from '../hooks/useList.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
+import { rowYaml } from './YamlView.js';
 import { type Command, commandFor, FILTER_HINTS, FORM_HINTS, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
 import { count, printable, thousands } from '../text.js';
 import { useTheme } from '../theme.js';
@@ -59,6 +60,8 @@ export interface ListViewProps {
   setStatus(status: Status | undefined): void;
   onOpen(row: Row): void;
   onBack?: (() => void) | undefined;
+  /** Fields before a row's own in its YAML (`y`), e.g. [["namespace", "docs"]] for a base. */
+  yamlContext?: readonly (readonly [string, string])[] | undefined;
   /** Commands this list does not offer (nor its key-help line): a namespace that does not exist, --readonly. */
   disabled?: readonly Command[] | undefined;
   /** Shown instead of the rows, when the list cannot be had (a namespace that does not exist). */
@@ -73,7 +76,7 @@ export interface ListViewProps {
  * view owns what the user is doing with the list.
  */
 export function ListView(props: ListViewProps) {
-  const { showHelp, quit, deployment, terminal, refreshSeconds, run, disabled: disabledEverywhere, history, remember, namespaceKeys } = useTui();
+  const { showHelp, showYaml, quit, deployment, terminal, refreshSeconds, run, disabled: disabledEverywhere, history, remember, namespaceKeys } = useTui();
   const theme = useTheme();
   const [mode, setMode] = useState<Mode>({ kind: 'list' });
   const { ops, source, setStatus } = props;
@@ -132,6 +135,9 @@ export function ListView(props: ListViewProps) {
         setStatus(undefined);
         return setMode({ kind: 'openByKey' });
       case 'help': return showHelp(topic);
+      case 'yaml':
+        if (!selected) return setStatus({ tone: 'warning', text: `No ${ops.noun} selected to show.` });
+        return showYaml(`${ops.noun} ${selected.key}`, rowYaml([...(props.yamlContext ?? []), ['key', selected.key], ['description', selected.description]]));
       case 'quit': return quit();
       case 'back':
         if (list.filter !== '') return list.clearFilter();
