@@ -13,7 +13,8 @@ bases without leaving it. The profile, URL and organization stay on the top line
 Lists refresh by themselves while idle (every 5 seconds; --refresh).
 
 Keys on a list: up/down or j/k move, PgUp/PgDn, g/G (Home/End) jump, enter opens, n new, e edit description,
-E edit it in $VISUAL/$EDITOR, d delete (asks; y confirms, any other key cancels), s/S sort by key/description,
+E edit it in $VISUAL/$EDITOR, d delete (asks; y confirms, any other key cancels; space marks several bases for one d),
+y the selected row as YAML, s/S sort by key/description,
 / filter (a regular expression; ! first inverts it), c copy the key (OSC 52), : command line (:ns, :ns KEY,
 :profile NAME, :help, :q; Tab completes, up/down recall), r refresh, ? help, esc back, q quit.
 In a form: enter or tab goes to the next field, enter on the last submits, shift-tab goes back, esc cancels.

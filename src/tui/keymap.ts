@@ -22,6 +22,7 @@ export type Command =
   | 'openByKey'
   | 'help'
   | 'yaml'
+  | 'mark'
   | 'back'
   | 'quit';
 
@@ -64,6 +65,7 @@ function anyCommandFor(input: string, key: Keypress): Command | undefined {
     case 'o': return 'openByKey';
     case '?': return 'help';
     case 'y': return 'yaml';
+    case ' ': return 'mark';
     case 'q': return 'quit';
     default: return undefined;
   }
@@ -113,7 +115,8 @@ const BINDINGS: readonly Binding[] = [
     hint: ['E', '$EDITOR', 5],
   },
   { keys: 'd', commands: ['delete'], does: 'namespaces cannot be deleted (the kb API has no namespace delete)', on: ['namespaces'] },
-  { keys: 'd', commands: ['delete'], does: 'delete the base (asks first: y confirms, any other key cancels)', on: ['bases', 'base'], hint: ['d', 'delete', 5] },
+  { keys: 'd', commands: ['delete'], does: 'delete the base, or the bases marked (asks first: y confirms, any other key cancels)', on: ['bases', 'base'], hint: ['d', 'delete', 5] },
+  { keys: 'space', commands: ['mark'], does: 'mark the base (again: unmark), for d to delete all those marked', on: ['bases'], hint: ['space', 'mark', 2] },
   { keys: '/', commands: ['filter'], does: 'filter by key or description: type to narrow, enter keeps, esc clears', on: LISTS, hint: ['/', 'filter', 7] },
   { keys: 's', commands: ['sortByKey'], does: 'sort by key; again: the other way', on: LISTS, hint: ['s/S', 'sort', 6] },
   { keys: 'S', commands: ['sortByDescription'], does: 'sort by description; again: the other way', on: LISTS },
@@ -136,7 +139,7 @@ const BINDINGS: readonly Binding[] = [
   { keys: 'up/down, j/k', commands: ['up', 'down'], does: 'scroll', on: ['help', 'yaml'], hint: ['j/k', 'scroll', 5] },
   { keys: 'PgUp/PgDn', commands: ['pageUp', 'pageDown'], does: 'scroll a page', on: ['help', 'yaml'] },
   { keys: 'g/Home, G/End', commands: ['first', 'last'], does: 'go to the top / the bottom', on: ['yaml'] },
-  { keys: 'esc, y, enter', commands: ['back', 'yaml', 'open'], does: 'close the YAML', on: ['yaml'], hint: ['esc', 'close', 9] },
+  { keys: 'esc, y, ?, enter', commands: ['back', 'yaml', 'help', 'open'], does: 'close the YAML', on: ['yaml'], hint: ['esc', 'close', 9] },
   { keys: 'q, ctrl-c', commands: ['quit'], does: 'quit', on: ['yaml'], hint: ['q', 'quit', 9] },
   { keys: 'esc, ?, enter', commands: ['back', 'help', 'open'], does: 'close the help', on: ['help'], hint: ['esc/?', 'close help', 9] },
   { keys: 'q, ctrl-c', commands: ['quit'], does: 'quit', on: ['help'], hint: ['q', 'quit', 9] },
@@ -213,7 +216,7 @@ const FIELD_KEYS: readonly Hint[] = [
 const TITLES: Record<HelpTopic, string> = { namespaces: 'Namespaces', bases: 'Bases of a namespace', base: 'A base', help: 'This help', yaml: 'The YAML view' };
 
 /** What --readonly takes away: the keys that create, edit or delete. */
-export const WRITES: readonly Command[] = ['new', 'edit', 'editInEditor', 'delete'];
+export const WRITES: readonly Command[] = ['new', 'edit', 'editInEditor', 'delete', 'mark'];
 
 /** The help of `?` on one screen: its keys (with `readonly`, none that writes), then those of the forms and prompts it opens. */
 export function helpSections(topic: HelpTopic, readonly = false): readonly { title: string; keys: readonly Hint[] }[] {

@@ -170,3 +170,44 @@ describe('kb tui: y shows the selected row as YAML', () => {
     await screen.waitFor((f) => f.includes('base faq') && !f.includes('j/k scrolls.'));
   });
 });
+
+describe('kb tui: space marks several bases, d deletes them after one question', () => {
+  it('deletes all those marked, and says which were deleted and which failed', async () => {
+    const { client } = await orgClient(tui.server, 'habit-mark');
+    await client.nsCreate({ key: 'docs' });
+    for (const key of ['b01', 'b02', 'b03', 'b04']) await client.baseCreate({ namespace: 'docs', key });
+    const screen = open({ client, organization: 'habit-mark', namespace: 'docs', columns: 120 });
+    await screen.waitFor((f) => selected(f) === 'b01');
+    // Space marks and moves down: b01 and b02 marked, then b04.
+    await screen.press(' ', ' ', 'j', ' ');
+    let frame = screen.frame();
+    expect(frame).toContain('3 marked');
+    expect(frame).toMatch(/^ \*b01$/m);
+    expect(frame).toMatch(/^ \*b02$/m);
+    expect(frame).toMatch(/^ {2}b03$/m);
+    // The selection, marked too.
+    expect(frame).toMatch(/^>\*b04$/m);
+    // Gone elsewhere before the delete: it fails, the others are deleted.
+    await client.baseDelete({ namespace: 'docs', base: 'b02' });
+    await screen.press('d');
+    frame = screen.frame();
+    expect(frame).toContain('Delete 3 bases, with all their data: b01, b02, b04?');
+    await screen.press('y');
+    frame = await screen.waitFor('Deleted 2 of 3 bases');
+    expect(frame).toMatch(/Deleted 2 of 3 bases \(b01, b04\); not deleted: b02 \(Base b02 not found/);
+    expect((await client.baseList('docs')).map((base) => base.key)).toEqual(['b03']);
+  });
+
+  it('a question answered with any other key deletes none of them', async () => {
+    const { client } = await orgClient(tui.server, 'habit-mark-cancel');
+    await client.nsCreate({ key: 'docs' });
+    for (const key of ['b01', 'b02']) await client.baseCreate({ namespace: 'docs', key });
+    const screen = open({ client, organization: 'habit-mark-cancel', namespace: 'docs' });
+    await screen.waitFor((f) => selected(f) === 'b01');
+    await screen.press(' ', ' ', 'd', 'n');
+    expect(screen.frame()).toContain('Cancelled: none of the 2 marked bases was deleted.');
+    await screen.press('d', 'y');
+    await screen.waitFor('Deleted 2 bases: b01, b02.');
+    expect(await client.baseList('docs')).toEqual([]);
+  });
+});

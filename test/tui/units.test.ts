@@ -136,7 +136,7 @@ describe('fitHints: the key-help line of a narrow terminal', () => {
   const all = hintsFor('bases');
   const keys = (hints: readonly Hint[]) => hints.map(([typed]) => typed);
   it('keeps every hint that fits, and drops those that matter least first, never help or quit', () => {
-    expect(keys(all)).toEqual(['j/k', 'enter', 'n', 'e', 'E', 'd', '/', 's/S', 'c', ':', 'y', 'r', 'o', 'esc', '?', 'q']);
+    expect(keys(all)).toEqual(['j/k', 'enter', 'n', 'e', 'E', 'd', 'space', '/', 's/S', 'c', ':', 'y', 'r', 'o', 'esc', '?', 'q']);
     expect(fitHints(all, 200)).toEqual(all);
     expect(keys(fitHints(all, 100))).toEqual(['enter', 'd', '/', 's/S', 'c', ':', 'o', 'esc', '?', 'q']);
     expect(keys(fitHints(all, 60))).toEqual(['/', ':', 'o', 'esc', '?', 'q']);
@@ -170,6 +170,7 @@ describe('the keymap: one table for what the keys do, the help and the key-help 
     ['shift-tab', '', key({ tab: true, shift: true })],
     ['backspace', '', key({ backspace: true })],
     ['delete', '', key({ delete: true })],
+    ['space', ' ', key({})],
     ...Array.from({ length: 0x7e - 0x20 }, (_, i) => String.fromCharCode(0x21 + i)).map((char): [string, string, Key] => [char, char, key({ shift: /[A-Z]/.test(char) })]),
     ...Array.from(letters, (char): [string, string, Key] => [`ctrl-${char}`, char, key({ ctrl: true })]),
   ];
@@ -180,7 +181,7 @@ describe('the keymap: one table for what the keys do, the help and the key-help 
       return pieces.includes('') ? [part] : pieces;
     });
 
-  for (const topic of ['namespaces', 'bases', 'base', 'help'] as const) {
+  for (const topic of ['namespaces', 'bases', 'base', 'help', 'yaml'] as const) {
     it(`${topic}: every key that does something there is in its help, and every key its help names does something`, () => {
       const [screen] = helpSections(topic);
       const help = (screen?.keys ?? []).flatMap(([label]) => names(label));

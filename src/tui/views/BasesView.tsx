@@ -50,7 +50,7 @@ const NO_BASE_LIST_NOTICE = [
 ];
 
 /** What a namespace that does not exist offers no key for. */
-const MISSING_NAMESPACE_OFFERS_NO: readonly Command[] = ['new', 'edit', 'editInEditor', 'delete', 'copy', 'filter', 'sortByKey', 'sortByDescription', 'open', 'openByKey'];
+const MISSING_NAMESPACE_OFFERS_NO: readonly Command[] = ['new', 'edit', 'editInEditor', 'delete', 'mark', 'copy', 'filter', 'sortByKey', 'sortByDescription', 'open', 'openByKey'];
 
 /**
  * The bases of a namespace, through base_list where the deployment offers it. Where it does not, the view says so,

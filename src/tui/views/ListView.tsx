@@ -79,6 +79,8 @@ export function ListView(props: ListViewProps) {
   const { showHelp, showYaml, quit, deployment, terminal, refreshSeconds, run, disabled: disabledEverywhere, history, remember, namespaceKeys } = useTui();
   const theme = useTheme();
   const [mode, setMode] = useState<Mode>({ kind: 'list' });
+  // The keys marked with space, for one d to delete them all.
+  const [marked, setMarked] = useState<ReadonlySet<string>>(() => new Set());
   const { ops, source, setStatus } = props;
   const notice = props.notice ?? [];
   const disabled = [...disabledEverywhere, ...(props.disabled ?? [])];
@@ -99,12 +101,16 @@ export function ListView(props: ListViewProps) {
   const idle = props.active && props.visible && mode.kind === 'list' && !flow.open;
   useAutoRefresh(source.reload, { seconds: props.autoRefresh ? refreshSeconds : 0, idle, loading: source.loading });
 
+  const markedRows = all.filter((row) => marked.has(row.key));
   const onListKey = (input: string, key: Keypress) => {
     const found = commandFor(input, key, topic);
     const command = found !== undefined && disabled.includes(found) ? undefined : found;
     const selected = list.selected;
     // A message stays until the next key (docs/contract.md, The TUI): this key's own outcome may replace it.
     if (props.status !== undefined) setStatus(undefined);
+    if (command === 'delete' && markedRows.length > 0) {
+      return flow.deleteMany(markedRows, (deleted) => setMarked((now) => new Set([...now].filter((each) => !deleted.includes(each)))));
+    }
     if (flow.start(command, selected)) return;
     switch (command) {
       case 'up': return list.move(-1);
@@ -134,6 +140,14 @@ export function ListView(props: ListViewProps) {
         if (props.openByKey === undefined) return;
         setStatus(undefined);
         return setMode({ kind: 'openByKey' });
+      case 'mark':
+        if (!selected) return;
+        setMarked((now) => {
+          const next = new Set(now);
+          if (!next.delete(selected.key)) next.add(selected.key);
+          return next;
+        });
+        return list.move(1);
       case 'help': return showHelp(topic);
       case 'yaml':
         if (!selected) return setStatus({ tone: 'warning', text: `No ${ops.noun} selected to show.` });
@@ -232,7 +246,7 @@ export function ListView(props: ListViewProps) {
   } else if (list.rows.length === 0) {
     body = <Text wrap="wrap">{all.length === 0 ? props.empty : `No ${ops.noun} matches "${printable(list.filter)}": esc clears the filter.`}</Text>;
   } else {
-    body = <Table all={all} rows={list.rows} order={list.order} top={list.top} index={list.index} height={listHeight} width={props.width} />;
+    body = <Table all={all} rows={list.rows} order={list.order} top={list.top} index={list.index} height={listHeight} width={props.width} marked={marked} />;
   }
 
   let status;
@@ -273,6 +287,7 @@ export function ListView(props: ListViewProps) {
       {props.crumbs.map((crumb) => `${printable(crumb)} › `).join('')}
       <Text color={theme.accent}>{`${ops.noun}s${counted}`}</Text>
       {list.filter === '' ? '' : `  filter "${printable(list.filter)}"`}
+      {markedRows.length === 0 ? '' : `  ${thousands(markedRows.length)} marked`}
     </>
   );
   const aside = list.rows.length > 0 ? `${thousands(list.index + 1)}/${thousands(list.rows.length)}` : undefined;

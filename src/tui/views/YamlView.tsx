@@ -43,7 +43,7 @@ export function YamlView(props: { title: string; text: string; width: number; he
     if (command === 'first') return scroll(0);
     if (command === 'last') return scroll(maxTop);
     if (command === 'quit') return quit();
-    if (command === 'back' || command === 'yaml' || command === 'open') return props.onClose();
+    if (command === 'back' || command === 'yaml' || command === 'help' || command === 'open') return props.onClose();
   }, true);
 
   const from = Math.min(top, maxTop);
