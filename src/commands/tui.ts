@@ -1,4 +1,6 @@
-import { Flags } from '@oclif/core';
+import { join } from 'node:path';
+import { Args, Flags } from '@oclif/core';
+import { Key } from '../api/schemas.js';
 import { ApiCommand } from '../cli/api-command.js';
 import { UsageError } from '../cli/errors.js';
 
@@ -11,20 +13,38 @@ bases without leaving it. The profile, URL and organization stay on the top line
 Lists refresh by themselves while idle (every 5 seconds; --refresh).
 
 Keys on a list: up/down or j/k move, PgUp/PgDn, g/G (Home/End) jump, enter opens, n new, e edit description,
-E edit it in $VISUAL/$EDITOR, d delete (asks; y confirms, any other key cancels), s/S sort by key/description,
-/ filter, c copy the key (OSC 52), : command line (:ns, :ns KEY, :q), r refresh, ? help, esc back, q quit.
+E edit it in $VISUAL/$EDITOR, d delete (asks; y confirms, any other key cancels; space marks several bases for one d),
+y the selected row as YAML, s/S sort by key/description,
+/ filter (a regular expression; ! first inverts it), c copy the key (OSC 52), : command line (:ns, :ns KEY,
+:profile NAME, :help, :q; Tab completes, up/down recall), r refresh, ? help, esc back, q quit.
 In a form: enter or tab goes to the next field, enter on the last submits, shift-tab goes back, esc cancels.
+
+With NAMESPACE it starts in that namespace's bases; with --readonly it offers and does no create, edit or delete.
 
 It needs an interactive terminal: without one (a script, a pipe, CI) it exits 2.`;
 
-  static override examples = ['<%= config.bin %> tui', '<%= config.bin %> tui --profile staging', '<%= config.bin %> tui --refresh 0'];
+  static override examples = [
+    '<%= config.bin %> tui',
+    '<%= config.bin %> tui docs',
+    '<%= config.bin %> tui --profile staging --readonly',
+    '<%= config.bin %> tui --refresh 0',
+  ];
+
+  static override args = {
+    namespace: Args.string({ description: 'Start in the bases of this namespace (as k9s -n).' }),
+  };
 
   static override flags = {
+    readonly: Flags.boolean({ summary: 'Offer and do no create, edit or delete (as k9s --readonly).', default: false }),
     refresh: Flags.integer({ summary: 'Seconds between refreshes of an idle list; 0 turns them off.', default: 5, min: 0, max: 86_400 }),
   };
 
   async run(): Promise<void> {
-    const { flags } = await this.parse(Tui);
+    const { args, flags } = await this.parse(Tui);
+    if (args.namespace !== undefined) {
+      const checked = Key.safeParse(args.namespace);
+      if (!checked.success) throw new UsageError(`Not a namespace key: ${args.namespace}: ${checked.error.issues[0]?.message ?? ''}`, 'Namespace keys are 3 to 63 of A-Z a-z 0-9 - _.');
+    }
     // Before Ink loads: without a terminal it would crash on raw mode, and under CI it draws nothing.
     const ci = this.context.env.inkCi;
     if (ci !== undefined) {
@@ -47,6 +67,22 @@ It needs an interactive terminal: without one (a script, a pipe, CI) it exits 2.
     const { runTui } = await loadTui();
     // As git and k9s choose the editor.
     const editor = this.context.env.editor ?? 'vi';
-    await runTui({ client, deployment, organization, namespaces, color: this.io.color, refreshSeconds: flags.refresh, editor });
+    await runTui({
+      client,
+      deployment,
+      organization,
+      namespaces,
+      color: this.io.color,
+      refreshSeconds: flags.refresh,
+      editor,
+      namespace: args.namespace,
+      readonly: flags.readonly,
+      historyFile: join(this.context.configDir(), 'tui-history'),
+      // `:profile NAME` (`:ctx`): the same connection as --profile NAME would make.
+      connect: async (profile: string) => {
+        const connection = await this.connect({ ...flags, profile });
+        return { client: connection.client, deployment: connection.deployment };
+      },
+    });
   }
 }

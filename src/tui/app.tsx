@@ -3,10 +3,11 @@ import { useCallback, useMemo, useRef, useState } from 'react';
 import { Key } from '../api/schemas.js';
 import { Header, organizationLabel } from './components/Header.js';
 import { type TuiActions, TuiProvider } from './context.js';
+import { loadHistory, saveHistory, withLine } from './history.js';
 import { KeyRouter } from './hooks/useKeys.js';
 import { useRemote } from './hooks/useRemote.js';
 import { useTerminalSize } from './hooks/useTerminalSize.js';
-import type { HelpTopic } from './keymap.js';
+import { type HelpTopic, WRITES } from './keymap.js';
 import type { Terminal } from './terminal.js';
 import { makeTheme, ThemeProvider } from './theme.js';
 import type { Namespace } from '../api/schemas.js';
@@ -14,6 +15,7 @@ import type { Status, TuiClient, TuiDeployment } from './types.js';
 import { type BaseListMemory, BasesView } from './views/BasesView.js';
 import { HelpView } from './views/HelpView.js';
 import { NamespacesView } from './views/NamespacesView.js';
+import { YamlView } from './views/YamlView.js';
 
 export interface AppProps {
   client: TuiClient;
@@ -26,6 +28,14 @@ export interface AppProps {
   /** The first namespace list, in hand or asked for already; later ones the app asks for. */
   namespaces?: readonly Namespace[] | Promise<readonly Namespace[]> | undefined;
   color: boolean;
+  /** The namespace to start in (`kb tui NS`). */
+  namespace?: string | undefined;
+  /** No create, edit or delete offered or done (`--readonly`). */
+  readonly?: boolean | undefined;
+  /** Where the `:` history is kept across runs (in the config dir); none: this run only. */
+  historyFile?: string | undefined;
+  /** Another profile's client and deployment, for `:profile NAME` (`:ctx NAME`). */
+  connect?: ((profile: string) => Promise<{ client: TuiClient; deployment: TuiDeployment }>) | undefined;
 }
 
 /**
@@ -36,11 +46,18 @@ export function appHeight(rows: number): number {
   return Math.max(3, rows - 1);
 }
 
-const COMMANDS_HELP = 'Commands: :ns (the namespaces), :ns KEY (open one), :q (quit).';
+const COMMANDS_HELP = 'Commands: :ns [KEY], :profile NAME (:ctx), :help, :q.';
+
+
 
 /** The whole UI: the header, then the namespaces, a namespace's bases, or the help. */
-export function App({ client, deployment, terminal, refreshSeconds, organization, namespaces, color }: AppProps) {
+export function App(props: AppProps) {
+  const { terminal, refreshSeconds, namespaces, color, connect } = props;
+  const readonly = props.readonly ?? false;
   const { exit } = useApp();
+  // The profile in use: the one kb tui started with, until `:profile NAME` switches.
+  const [connection, setConnection] = useState(() => ({ client: props.client, deployment: props.deployment, organization: props.organization, generation: 0 }));
+  const { client, deployment, organization } = connection;
   const { write } = useStdout();
   const size = useTerminalSize();
   const theme = useMemo(() => makeTheme(color), [color]);
@@ -49,14 +66,45 @@ export function App({ client, deployment, terminal, refreshSeconds, organization
     [client, organization],
     typeof organization === 'string' ? organization : undefined,
   );
-  const [namespace, setNamespace] = useState<string | undefined>(undefined);
+  const [namespace, setNamespace] = useState<string | undefined>(props.namespace);
   const [help, setHelp] = useState<HelpTopic | undefined>(undefined);
+  const [yaml, setYaml] = useState<{ title: string; text: string } | undefined>(undefined);
+  // The help or the YAML view covers the lists, which keep their state beneath.
+  const covered = help !== undefined || yaml !== undefined;
+  const [history, setHistory] = useState(() => loadHistory(props.historyFile));
+  const namespaceKeys = useRef<readonly string[]>([]);
+  const { historyFile } = props;
+  const remember = useCallback(
+    (line: string) =>
+      setHistory((now) => {
+        const next = withLine(now, line);
+        saveHistory(historyFile, next);
+        return next;
+      }),
+    [historyFile],
+  );
   const memory = useRef<BaseListMemory>({ supported: undefined, session: new Map() });
 
   // The `:` command line, as k9s has it: a way to any screen by name.
   const run = useCallback(
-    (line: string): Status | undefined => {
+    (line: string, report: (status: Status | undefined) => void): Status | undefined => {
       const [name = '', argument, ...extra] = line.trim().split(/\s+/);
+      if ((name === 'help' || name === 'h' || name === '?') && argument === undefined) {
+        setHelp(namespace === undefined ? 'namespaces' : 'bases');
+        return undefined;
+      }
+      if ((name === 'profile' || name === 'ctx' || name === 'context') && extra.length === 0) {
+        if (argument === undefined) return { tone: 'info', text: `Profile: ${deployment.profile ?? '(none: KB_URL)'}`, help: ':profile NAME switches to another.' };
+        if (connect === undefined) return { tone: 'warning', text: 'This kb tui cannot switch profiles.' };
+        connect(argument).then(
+          (next) => {
+            setNamespace(undefined);
+            setConnection((now) => ({ client: next.client, deployment: next.deployment, organization: undefined, generation: now.generation + 1 }));
+          },
+          (error: unknown) => report({ tone: 'error', text: `Cannot switch to profile ${argument}: ${error instanceof Error ? error.message : String(error)}` }),
+        );
+        return { tone: 'info', text: `Switching to profile ${argument}...` };
+      }
       if (name === 'q' || name === 'q!' || name === 'quit') {
         exit();
         return undefined;
@@ -74,7 +122,7 @@ export function App({ client, deployment, terminal, refreshSeconds, organization
       if (name === '') return undefined;
       return { tone: 'error', text: `Unknown command: :${line.trim()}`, help: COMMANDS_HELP };
     },
-    [exit],
+    [exit, connect, deployment, namespace],
   );
 
   const actions = useMemo(
@@ -83,13 +131,19 @@ export function App({ client, deployment, terminal, refreshSeconds, organization
       deployment,
       terminal,
       refreshSeconds,
+      readonly,
+      disabled: readonly ? WRITES : [],
+      history,
+      remember,
+      namespaceKeys,
       run,
       // Ink writes nothing, then the whole last frame again: what the editor drew is gone.
       redraw: () => write(''),
       quit: () => exit(),
       showHelp: setHelp,
+      showYaml: (title: string, text: string) => setYaml({ title, text }),
     }),
-    [client, deployment, terminal, refreshSeconds, run, write, exit],
+    [client, deployment, terminal, refreshSeconds, readonly, history, remember, run, write, exit],
   );
 
   const height = appHeight(size.rows);
@@ -100,30 +154,34 @@ export function App({ client, deployment, terminal, refreshSeconds, organization
       <TuiProvider value={actions}>
         <KeyRouter>
           <Box flexDirection="column" width={size.columns} height={height}>
-            <Header deployment={deployment} organization={org} />
+            <Header deployment={deployment} organization={org} width={size.columns} />
             <NamespacesView
-              active={help === undefined && namespace === undefined}
-              visible={help === undefined && namespace === undefined}
+              key={`namespaces-${connection.generation}`}
+              active={!covered && namespace === undefined}
+              visible={!covered && namespace === undefined}
               width={size.columns}
               height={viewHeight}
               organization={orgName}
-              initial={namespaces}
+              initial={connection.generation === 0 ? namespaces : undefined}
               onOpen={setNamespace}
             />
             {namespace === undefined ? null : (
               <BasesView
-                key={namespace}
+                key={`${connection.generation}:${namespace}`}
                 organization={orgName}
                 namespace={namespace}
                 memory={memory.current}
-                active={help === undefined}
-                visible={help === undefined}
+                active={!covered}
+                visible={!covered}
                 width={size.columns}
                 height={viewHeight}
                 onBack={() => setNamespace(undefined)}
               />
             )}
-            {help === undefined ? null : <HelpView topic={help} active width={size.columns} height={viewHeight} onClose={() => setHelp(undefined)} />}
+            {yaml === undefined || help !== undefined ? null : (
+              <YamlView title={yaml.title} text={yaml.text} width={size.columns} height={viewHeight} onClose={() => setYaml(undefined)} />
+            )}
+            {help === undefined ? null : <HelpView topic={help} readonly={readonly} active width={size.columns} height={viewHeight} onClose={() => setHelp(undefined)} />}
           </Box>
         </KeyRouter>
       </TuiProvider>

@@ -1,5 +1,5 @@
-import { createContext, useContext } from 'react';
-import type { HelpTopic } from './keymap.js';
+import { createContext, type RefObject, useContext } from 'react';
+import type { Command, HelpTopic } from './keymap.js';
 import type { Terminal } from './terminal.js';
 import type { Status, TuiClient, TuiDeployment } from './types.js';
 
@@ -10,13 +10,28 @@ export interface TuiActions {
   terminal: Terminal;
   /** Seconds between refreshes of an idle list; 0: never by itself. */
   refreshSeconds: number;
-  /** Runs a `:` command line; resolves to a status when it says something (an unknown command), else undefined. */
-  run(command: string): Status | undefined;
+  /** No create, edit or delete (`--readonly`). */
+  readonly: boolean;
+  /** The commands no screen offers (those --readonly takes away). */
+  disabled: readonly Command[];
+  /**
+   * Runs a `:` command line; returns a status when it says something at once (an unknown command), else undefined;
+   * `report` says what comes later (a profile switch that failed).
+   */
+  run(command: string, report: (status: Status | undefined) => void): Status | undefined;
+  /** The `:` lines of this run and earlier ones, oldest first (Up recalls them). */
+  history: readonly string[];
+  /** Adds a line run on `:` to the history, and saves it. */
+  remember(line: string): void;
+  /** The namespace keys last listed, for Tab after `:ns `. */
+  namespaceKeys: RefObject<readonly string[]>;
   /** Draws the whole screen again, after the editor had the terminal. */
   redraw(): void;
   /** Ends the app; runTui then resolves. */
   quit(): void;
   showHelp(topic: HelpTopic): void;
+  /** Shows `text` (a row as YAML) in a view of its own that scrolls, until esc. */
+  showYaml(title: string, text: string): void;
 }
 
 const TuiContext = createContext<TuiActions | undefined>(undefined);

@@ -2,7 +2,13 @@ import { render } from 'ink';
 import type { Namespace } from '../api/schemas.js';
 import { EXIT } from '../client/exit-codes.js';
 import { App } from './app.js';
-import { ENTER_ALTERNATE_SCREEN, LEAVE_ALTERNATE_SCREEN, processTerminal } from './terminal.js';
+import {
+  DISABLE_BRACKETED_PASTE,
+  ENABLE_BRACKETED_PASTE,
+  ENTER_ALTERNATE_SCREEN,
+  LEAVE_ALTERNATE_SCREEN,
+  processTerminal,
+} from './terminal.js';
 import type { TuiClient, TuiDeployment } from './types.js';
 
 export type { TuiClient, TuiDeployment } from './types.js';
@@ -19,6 +25,14 @@ export interface RunTuiOptions {
   refreshSeconds: number;
   /** The editor of `E`, as a shell runs it ($VISUAL, else $EDITOR, else vi). */
   editor: string;
+  /** The namespace to start in (`kb tui NS`); the namespaces list otherwise. */
+  namespace?: string | undefined;
+  /** Offer and do no create, edit or delete (`--readonly`). */
+  readonly?: boolean | undefined;
+  /** Where the `:` history is kept across runs (a file in the config dir). */
+  historyFile?: string | undefined;
+  /** The client and deployment of another profile, for `:profile NAME`; without it the command says it cannot. */
+  connect?: ((profile: string) => Promise<{ client: TuiClient; deployment: TuiDeployment }>) | undefined;
   stdin?: NodeJS.ReadStream;
   stdout?: NodeJS.WriteStream;
   stderr?: NodeJS.WriteStream;
@@ -56,7 +70,11 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
   // What came in while Ink loaded goes into the first frame, rather than into a second one a throttle tick later.
   const [organization, namespaces] = await Promise.all([inHand(options.organization), inHand(options.namespaces)]);
   // The alternate screen, as less and vim use it: the UI takes the whole terminal, and quitting gives back what was there.
-  stdout.write(ENTER_ALTERNATE_SCREEN);
+  // Bracketed paste marks pasted text, so that a paste is never read as keys (docs/contract.md, The TUI).
+  stdout.write(ENTER_ALTERNATE_SCREEN + ENABLE_BRACKETED_PASTE);
+  // However the process ends (a signal's exit, a crash), the terminal gets its modes back; a TTY write is synchronous.
+  const restore = () => void stdout.write(DISABLE_BRACKETED_PASTE + LEAVE_ALTERNATE_SCREEN);
+  process.once('exit', restore);
   try {
     const app = render(
       <App
@@ -67,12 +85,18 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
         organization={organization}
         namespaces={namespaces}
         color={options.color}
+        namespace={options.namespace}
+        readonly={options.readonly ?? false}
+        connect={options.connect}
+        historyFile={options.historyFile}
       />,
       // Nothing in the app writes to the console, and a patched console would hide what else might.
-      { stdin, stdout, stderr, exitOnCtrlC: true, patchConsole: false, maxFps: 60 },
+      // Ctrl-C is the app's: a form holding typed text asks before quitting (the key router).
+      { stdin, stdout, stderr, exitOnCtrlC: false, patchConsole: false, maxFps: 60 },
     );
     await app.waitUntilExit();
   } finally {
-    stdout.write(LEAVE_ALTERNATE_SCREEN);
+    process.off('exit', restore);
+    restore();
   }
 }

@@ -21,16 +21,23 @@ export type Command =
   | 'commandLine'
   | 'openByKey'
   | 'help'
+  | 'yaml'
+  | 'mark'
   | 'back'
   | 'quit';
 
-/** Enter: the terminal sends CR; a bare LF (ctrl-j) counts too. */
-export function isEnter(input: string, key: Key): boolean {
+/** A key as the TUI reads it: Ink's, or a bracketed paste (`paste`, its text the input), which is never a command. */
+export type Keypress = Key & { paste?: boolean };
+
+/** Enter: the terminal sends CR; a bare LF (ctrl-j) counts too. A paste is text, whatever it holds. */
+export function isEnter(input: string, key: Keypress): boolean {
+  if (key.paste === true) return false;
   return key.return || input === '\r' || input === '\n';
 }
 
 /** What the key means on any screen; `commandFor` keeps only the commands of the screen it is asked for. */
-function anyCommandFor(input: string, key: Key): Command | undefined {
+function anyCommandFor(input: string, key: Keypress): Command | undefined {
+  if (key.paste === true) return undefined;
   if (key.upArrow) return 'up';
   if (key.downArrow) return 'down';
   if (key.pageUp) return 'pageUp';
@@ -57,6 +64,8 @@ function anyCommandFor(input: string, key: Key): Command | undefined {
     case ':': return 'commandLine';
     case 'o': return 'openByKey';
     case '?': return 'help';
+    case 'y': return 'yaml';
+    case ' ': return 'mark';
     case 'q': return 'quit';
     default: return undefined;
   }
@@ -69,7 +78,7 @@ function anyCommandFor(input: string, key: Key): Command | undefined {
 export type Hint = readonly [keys: string, does: string, rank?: number];
 
 /** The screens with keys of their own: each one's help (`?`) and key-help line list those keys, and no others. */
-export type HelpTopic = 'namespaces' | 'bases' | 'base' | 'help';
+export type HelpTopic = 'namespaces' | 'bases' | 'base' | 'help' | 'yaml';
 
 interface Binding {
   /** The keys as the help writes them: names ("PgUp", "esc", "ctrl-c") or the characters typed, "/" between keys of a pair, ", " between groups. */
@@ -106,12 +115,20 @@ const BINDINGS: readonly Binding[] = [
     hint: ['E', '$EDITOR', 5],
   },
   { keys: 'd', commands: ['delete'], does: 'namespaces cannot be deleted (the kb API has no namespace delete)', on: ['namespaces'] },
-  { keys: 'd', commands: ['delete'], does: 'delete the base (asks first: y confirms, any other key cancels)', on: ['bases', 'base'], hint: ['d', 'delete', 5] },
-  { keys: '/', commands: ['filter'], does: 'filter by key or description: type to narrow, enter keeps, esc clears', on: LISTS, hint: ['/', 'filter', 7] },
+  { keys: 'd', commands: ['delete'], does: 'delete the base, or the bases marked (asks first: y confirms, any other key cancels)', on: ['bases', 'base'], hint: ['d', 'delete', 5] },
+  { keys: 'space', commands: ['mark'], does: 'mark the base (again: unmark), for d to delete all those marked', on: ['bases'], hint: ['space', 'mark', 2] },
+  { keys: '/', commands: ['filter'], does: 'filter by key or description, a regular expression ignoring case (! first inverts): type to narrow, enter keeps, esc clears', on: LISTS, hint: ['/', 'filter', 7] },
   { keys: 's', commands: ['sortByKey'], does: 'sort by key; again: the other way', on: LISTS, hint: ['s/S', 'sort', 6] },
   { keys: 'S', commands: ['sortByDescription'], does: 'sort by description; again: the other way', on: LISTS },
   { keys: 'c', commands: ['copy'], does: 'copy the key to the clipboard (OSC 52: works over ssh)', on: SCREENS, hint: ['c', 'copy', 5] },
-  { keys: ':', commands: ['commandLine'], does: 'command line: :ns (namespaces), :ns KEY (open one), :q (quit)', on: SCREENS, hint: [':', 'command', 6] },
+  {
+    keys: ':',
+    commands: ['commandLine'],
+    does: 'command line: :ns (namespaces), :ns KEY (open one), :profile NAME or :ctx NAME (switch profile), :help, :q (quit)',
+    on: SCREENS,
+    hint: [':', 'command', 6],
+  },
+  { keys: 'y', commands: ['yaml'], does: 'the selected row as YAML, in a view that scrolls (esc closes it)', on: SCREENS, hint: ['y', 'yaml', 2] },
   { keys: 'r', commands: ['refresh'], does: 'refresh now (lists also refresh by themselves while idle)', on: SCREENS, hint: ['r', 'refresh', 2] },
   { keys: 'o', commands: ['openByKey'], does: 'open a base by key (when the deployment cannot list bases)', on: ['bases'], hint: ['o', 'open by key', 7] },
   { keys: 'esc', commands: ['back'], does: 'clear the filter, else go back', on: ['bases'], hint: ['esc', 'back', 8] },
@@ -119,21 +136,24 @@ const BINDINGS: readonly Binding[] = [
   { keys: 'esc', commands: ['back'], does: 'back to the list', on: ['base'], hint: ['esc', 'back', 8] },
   { keys: '?', commands: ['help'], does: 'this help', on: SCREENS, hint: ['?', 'help', 9] },
   { keys: 'q, ctrl-c', commands: ['quit'], does: 'quit', on: SCREENS, hint: ['q', 'quit', 9] },
-  { keys: 'up/down, j/k', commands: ['up', 'down'], does: 'scroll', on: ['help'], hint: ['j/k', 'scroll', 5] },
-  { keys: 'PgUp/PgDn', commands: ['pageUp', 'pageDown'], does: 'scroll a page', on: ['help'] },
+  { keys: 'up/down, j/k', commands: ['up', 'down'], does: 'scroll', on: ['help', 'yaml'], hint: ['j/k', 'scroll', 5] },
+  { keys: 'PgUp/PgDn', commands: ['pageUp', 'pageDown'], does: 'scroll a page', on: ['help', 'yaml'] },
+  { keys: 'g/Home, G/End', commands: ['first', 'last'], does: 'go to the top / the bottom', on: ['yaml'] },
+  { keys: 'esc, y, ?, enter', commands: ['back', 'yaml', 'help', 'open'], does: 'close the YAML', on: ['yaml'], hint: ['esc', 'close', 9] },
+  { keys: 'q, ctrl-c', commands: ['quit'], does: 'quit', on: ['yaml'], hint: ['q', 'quit', 9] },
   { keys: 'esc, ?, enter', commands: ['back', 'help', 'open'], does: 'close the help', on: ['help'], hint: ['esc/?', 'close help', 9] },
   { keys: 'q, ctrl-c', commands: ['quit'], does: 'quit', on: ['help'], hint: ['q', 'quit', 9] },
 ];
 
 const COMMANDS = new Map<HelpTopic, ReadonlySet<Command>>(
-  (['namespaces', 'bases', 'base', 'help'] as const).map((topic) => [
+  (['namespaces', 'bases', 'base', 'help', 'yaml'] as const).map((topic) => [
     topic,
     new Set(BINDINGS.filter((binding) => binding.on.includes(topic)).flatMap((binding) => binding.commands)),
   ]),
 );
 
 /** What the key does on the screen of `topic` (docs/contract.md, The TUI); undefined when it does nothing there. */
-export function commandFor(input: string, key: Key, topic: HelpTopic): Command | undefined {
+export function commandFor(input: string, key: Keypress, topic: HelpTopic): Command | undefined {
   const command = anyCommandFor(input, key);
   return command !== undefined && COMMANDS.get(topic)?.has(command) ? command : undefined;
 }
@@ -184,19 +204,26 @@ const FIELD_KEYS: readonly Hint[] = [
   ['left/right, Home/End', 'move in the field'],
   ['backspace, ctrl-u', 'delete a character, clear up to the cursor'],
   ['ctrl-k', 'clear from the cursor to the end'],
-  ['up/down', 'while filtering (/): move the selection'],
+  ['up/down', 'while filtering (/): move the selection; on the command line (:): earlier lines, kept across runs'],
+  ['tab', 'on the command line (:): complete a command, or a namespace key after :ns'],
   ['esc', 'cancel (in the filter: clear it)'],
   ['letters', 'text, never commands, while a field has the focus'],
   ['empty key', 'the server generates one; an empty description is none (in an edit: cleared)'],
   ['y, any other key', 'after d: delete, or cancel'],
+  ['ctrl-c', 'in a form holding typed text: asks first (y quits, any other key goes back)'],
+  ['paste', 'text, never commands: a field takes it whole, a list runs nothing'],
 ];
 
-const TITLES: Record<HelpTopic, string> = { namespaces: 'Namespaces', bases: 'Bases of a namespace', base: 'A base', help: 'This help' };
+const TITLES: Record<HelpTopic, string> = { namespaces: 'Namespaces', bases: 'Bases of a namespace', base: 'A base', help: 'This help', yaml: 'The YAML view' };
 
-/** The help of `?` on one screen: its keys, then those of the forms and prompts it opens. */
-export function helpSections(topic: HelpTopic): readonly { title: string; keys: readonly Hint[] }[] {
+/** What --readonly takes away: the keys that create, edit or delete. */
+export const WRITES: readonly Command[] = ['new', 'edit', 'editInEditor', 'delete', 'mark'];
+
+/** The help of `?` on one screen: its keys (with `readonly`, none that writes), then those of the forms and prompts it opens. */
+export function helpSections(topic: HelpTopic, readonly = false): readonly { title: string; keys: readonly Hint[] }[] {
+  const offered = (binding: Binding) => binding.on.includes(topic) && !(readonly && binding.commands.every((command) => WRITES.includes(command)));
   return [
-    { title: TITLES[topic], keys: BINDINGS.filter((binding) => binding.on.includes(topic)).map(({ keys, does }) => [keys, does] as const) },
-    ...(topic === 'help' ? [] : [{ title: 'Forms (n, e), prompts (/, :) and questions (d)', keys: FIELD_KEYS }]),
+    { title: TITLES[topic], keys: BINDINGS.filter(offered).map(({ keys, does }) => [keys, does] as const) },
+    ...(topic === 'help' || topic === 'yaml' ? [] : [{ title: 'Forms (n, e), prompts (/, :) and questions (d)', keys: FIELD_KEYS }]),
   ];
 }

@@ -16,6 +16,11 @@ export interface Terminal {
   editor: string;
 }
 
+/** Bracketed-paste mode (xterm; tcell's EnablePaste): the terminal marks pasted text with PASTE_START ... PASTE_END. */
+export const ENABLE_BRACKETED_PASTE = '\u001B[?2004h';
+export const DISABLE_BRACKETED_PASTE = '\u001B[?2004l';
+export const PASTE_START = '\u001B[200~';
+export const PASTE_END = '\u001B[201~';
 export const ENTER_ALTERNATE_SCREEN = '\u001B[?1049h';
 export const LEAVE_ALTERNATE_SCREEN = '\u001B[?1049l';
 const CLEAR_AND_HOME = '\u001B[2J\u001B[H';
@@ -33,13 +38,13 @@ export function processTerminal(options: { stdin: NodeJS.ReadStream; stdout: Nod
   return {
     copy: (text) => void stdout.write(osc52(text)),
     suspend(run) {
-      stdout.write(LEAVE_ALTERNATE_SCREEN + SHOW_CURSOR);
+      stdout.write(DISABLE_BRACKETED_PASTE + LEAVE_ALTERNATE_SCREEN + SHOW_CURSOR);
       stdin.setRawMode(false);
       try {
         return run();
       } finally {
         stdin.setRawMode(true);
-        stdout.write(ENTER_ALTERNATE_SCREEN + CLEAR_AND_HOME + HIDE_CURSOR);
+        stdout.write(ENTER_ALTERNATE_SCREEN + CLEAR_AND_HOME + HIDE_CURSOR + ENABLE_BRACKETED_PASTE);
       }
     },
     editor,
@@ -51,7 +56,8 @@ export type EditorOutcome =
   | { kind: 'edited'; text: string }
   | { kind: 'unchanged' }
   | { kind: 'emptied' }
-  | { kind: 'failed'; message: string };
+  | { kind: 'failed'; message: string }
+  | { kind: 'notFound'; message: string };
 
 /**
  * Opens `text` in the editor in a file of its own (named after `name`, so the editor's title says what it is),
@@ -66,6 +72,8 @@ export function editInEditor(terminal: Terminal, text: string, name: string): Ed
     // As git runs core.editor: through the shell, so "code --wait" works, with the file as one argument.
     const result = terminal.suspend(() => spawnSync('/bin/sh', ['-c', `${terminal.editor} "$1"`, 'kb', file], { stdio: 'inherit' }));
     if (result.error !== undefined) return { kind: 'failed', message: `cannot run the editor "${terminal.editor}": ${result.error.message}` };
+    // The shell's "command not found" (126: found but not executable).
+    if (result.status === 127 || result.status === 126) return { kind: 'notFound', message: `The editor "${terminal.editor}" was not found` };
     if (result.status !== 0) {
       const how = result.signal === null ? `exited with ${result.status}` : `was stopped by ${result.signal}`;
       return { kind: 'failed', message: `the editor "${terminal.editor}" ${how}` };

@@ -34,6 +34,41 @@ export function wrapWords(text: string, width: number): string[] {
   return lines;
 }
 
+/**
+ * The text in at most `maxLines` lines of at most `width` columns, broken at spaces (a word wider than a line is
+ * broken too, nothing of it lost), no line starting with a space; when it needs more lines, the last one kept ends
+ * with "…". Always at least one line.
+ */
+export function wrapText(text: string, width: number, maxLines = Number.POSITIVE_INFINITY): string[] {
+  const size = Math.max(1, width);
+  const lines: string[] = [];
+  let line = '';
+  const words = text.split(' ').filter((part) => part !== '');
+  for (const word of words) {
+    const joined = line === '' ? word : `${line} ${word}`;
+    if (displayWidth(joined) <= size) {
+      line = joined;
+      continue;
+    }
+    if (line !== '') lines.push(line);
+    line = '';
+    for (const char of Array.from(word)) {
+      if (displayWidth(line + char) > size && line !== '') {
+        lines.push(line);
+        line = '';
+      }
+      line += char;
+    }
+  }
+  lines.push(line);
+  if (lines.length <= maxLines) return lines;
+  const kept = lines.slice(0, Math.max(1, maxLines));
+  const last = kept.length - 1;
+  const full = kept[last] ?? '';
+  kept[last] = displayWidth(full) < size ? `${full}…` : cut(`${full}…`, size);
+  return kept;
+}
+
 /** A cell of exactly `width` columns: the text cut to fit, then padded with spaces. */
 export function cell(text: string, width: number): string {
   const fitted = cut(text, width);

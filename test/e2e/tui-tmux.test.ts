@@ -258,6 +258,74 @@ describe('kb tui in a real terminal (tmux), against kb serve', () => {
     expect(withoutColor).toMatch(/^.*> docs/m);
   });
 
+  /** The selected row once every key sent before has been read: `?` opens the help only after them, esc closes it. */
+  async function selectedAfterAll(tui: TmuxSession): Promise<string> {
+    await tui.keys('?');
+    await tui.waitFor('Help: keys');
+    await tui.keys('Escape');
+    const screen = await tui.waitFor((s) => !s.includes('Help: keys') && /^> \S+/m.test(s));
+    return /^> (\S+)/m.exec(screen)?.[1] ?? '';
+  }
+
+  it.skipIf(!TMUX)(`reads every key: send-keys -l jjj moves three rows, j j k one, twenty j twenty; a bracketed paste of dd runs nothing${SKIPPED}`, async () => {
+    const created = await runKb(['ns', 'create', 'keys'], { env });
+    expect(created.code, created.stderr).toBe(0);
+    for (let i = 1; i <= 30; i++) {
+      const reply = await fetch(`${serve?.url}/v1/base_create`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ namespace: 'keys', key: `k${String(i).padStart(2, '0')}` }),
+      });
+      expect(reply.status).toBe(200);
+    }
+    const tui = session(env);
+    await tui.startSized(100, 40, '--refresh', '0');
+    await tui.waitFor((s) => /^> docs /m.test(s));
+    await tui.text(':ns keys');
+    await tui.keys('Enter');
+    await tui.waitFor((s) => /^> k01 /m.test(s));
+
+    await tui.text('jjj');
+    expect(await selectedAfterAll(tui)).toBe('k04');
+    await tui.keys('j', 'j', 'k');
+    expect(await selectedAfterAll(tui)).toBe('k05');
+    await tui.keys(...Array.from({ length: 20 }, () => 'j'));
+    expect(await selectedAfterAll(tui)).toBe('k25');
+
+    // tmux sends a buffer as a bracketed paste (-p) when the application asked for the mode, as kb tui does.
+    await tui.tmux('set-buffer', 'dd');
+    await tui.tmux('paste-buffer', '-p', '-t', 'tui');
+    await tui.keys('k');
+    expect(await selectedAfterAll(tui)).toBe('k24');
+    expect(await tui.screen()).not.toContain('Delete base');
+    const listed = await runKb(['base', 'list', 'keys', '--json'], { env });
+    expect(JSON.parse(listed.stdout)).toHaveLength(30);
+
+    await tui.keys('q');
+    expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
+  });
+
+  it.skipIf(!TMUX)(`kb tui NS --readonly starts in that namespace and offers no create, edit or delete${SKIPPED}`, async () => {
+    // The namespace keys and its bases come from the test before.
+    const tui = session(env);
+    await tui.startSized(120, 30, 'keys', '--readonly', '--refresh', '0');
+    let screen = await tui.waitFor((s) => /^> k01 /m.test(s));
+    expect(screen).toContain('local › keys › bases (30)');
+    const keyLine = screen.trimEnd().split('\n').at(-1) ?? '';
+    for (const hint of ['n new', 'e edit', 'E $EDITOR', 'd delete']) expect(keyLine).not.toContain(hint);
+    expect(keyLine).toContain('? help');
+    await tui.keys('d', 'n');
+    await tui.keys('?');
+    screen = await tui.waitFor('Help: keys (bases)');
+    expect(screen).not.toContain('Delete base');
+    expect(screen).not.toContain('New base');
+    expect(screen).not.toMatch(/delete the base/);
+    await tui.keys('q');
+    expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
+    const listed = await runKb(['base', 'list', 'keys', '--json'], { env });
+    expect(JSON.parse(listed.stdout)).toHaveLength(30);
+  });
+
   it.skipIf(!TMUX)(`refuses --verbose on the terminal it draws on (the trace would scribble over it), exit 2${SKIPPED}`, async () => {
     const tui = session(env);
     await tui.start('--verbose');

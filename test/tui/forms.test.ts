@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DESCRIPTION_RULE, KEY_RULE } from '../../src/api/schemas.js';
 import { tuiFixture } from './fixture.js';
-import { KEY, orgClient, type AppOptions } from './harness.js';
+import { KEY, orgClient, pasted, type AppOptions } from './harness.js';
 
 const tui = tuiFixture('tui-forms');
 
@@ -73,7 +73,7 @@ describe('kb tui: forms that create and edit, against a real server', () => {
     expect(flat(screen.frame())).toContain(`invalid: ${KEY_RULE}`);
     await screen.press(KEY.enter);
     // A pasted description arrives in one piece: 1025 characters, one too many.
-    await screen.press('x'.repeat(1025));
+    await screen.press(pasted('x'.repeat(1025)));
     expect(flat(screen.frame())).toContain(`invalid: ${DESCRIPTION_RULE}`);
     await screen.press(KEY.enter);
     let frame = screen.frame();

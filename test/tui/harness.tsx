@@ -25,6 +25,11 @@ export const KEY = {
   ctrlU: '\u0015',
 } as const;
 
+/** What a terminal in bracketed-paste mode sends for pasted text. */
+export function pasted(text: string): string {
+  return `\u001B[200~${text}\u001B[201~`;
+}
+
 export interface Screen {
   terminal: RecordingTerminal;
   /** The last frame, without escape codes. */
@@ -54,6 +59,10 @@ export interface AppOptions {
   refreshSeconds?: number;
   /** The editor of `E` (run through the shell, as kb tui runs it). */
   editor?: string;
+  namespace?: string;
+  readonly?: boolean;
+  connect?: (profile: string) => Promise<{ client: TuiClient; deployment: TuiDeployment }>;
+  historyFile?: string;
 }
 
 /**
@@ -91,6 +100,10 @@ export function renderApp(options: AppOptions): Screen {
       refreshSeconds={options.refreshSeconds ?? 0}
       organization={options.organization}
       color={options.color ?? false}
+      namespace={options.namespace}
+      readonly={options.readonly}
+      connect={options.connect}
+      historyFile={options.historyFile}
     />,
   );
   Object.defineProperty(app.stdout, 'columns', { configurable: true, get: () => size.columns });

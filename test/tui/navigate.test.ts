@@ -85,7 +85,7 @@ describe('kb tui: browsing namespaces against a real server', () => {
     let frame = screen.frame();
     expect(rows(frame).map((line) => line.split(/\s+/)[1])).toEqual(['beta', 'delta']);
     expect(frame).toContain('/ta');
-    expect(frame).toContain('2 matches: enter keeps the filter, esc clears it');
+    expect(frame).toContain('2 matches (regex, ! first inverts): enter keeps the filter, esc clears it');
 
     await screen.press(KEY.enter);
     frame = screen.frame();

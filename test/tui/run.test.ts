@@ -11,6 +11,8 @@ import type * as Harness from './harness.js';
 
 const ENTER_ALTERNATE_SCREEN = '\u001B[?1049h';
 const LEAVE_ALTERNATE_SCREEN = '\u001B[?1049l';
+const ENABLE_BRACKETED_PASTE = '\u001B[?2004h';
+const DISABLE_BRACKETED_PASTE = '\u001B[?2004l';
 
 let server: TestServer;
 let client: KbClient;
@@ -58,13 +60,13 @@ describe('runTui, the plain function behind kb tui', () => {
       finished = true;
     });
     await until(() => terminal.stdin.raw, 'the app to listen for keys');
-    expect(terminal.stdout.written.startsWith(ENTER_ALTERNATE_SCREEN)).toBe(true);
+    expect(terminal.stdout.written.startsWith(ENTER_ALTERNATE_SCREEN + ENABLE_BRACKETED_PASTE)).toBe(true);
     await sleep(50);
     expect(finished).toBe(false);
 
     terminal.press('q');
     await done;
-    expect(terminal.stdout.written.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
+    expect(terminal.stdout.written.endsWith(DISABLE_BRACKETED_PASTE + LEAVE_ALTERNATE_SCREEN)).toBe(true);
     expect(terminal.stdin.raw).toBe(false);
   });
 
@@ -74,7 +76,16 @@ describe('runTui, the plain function behind kb tui', () => {
     await until(() => terminal.stdin.raw, 'the app to listen for keys');
     terminal.press('\u0003');
     await done;
-    expect(terminal.stdout.written.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
+    expect(terminal.stdout.written.endsWith(DISABLE_BRACKETED_PASTE + LEAVE_ALTERNATE_SCREEN)).toBe(true);
+  });
+
+  it('quits on ctrl-c read with other keys, after them, and turns bracketed paste off', async () => {
+    const terminal = new FakeTerminal();
+    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });
+    await until(() => terminal.stdin.raw, 'the app to listen for keys');
+    terminal.press('jj\u0003');
+    await done;
+    expect(terminal.stdout.written.endsWith(DISABLE_BRACKETED_PASTE + LEAVE_ALTERNATE_SCREEN)).toBe(true);
   });
 
   it('draws the list in its first frame when it came in while Ink loaded (no loading frame in between)', async () => {
@@ -107,12 +118,44 @@ describe('runTui, the plain function behind kb tui', () => {
     expect(terminal.stdout.written.endsWith(LEAVE_ALTERNATE_SCREEN)).toBe(true);
   });
 
+  it('ctrl-c in a form holding typed text asks first: any other key goes back, y quits; with nothing typed it quits at once', async () => {
+    const terminal = new FakeTerminal();
+    let finished = false;
+    const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() }).then(() => {
+      finished = true;
+    });
+    await until(() => terminal.stdin.raw && terminal.stdout.written.includes('docs'), 'the list');
+    terminal.press('n');
+    await until(() => terminal.stdout.written.includes('New namespace'), 'the form');
+    terminal.press('abc');
+    terminal.press('\u0003');
+    await until(() => terminal.stdout.written.includes('Quit and throw away what was typed?'), 'the question');
+    expect(finished).toBe(false);
+    const asked = terminal.stdout.written.length;
+    terminal.press('x');
+    await until(() => terminal.stdout.written.length > asked && terminal.stdout.written.slice(asked).includes('enter/tab'), 'the form again');
+    await sleep(50);
+    expect(finished).toBe(false);
+    terminal.press('\u0003');
+    terminal.press('y');
+    await done;
+    expect(await client.nsList()).toEqual([{ key: 'docs', description: null }]);
+
+    const again = new FakeTerminal();
+    const quitting = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...again.streams() });
+    await until(() => again.stdin.raw && again.stdout.written.includes('docs'), 'the list');
+    again.press('n');
+    await until(() => again.stdout.written.includes('New namespace'), 'the form');
+    again.press('\u0003');
+    await quitting;
+  });
+
   it('c writes the key to the clipboard of the terminal as OSC 52', async () => {
     const terminal = new FakeTerminal();
     const done = runTui({ client, deployment: { profile: 'p', url: server.url }, color: false, refreshSeconds: 0, editor: 'false', ...terminal.streams() });
     await until(() => terminal.stdin.raw && terminal.stdout.written.includes('docs'), 'the list');
     terminal.press('c');
-    await until(() => terminal.stdout.written.includes('Copied docs'), 'the status');
+    await until(() => terminal.stdout.written.includes("Sent docs to the terminal's clipboard (OSC 52)"), 'the status');
     expect(terminal.stdout.written).toContain(`\u001B]52;c;${Buffer.from('docs').toString('base64')}\u0007`);
     terminal.press('q');
     await done;

@@ -4,8 +4,8 @@ import { ApiError, NetworkError } from '../../src/client/errors.js';
 import { fitHints } from '../../src/tui/components/KeyHelp.js';
 import { describeError } from '../../src/tui/errors.js';
 import { editText, textAt } from '../../src/tui/hooks/textEdit.js';
-import { splitKeys } from '../../src/tui/hooks/useKeys.js';
-import { filterRows, windowTop } from '../../src/tui/hooks/useList.js';
+import { createKeyReader, splitKeys } from '../../src/tui/hooks/useKeys.js';
+import { compileFilter, filterRows, windowTop } from '../../src/tui/hooks/useList.js';
 import { commandFor, type Hint, helpSections, hintsFor } from '../../src/tui/keymap.js';
 import { columns } from '../../src/tui/components/Table.js';
 import { osc52 } from '../../src/tui/terminal.js';
@@ -41,6 +41,20 @@ describe('filterRows', () => {
     expect(filterRows(rows, 'a').map((row) => row.key)).toEqual(['Alpha', 'beta', 'gamma']);
     expect(filterRows(rows, '  ')).toBe(rows);
   });
+
+  it('reads the filter as a regular expression, ignoring case; ! first inverts it', () => {
+    expect(filterRows(rows, '^alp').map((row) => row.key)).toEqual(['Alpha']);
+    expect(filterRows(rows, '^(beta|gamma)$').map((row) => row.key)).toEqual(['beta', 'gamma']);
+    expect(filterRows(rows, '!^alp').map((row) => row.key)).toEqual(['beta', 'gamma']);
+    expect(filterRows(rows, '!')).toBe(rows);
+  });
+
+  it('matches a filter that is not a regular expression as plain text, and says it is invalid', () => {
+    const tagged = [{ key: 'tag-one', description: 'has [x' }, { key: 'other', description: null }];
+    expect(filterRows(tagged, '[x').map((row) => row.key)).toEqual(['tag-one']);
+    expect(compileFilter('[x')).toMatchObject({ invalid: true, inverted: false });
+    expect(compileFilter('!^a')).toMatchObject({ invalid: false, inverted: true });
+  });
 });
 
 describe('editText: a line being edited', () => {
@@ -67,50 +81,54 @@ describe('editText: a line being edited', () => {
   });
 });
 
-describe('splitKeys: what Ink reads at once, as the keys typed', () => {
-  it('keeps text and escape-free input as one key (a paste)', () => {
-    expect(splitKeys('Frequently asked', NONE)).toEqual([['Frequently asked', NONE]]);
-    expect(splitKeys('\r', key({ return: true }))).toEqual([['\r', key({ return: true })]]);
+describe('splitKeys: text read at once, as the keys typed', () => {
+  it('makes every character a key: jjj is three keys, as tmux send-keys -l jjj sends them', () => {
+    expect(splitKeys('jjj')).toEqual([
+      ['j', NONE],
+      ['j', NONE],
+      ['j', NONE],
+    ]);
+    expect(splitKeys('dy')).toEqual([
+      ['d', NONE],
+      ['y', NONE],
+    ]);
+    expect(splitKeys('G:')).toEqual([
+      ['G', key({ shift: true })],
+      [':', NONE],
+    ]);
   });
 
-  it('splits at control characters: tab, enter, backspace and ctrl-letters are keys of their own', () => {
-    expect(splitKeys('faq\tFrequently asked\r', NONE)).toEqual([
-      ['faq', NONE],
+  it('reads control characters as their keys: tab, enter, backspace and ctrl-letters', () => {
+    expect(splitKeys('a\tb\r\n\u007F\u0015')).toEqual([
+      ['a', NONE],
       ['', key({ tab: true })],
-      ['Frequently asked', NONE],
+      ['b', NONE],
       ['\r', key({ return: true })],
-    ]);
-    expect(splitKeys('ab\u007F\u0015c\r\n', NONE)).toEqual([
-      ['ab', NONE],
       ['', key({ delete: true })],
       ['u', key({ ctrl: true })],
-      ['c', NONE],
-      ['\r', key({ return: true })],
     ]);
   });
 });
 
-describe('splitKeys: a command line or a filter typed at once', () => {
-  it('reads `:` or `/` first, then the rest, so that the prompt it opens takes the rest', () => {
-    expect(splitKeys(':q', NONE)).toEqual([
-      [':', NONE],
-      ['q', NONE],
-    ]);
-    expect(splitKeys(':ns docs\r', NONE)).toEqual([
-      [':', NONE],
-      ['ns docs', NONE],
-      ['\r', key({ return: true })],
-    ]);
-    expect(splitKeys('/faq', NONE)).toEqual([
-      ['/', NONE],
-      ['faq', NONE],
+describe('createKeyReader: bracketed paste is text, everything else keys', () => {
+  const ESC = '\u001B';
+  it('makes a bracketed paste one key marked paste, also when it comes over several reads', () => {
+    const read = createKeyReader();
+    expect(read(`${ESC}[200~`, '[200~', NONE)).toEqual([]);
+    expect(read('d', 'd', NONE)).toEqual([]);
+    expect(read('d\r\n', 'd\r\n', NONE)).toEqual([]);
+    expect(read(`${ESC}[201~`, '[201~', NONE)).toEqual([['dd\n', { ...NONE, paste: true }]]);
+    // After the paste, keys again.
+    expect(read('jk', 'jk', NONE)).toEqual([
+      ['j', NONE],
+      ['k', NONE],
     ]);
   });
 
-  it('leaves any other text one key, and a lone `:` or `/` as it is', () => {
-    expect(splitKeys('dy', NONE)).toEqual([['dy', NONE]]);
-    expect(splitKeys('a:q', NONE)).toEqual([['a:q', NONE]]);
-    expect(splitKeys(':', NONE)).toEqual([[':', NONE]]);
+  it('leaves an escape sequence one key, as Ink read it', () => {
+    const read = createKeyReader();
+    expect(read(`${ESC}[A`, '', key({ upArrow: true }))).toEqual([['', key({ upArrow: true })]]);
+    expect(read(`${ESC}[Z`, '', key({ tab: true, shift: true }))).toEqual([['', key({ tab: true, shift: true })]]);
   });
 });
 
@@ -118,7 +136,7 @@ describe('fitHints: the key-help line of a narrow terminal', () => {
   const all = hintsFor('bases');
   const keys = (hints: readonly Hint[]) => hints.map(([typed]) => typed);
   it('keeps every hint that fits, and drops those that matter least first, never help or quit', () => {
-    expect(keys(all)).toEqual(['j/k', 'enter', 'n', 'e', 'E', 'd', '/', 's/S', 'c', ':', 'r', 'o', 'esc', '?', 'q']);
+    expect(keys(all)).toEqual(['j/k', 'enter', 'n', 'e', 'E', 'd', 'space', '/', 's/S', 'c', ':', 'y', 'r', 'o', 'esc', '?', 'q']);
     expect(fitHints(all, 200)).toEqual(all);
     expect(keys(fitHints(all, 100))).toEqual(['enter', 'd', '/', 's/S', 'c', ':', 'o', 'esc', '?', 'q']);
     expect(keys(fitHints(all, 60))).toEqual(['/', ':', 'o', 'esc', '?', 'q']);
@@ -130,7 +148,7 @@ describe('fitHints: the key-help line of a narrow terminal', () => {
     expect(keys(hintsFor('namespaces'))).toContain('esc');
     expect(keys(hintsFor('namespaces', ['back']))).not.toContain('esc');
     expect(keys(hintsFor('bases', ['openByKey']))).not.toContain('o');
-    expect(keys(hintsFor('base', ['refresh']))).toEqual(['e', 'E', 'd', 'c', ':', 'esc', '?', 'q']);
+    expect(keys(hintsFor('base', ['refresh']))).toEqual(['e', 'E', 'd', 'c', ':', 'y', 'esc', '?', 'q']);
   });
 });
 
@@ -152,6 +170,7 @@ describe('the keymap: one table for what the keys do, the help and the key-help 
     ['shift-tab', '', key({ tab: true, shift: true })],
     ['backspace', '', key({ backspace: true })],
     ['delete', '', key({ delete: true })],
+    ['space', ' ', key({})],
     ...Array.from({ length: 0x7e - 0x20 }, (_, i) => String.fromCharCode(0x21 + i)).map((char): [string, string, Key] => [char, char, key({ shift: /[A-Z]/.test(char) })]),
     ...Array.from(letters, (char): [string, string, Key] => [`ctrl-${char}`, char, key({ ctrl: true })]),
   ];
@@ -162,7 +181,7 @@ describe('the keymap: one table for what the keys do, the help and the key-help 
       return pieces.includes('') ? [part] : pieces;
     });
 
-  for (const topic of ['namespaces', 'bases', 'base', 'help'] as const) {
+  for (const topic of ['namespaces', 'bases', 'base', 'help', 'yaml'] as const) {
     it(`${topic}: every key that does something there is in its help, and every key its help names does something`, () => {
       const [screen] = helpSections(topic);
       const help = (screen?.keys ?? []).flatMap(([label]) => names(label));

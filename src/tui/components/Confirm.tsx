@@ -6,7 +6,8 @@ import { useTheme } from '../theme.js';
 /** A yes/no question in the status lines: `y` confirms, any other key cancels (docs/contract.md, The TUI). */
 export function Confirm({ question, active, onAnswer }: { question: string; active: boolean; onAnswer(yes: boolean): void }) {
   const theme = useTheme();
-  useKeys((input) => onAnswer(input === 'y' || input === 'Y'), active);
+  // A paste is text, never the answer: it cancels, as any other key.
+  useKeys((input, key) => onAnswer(key.paste !== true && (input === 'y' || input === 'Y')), active);
   return (
     <>
       <Text wrap="truncate-end" bold color={theme.warning}>

@@ -1,6 +1,6 @@
 import { Text } from 'ink';
 import type { Remote } from '../hooks/useRemote.js';
-import { printable } from '../text.js';
+import { cut, displayWidth, printable } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { TuiDeployment } from '../types.js';
 
@@ -9,19 +9,33 @@ export function organizationLabel(organization: Remote<string>): string {
   return organization.data ?? (organization.loading ? '...' : '?');
 }
 
+/**
+ * The values of the top line cut to fit `width` columns with the labels around them: the URL is cut first, then the
+ * profile, the organization last (it says whose data this is).
+ */
+export function headerValues(values: { profile: string; url: string; org: string }, width: number): { profile: string; url: string; org: string } {
+  const labels = displayWidth('kb  profile   url   org ');
+  const room = Math.max(3, width - labels);
+  const org = cut(values.org, room - 2);
+  const profile = cut(values.profile, Math.max(1, room - displayWidth(org) - 1));
+  const url = cut(values.url, Math.max(1, room - displayWidth(org) - displayWidth(profile)));
+  return { profile, url, org };
+}
+
 /** The line always on top: which profile, URL and organization the UI works on. */
-export function Header({ deployment, organization }: { deployment: TuiDeployment; organization: Remote<string> }) {
+export function Header({ deployment, organization, width }: { deployment: TuiDeployment; organization: Remote<string>; width: number }) {
   const theme = useTheme();
   const org = organization.data === undefined && !organization.loading ? '? (not verified)' : organizationLabel(organization);
+  const shown = headerValues({ profile: printable(deployment.profile ?? '(none: KB_URL)'), url: printable(deployment.url), org: printable(org) }, width);
   return (
     <Text wrap="truncate-end">
       <Text bold color={theme.accent}>kb</Text>
       {'  profile '}
-      <Text bold>{deployment.profile ?? '(none: KB_URL)'}</Text>
+      <Text bold>{shown.profile}</Text>
       {'  url '}
-      <Text bold>{deployment.url}</Text>
+      <Text bold>{shown.url}</Text>
       {'  org '}
-      <Text bold color={organization.error === undefined ? undefined : theme.error}>{printable(org)}</Text>
+      <Text bold color={organization.error === undefined ? undefined : theme.error}>{shown.org}</Text>
     </Text>
   );
 }

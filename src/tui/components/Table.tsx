@@ -29,9 +29,18 @@ function heading(label: string, by: SortOrder['by'], order: SortOrder, width: nu
  * A list as a table: a header row (KEY, DESCRIPTION, the sort order marked by an arrow), then the rows that fit,
  * `height` of them from `top`, and no others, so a list of 100,000 costs what a screen costs. Every line is cut to
  * the width by display width (wide characters, emoji, combining marks), ending in "…" where it was cut: nothing
- * wraps. The selection is marked with ">" (and color, where there is color).
+ * wraps. The selection is marked with ">" (and color, where there is color), the rows marked with space with "*".
  */
-export function Table(props: { all: readonly Row[]; rows: readonly Row[]; order: SortOrder; top: number; index: number; height: number; width: number }) {
+export function Table(props: {
+  all: readonly Row[];
+  rows: readonly Row[];
+  order: SortOrder;
+  top: number;
+  index: number;
+  height: number;
+  width: number;
+  marked?: ReadonlySet<string> | undefined;
+}) {
   const theme = useTheme();
   // Measured over every row, not those on screen, so the columns stay put while the list scrolls.
   const widths = useMemo(() => columns(props.all, props.width), [props.all, props.width]);
@@ -45,7 +54,7 @@ export function Table(props: { all: readonly Row[]; rows: readonly Row[]; order:
         {heading('DESCRIPTION', 'description', props.order, widths.description).trimEnd()}
       </Text>
       {shown.map((row, i) => (
-        <TableRow key={row.key} row={row} selected={props.top + i === props.index} keyWidth={widths.key} descriptionWidth={widths.description} />
+        <TableRow key={row.key} row={row} selected={props.top + i === props.index} marked={props.marked?.has(row.key) ?? false} keyWidth={widths.key} descriptionWidth={widths.description} />
       ))}
     </Box>
   );

@@ -1,4 +1,4 @@
-import type { Key } from 'ink';
+import type { Keypress } from '../keymap.js';
 
 /** A line of text being edited; `cursor` counts code points, so an emoji is one step. */
 export interface TextState {
@@ -14,10 +14,10 @@ export function textAt(value: string): TextState {
 const CONTROL = /\p{Cc}/gu;
 
 /**
- * Applies a key to a line of text: printable input is inserted at the cursor, and the usual editing keys work.
+ * Applies a key to a line of text: printable input (or a paste, whole) is inserted at the cursor, and the usual editing keys work.
  * Returns undefined for keys that are not editing (enter, tab, esc, up/down), which the form handles.
  */
-export function editText(state: TextState, input: string, key: Key): TextState | undefined {
+export function editText(state: TextState, input: string, key: Keypress): TextState | undefined {
   const chars = Array.from(state.value);
   const cursor = Math.min(state.cursor, chars.length);
   if (key.return || key.tab || key.escape || key.upArrow || key.downArrow || key.pageUp || key.pageDown) return undefined;
@@ -34,7 +34,9 @@ export function editText(state: TextState, input: string, key: Key): TextState |
   if (key.ctrl && input === 'u') return { value: chars.slice(cursor).join(''), cursor: 0 };
   if (key.ctrl && input === 'k') return { value: chars.slice(0, cursor).join(''), cursor };
   if (key.ctrl || key.meta) return undefined;
-  const text = input.replace(CONTROL, '');
+  // A pasted line break or tab is a space between words (a last line break, none), never a key.
+  const words = key.paste === true ? input.replace(/[\r\n]+$/, '').replace(/[\t\r\n]+/g, ' ') : input;
+  const text = words.replace(CONTROL, '');
   if (text === '') return undefined;
   const inserted = Array.from(text);
   chars.splice(cursor, 0, ...inserted);

@@ -2,11 +2,38 @@ import { useCallback, useMemo, useRef, useState } from 'react';
 import { KEY_ORDER, sortRows, type SortOrder } from '../text.js';
 import type { Row } from '../types.js';
 
-/** The rows whose key or description contains `filter`, ignoring case; all rows when it is empty. */
+/** A filter as typed, made a test of a row's key and description. */
+export interface CompiledFilter {
+  test(text: string): boolean;
+  /** Whether `!` came first: the rows that do not match pass. */
+  inverted: boolean;
+  /** Not a regular expression (`[`, say): matched as plain text instead. */
+  invalid: boolean;
+}
+
+/**
+ * The filter of `/`, as k9s reads it: a regular expression, ignoring case; `!` first inverts it. One that does not
+ * compile is matched as plain text (and said to be invalid).
+ */
+export function compileFilter(filter: string): CompiledFilter {
+  const trimmed = filter.trim();
+  const inverted = trimmed.startsWith('!');
+  const pattern = inverted ? trimmed.slice(1) : trimmed;
+  try {
+    const regex = new RegExp(pattern, 'i');
+    return { test: (text) => regex.test(text), inverted, invalid: false };
+  } catch {
+    const needle = pattern.toLowerCase();
+    return { test: (text) => text.toLowerCase().includes(needle), inverted, invalid: true };
+  }
+}
+
+/** The rows whose key or description matches `filter` (see compileFilter); all rows when it is empty. */
 export function filterRows<T extends Row>(rows: readonly T[], filter: string): readonly T[] {
-  const needle = filter.trim().toLowerCase();
-  if (needle === '') return rows;
-  return rows.filter((row) => row.key.toLowerCase().includes(needle) || (row.description ?? '').toLowerCase().includes(needle));
+  const trimmed = filter.trim();
+  if (trimmed === '' || trimmed === '!') return rows;
+  const compiled = compileFilter(trimmed);
+  return rows.filter((row) => (compiled.test(row.key) || compiled.test(row.description ?? '')) !== compiled.inverted);
 }
 
 /**

@@ -22,13 +22,15 @@ export interface RowOps {
   cannotDelete?: string | undefined;
 }
 
-type Step = { kind: 'edit'; row: Row } | { kind: 'confirm'; row: Row } | { kind: 'busy'; label: string };
+type Step = { kind: 'edit'; row: Row } | { kind: 'confirm'; row: Row } | { kind: 'confirmMany'; rows: readonly Row[] } | { kind: 'busy'; label: string };
 
 export interface RowFlow {
   /** A step is under way (a form, a question, a request): it has the keys, not the screen. */
   open: boolean;
   /** Starts the step of `e`, `E` or `d` on `row`; false for any other command, which the screen handles. */
   start(command: Command | undefined, row: Row | undefined): boolean;
+  /** `d` with rows marked (space): one question for them all, then each deleted in turn; `onDone` gets the keys deleted. */
+  deleteMany(rows: readonly Row[], onDone: (deleted: readonly string[]) => void): void;
   /** The inline edit form, which takes the place of the screen's body. */
   body: ReactNode | undefined;
   /** The question or the spinner, which take the place of the status lines. */
@@ -43,7 +45,7 @@ export interface RowFlow {
  */
 export function useRowFlow(
   ops: RowOps,
-  screen: { active: boolean; width: number; setStatus(status: Status | undefined): void; onDeleted?: ((row: Row) => void) | undefined },
+  screen: { active: boolean; width: number; height: number; setStatus(status: Status | undefined): void; onDeleted?: ((row: Row) => void) | undefined },
 ): RowFlow {
   const { deployment, terminal, redraw } = useTui();
   const [step, setStep] = useState<Step | undefined>(undefined);
@@ -62,6 +64,9 @@ export function useRowFlow(
     if (outcome.kind === 'unchanged') return setStatus({ tone: 'info', text: `Unchanged: nothing was sent for ${noun} ${row.key}.` });
     if (outcome.kind === 'emptied') {
       return setStatus({ tone: 'info', text: `The file was emptied: nothing was sent for ${noun} ${row.key}.`, help: 'To clear a description: e, then empty + enter.' });
+    }
+    if (outcome.kind === 'notFound') {
+      return setStatus({ tone: 'error', text: `${outcome.message}: nothing was sent.`, help: 'Set $VISUAL or $EDITOR to an editor that is installed (e.g. EDITOR=nano), or edit here with e.' });
     }
     if (outcome.kind === 'failed') return setStatus({ tone: 'error', text: `${outcome.message}: nothing was sent.`, help: 'Set $VISUAL or $EDITOR to an editor that waits until the file is closed.' });
     const checked = Description.safeParse(outcome.text);
@@ -113,6 +118,40 @@ export function useRowFlow(
     );
   };
 
+  const [manyDone, setManyDone] = useState<{ run(deleted: readonly string[]): void } | undefined>(undefined);
+  const deleteMany = (rows: readonly Row[], onDone: (deleted: readonly string[]) => void) => {
+    if (ops.remove === undefined) {
+      setStatus({ tone: 'warning', text: ops.cannotDelete ?? `A ${noun} cannot be deleted here.` });
+      return;
+    }
+    setStatus(undefined);
+    setManyDone({ run: onDone });
+    setStep({ kind: 'confirmMany', rows });
+  };
+
+  const removeMany = async (rows: readonly Row[], remover: NonNullable<RowOps['remove']>) => {
+    setStep({ kind: 'busy', label: `Deleting ${rows.length} ${noun}s` });
+    const deleted: string[] = [];
+    const failed: string[] = [];
+    // One at a time, so a failure (the server gone, a 401) is reported for each, and what went before is kept.
+    for (const row of rows) {
+      try {
+        deleted.push((await remover.run(row)).key);
+      } catch (error) {
+        failed.push(`${row.key} (${describeError(error, deployment.profile).text})`);
+      }
+    }
+    done();
+    manyDone?.run(deleted);
+    const list = (keys: readonly string[]) => keys.join(', ');
+    if (failed.length === 0) return setStatus({ tone: 'success', text: `Deleted ${rows.length} ${noun}s: ${list(deleted)}.` });
+    setStatus({
+      tone: 'error',
+      text: `Deleted ${deleted.length} of ${rows.length} ${noun}s${deleted.length > 0 ? ` (${list(deleted)})` : ''}; not deleted: ${list(failed)}`,
+      help: 'The ones not deleted stay marked: d tries them again.',
+    });
+  };
+
   let body: ReactNode | undefined;
   let status: ReactNode | undefined;
   let hints: readonly Hint[] | undefined;
@@ -126,6 +165,7 @@ export function useRowFlow(
         busyLabel="Saving"
         active={screen.active}
         width={screen.width}
+        height={screen.height}
         profile={deployment.profile}
         onCancel={done}
         onSubmit={async (values: FormValues) => {
@@ -153,6 +193,24 @@ export function useRowFlow(
         />
       </StatusLines>
     );
+  } else if (step?.kind === 'confirmMany') {
+    const { rows } = step;
+    const remover = ops.remove;
+    hints = CONFIRM_HINTS;
+    const keys = rows.map((row) => row.key).join(', ');
+    status = (
+      <StatusLines>
+        <Confirm
+          question={`Delete ${rows.length} ${noun}s, with all their data: ${keys}?`}
+          active={screen.active}
+          onAnswer={(yes) => {
+            if (yes && remover !== undefined) return void removeMany(rows, remover);
+            done();
+            setStatus({ tone: 'info', text: `Cancelled: none of the ${rows.length} marked ${noun}s was deleted.` });
+          }}
+        />
+      </StatusLines>
+    );
   } else if (step?.kind === 'busy') {
     status = (
       <StatusLines>
@@ -160,5 +218,5 @@ export function useRowFlow(
       </StatusLines>
     );
   }
-  return { open: step !== undefined, start, body, status, hints };
+  return { open: step !== undefined, start, deleteMany, body, status, hints };
 }

@@ -1,14 +1,15 @@
-import { Box, type Key, Text } from 'ink';
+import { Box, Text } from 'ink';
 import { useState } from 'react';
-import { COMMAND_LINE_HINT, PromptLines, promptKey } from '../components/Prompt.js';
-import { Screen } from '../components/Screen.js';
+import { COMMAND_LINE_HINT, type CommandLine, commandLineKey, EMPTY_COMMAND_LINE, PromptLines } from '../components/Prompt.js';
+import { bodyHeight, Screen } from '../components/Screen.js';
 import { StatusLines } from '../components/StatusLines.js';
 import { useTui } from '../context.js';
-import { textAt, type TextState } from '../hooks/textEdit.js';
 import { useKeys } from '../hooks/useKeys.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
-import { commandFor, type Hint, hintsFor, PROMPT_HINTS } from '../keymap.js';
-import { printable } from '../text.js';
+import { commandFor, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
+import { copied } from './ListView.js';
+import { rowYaml } from './YamlView.js';
+import { cut, printable, wrapText } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row, Status } from '../types.js';
 
@@ -32,14 +33,17 @@ export interface BaseViewProps {
 
 /** One base: its namespace, key and whole description, with the same edit and delete flow as the lists. */
 export function BaseView(props: BaseViewProps) {
-  const { showHelp, quit, terminal, run } = useTui();
+  const { showHelp, showYaml, quit, terminal, run, disabled, history, remember, namespaceKeys } = useTui();
   const theme = useTheme();
   const { row, setStatus } = props;
-  const [command, setCommand] = useState<TextState | undefined>(undefined);
-  const flow = useRowFlow(props.ops, { active: props.active, width: props.width, setStatus, onDeleted: props.onBack });
+  const [command, setCommand] = useState<CommandLine | undefined>(undefined);
+  const flow = useRowFlow(props.ops, { active: props.active, width: props.width, height: bodyHeight(props.height), setStatus, onDeleted: props.onBack });
 
-  const onKey = (input: string, key: Key) => {
-    const command = commandFor(input, key, 'base');
+  const onKey = (input: string, key: Keypress) => {
+    const found = commandFor(input, key, 'base');
+    const command = found !== undefined && disabled.includes(found) ? undefined : found;
+    // A message stays until the next key (docs/contract.md, The TUI): this key's own outcome may replace it.
+    if (props.status !== undefined) setStatus(undefined);
     if (flow.start(command, row)) return;
     switch (command) {
       case 'refresh':
@@ -47,35 +51,43 @@ export function BaseView(props: BaseViewProps) {
         return props.onRefresh?.();
       case 'copy':
         terminal.copy(row.key);
-        return setStatus({ tone: 'success', text: `Copied ${row.key} to the clipboard.` });
-      case 'commandLine': return setCommand(textAt(''));
+        return setStatus(copied(row.key));
+      case 'commandLine': return setCommand(EMPTY_COMMAND_LINE);
       case 'back':
         setStatus(undefined);
         return props.onBack();
       case 'help': return showHelp('base');
+      case 'yaml': return showYaml(`base ${row.key}`, rowYaml([['namespace', props.crumbs.at(-1) ?? ''], ['key', row.key], ['description', row.description]]));
       case 'quit': return quit();
       default: return;
     }
   };
 
-  const onCommandKey = (input: string, key: Key, text: TextState) => {
-    const typed = promptKey(text, input, key);
-    if (typed?.kind === 'edit') return setCommand(typed.text);
+  const onCommandKey = (input: string, key: Keypress, line: CommandLine) => {
+    const typed = commandLineKey(line, input, key, history, namespaceKeys.current);
+    if (typed?.kind === 'edit') return setCommand(typed.line);
     if (typed !== undefined) setCommand(undefined);
-    if (typed?.kind === 'submit') setStatus(run(text.value));
+    if (typed?.kind === 'submit') {
+      remember(line.text.value);
+      setStatus(run(line.text.value, setStatus));
+    }
   };
 
   useKeys((input, key) => (command === undefined ? onKey(input, key) : onCommandKey(input, key, command)), props.active && !flow.open);
 
   const description =
     row.description === undefined ? '(not read: this deployment cannot read a single base; e sets it)' : row.description === null ? '(none)' : row.description;
+  // The key and the namespace always show; the description takes the rows left, its last line cut with "…".
+  const rows = bodyHeight(props.height);
+  const valueWidth = Math.max(1, props.width - LABEL_WIDTH);
+  const descriptionLines = wrapText(printable(description), valueWidth, Math.max(1, rows - 2 - (props.listed ? 0 : 1)));
   const body = flow.body ?? (
     <>
-      <Field label="namespace" value={props.crumbs.at(-1) ?? ''} />
-      <Field label="key" value={row.key} />
-      <Field label="description" value={description} />
+      <Field label="namespace" lines={[cut(printable(props.crumbs.at(-1) ?? ''), valueWidth)]} />
+      <Field label="key" lines={[cut(printable(row.key), valueWidth)]} />
+      <Field label="description" lines={descriptionLines} />
       {props.listed ? null : (
-        <Text wrap="wrap" color={theme.warning}>
+        <Text wrap="truncate-end" color={theme.warning}>
           Not in the list of bases any more: it may have been deleted elsewhere.
         </Text>
       )}
@@ -84,10 +96,10 @@ export function BaseView(props: BaseViewProps) {
 
   const status =
     flow.status ??
-    (command === undefined ? <StatusLines status={props.status} /> : <PromptLines sign=":" text={command} width={props.width} hint={COMMAND_LINE_HINT} />);
+    (command === undefined ? <StatusLines status={props.status} /> : <PromptLines sign=":" text={command.text} width={props.width} hint={COMMAND_LINE_HINT} />);
 
   const hints: readonly Hint[] =
-    flow.hints ?? (command !== undefined ? PROMPT_HINTS : hintsFor('base', props.onRefresh ? [] : ['refresh']));
+    flow.hints ?? (command !== undefined ? PROMPT_HINTS : hintsFor('base', [...disabled, ...(props.onRefresh ? [] : ['refresh' as const])]));
 
   const title = (
     <>
@@ -102,13 +114,21 @@ export function BaseView(props: BaseViewProps) {
   );
 }
 
-function Field({ label, value }: { label: string; value: string }) {
+const LABEL_WIDTH = 14;
+
+function Field({ label, lines }: { label: string; lines: readonly string[] }) {
   return (
-    <Box>
-      <Box width={14} flexShrink={0}>
+    <Box flexShrink={0}>
+      <Box width={LABEL_WIDTH} flexShrink={0}>
         <Text bold>{label}</Text>
       </Box>
-      <Text wrap="wrap">{printable(value)}</Text>
+      <Box flexDirection="column" flexShrink={0}>
+        {lines.map((line, i) => (
+          <Text key={i} wrap="truncate-end">
+            {line}
+          </Text>
+        ))}
+      </Box>
     </Box>
   );
 }

@@ -5,6 +5,7 @@ import { useRemote } from '../hooks/useRemote.js';
 import { removeRow, upsertRow } from '../text.js';
 import type { Row, Status } from '../types.js';
 import type { RowOps } from '../hooks/useRowFlow.js';
+import type { Command } from '../keymap.js';
 import { BaseView } from './BaseView.js';
 import { type ListOps, ListView } from './ListView.js';
 
@@ -47,6 +48,9 @@ const NO_BASE_LIST_NOTICE = [
   'This deployment does not offer base_list (a kb serve extension).',
   'Open bases by key (o) or create them (n); they stay listed this session.',
 ];
+
+/** What a namespace that does not exist offers no key for. */
+const MISSING_NAMESPACE_OFFERS_NO: readonly Command[] = ['new', 'edit', 'editInEditor', 'delete', 'mark', 'copy', 'filter', 'sortByKey', 'sortByDescription', 'open', 'openByKey'];
 
 /**
  * The bases of a namespace, through base_list where the deployment offers it. Where it does not, the view says so,
@@ -107,6 +111,8 @@ export function BasesView(props: BasesViewProps) {
     bases.reload();
   };
 
+  // base_list answers 404 for a namespace that does not exist (a `:ns` typo): nothing to create, edit or delete in it.
+  const missing = bases.data === undefined && isRemoteNotFound(bases.error);
   const rows = bases.data?.rows;
   const found = openKey === undefined ? undefined : rows?.find((row) => row.key === openKey);
   if (found !== undefined) lastOpen.current = found;
@@ -145,7 +151,14 @@ export function BasesView(props: BasesViewProps) {
           setOpenKey(row.key);
         }}
         onBack={props.onBack}
+        yamlContext={[['namespace', namespace]]}
         openByKey={fallback ? { open: openByKey, promptNow: rows?.length === 0 } : undefined}
+        disabled={missing ? MISSING_NAMESPACE_OFFERS_NO : undefined}
+        instead={
+          missing
+            ? { tone: 'error', text: `Namespace ${namespace} does not exist.`, help: 'esc goes back to the namespaces; :ns KEY opens another; r asks again.' }
+            : undefined
+        }
       />
       {detail !== undefined && props.visible ? (
         <BaseView

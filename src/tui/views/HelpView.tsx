@@ -21,8 +21,8 @@ type Line = { kind: 'title'; text: string } | { kind: 'key'; keys: string; does:
  * width, cut with "…" beyond), a gap of three, then what they do, wrapped within its column. A wrapped line leaves
  * the keys column blank, so the columns stay apart at any width.
  */
-export function helpLines(topic: HelpTopic, width: number): readonly Line[] {
-  const sections = helpSections(topic);
+export function helpLines(topic: HelpTopic, width: number, readonly = false): readonly Line[] {
+  const sections = helpSections(topic, readonly);
   const widest = Math.max(...sections.flatMap((section) => section.keys.map(([keys]) => displayWidth(keys))));
   const keysWidth = Math.min(widest, Math.max(4, Math.floor(width / 3)));
   const doesWidth = Math.max(MIN_DOES, width - INDENT - keysWidth - GAP);
@@ -36,11 +36,13 @@ export function helpLines(topic: HelpTopic, width: number): readonly Line[] {
 }
 
 /** The keys of the screen `?` was pressed on (and of the forms it opens). Scrolls when the terminal is short. */
-export function HelpView({ topic, active, width, height, onClose }: { topic: HelpTopic; active: boolean; width: number; height: number; onClose(): void }) {
+export function HelpView(props: { topic: HelpTopic; readonly?: boolean; active: boolean; width: number; height: number; onClose(): void }) {
+  const { topic, active, width, height, onClose } = props;
+  const readonly = props.readonly ?? false;
   const { quit } = useTui();
   const theme = useTheme();
   const [top, setTop] = useState(0);
-  const lines = useMemo(() => helpLines(topic, width), [topic, width]);
+  const lines = useMemo(() => helpLines(topic, width, readonly), [topic, width, readonly]);
   const size = bodyHeight(height);
   const maxTop = Math.max(0, lines.length - size);
   const scroll = (delta: number) => setTop((current) => Math.max(0, Math.min(maxTop, current + delta)));

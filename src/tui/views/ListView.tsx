@@ -1,8 +1,8 @@
-import { type Key, Text } from 'ink';
+import { Text } from 'ink';
 import { useState } from 'react';
 import { Form, type FormValues } from '../components/Form.js';
 import { bodyHeight, Screen } from '../components/Screen.js';
-import { COMMAND_LINE_HINT, PromptLines, promptKey } from '../components/Prompt.js';
+import { COMMAND_LINE_HINT, type CommandLine, commandLineKey, EMPTY_COMMAND_LINE, PromptLines, promptKey } from '../components/Prompt.js';
 import { Spinner } from '../components/Spinner.js';
 import { StatusLines } from '../components/StatusLines.js';
 import { Table } from '../components/Table.js';
@@ -12,14 +12,15 @@ import { descriptionField, keyField } from '../fields.js';
 import { textAt, type TextState } from '../hooks/textEdit.js';
 import { useAutoRefresh } from '../hooks/useAutoRefresh.js';
 import { useKeys } from '../hooks/useKeys.js';
-import { filterRows, useList } from '../hooks/useList.js';
+import { compileFilter, filterRows, useList } from '../hooks/useList.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
-import { type Command, commandFor, FILTER_HINTS, FORM_HINTS, type Hint, hintsFor, PROMPT_HINTS } from '../keymap.js';
+import { rowYaml } from './YamlView.js';
+import { type Command, commandFor, FILTER_HINTS, FORM_HINTS, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
 import { count, printable, thousands } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row, Status } from '../types.js';
 
-type Mode = { kind: 'list' } | { kind: 'filter'; text: TextState } | { kind: 'command'; text: TextState } | { kind: 'create' } | { kind: 'openByKey' };
+type Mode = { kind: 'list' } | { kind: 'filter'; text: TextState } | { kind: 'command'; line: CommandLine } | { kind: 'create' } | { kind: 'openByKey' };
 
 /** The rows of a list as the screen's parent loads them (a Remote, or the rows of this session). */
 export interface ListSource {
@@ -59,6 +60,12 @@ export interface ListViewProps {
   setStatus(status: Status | undefined): void;
   onOpen(row: Row): void;
   onBack?: (() => void) | undefined;
+  /** Fields before a row's own in its YAML (`y`), e.g. [["namespace", "docs"]] for a base. */
+  yamlContext?: readonly (readonly [string, string])[] | undefined;
+  /** Commands this list does not offer (nor its key-help line): a namespace that does not exist, --readonly. */
+  disabled?: readonly Command[] | undefined;
+  /** Shown instead of the rows, when the list cannot be had (a namespace that does not exist). */
+  instead?: Status | undefined;
   /** Opens a row by key without listing (`o`), for deployments without base_list; `promptNow` opens the prompt once. */
   openByKey?: { open(key: string): void; promptNow: boolean } | undefined;
 }
@@ -69,17 +76,20 @@ export interface ListViewProps {
  * view owns what the user is doing with the list.
  */
 export function ListView(props: ListViewProps) {
-  const { showHelp, quit, deployment, terminal, refreshSeconds, run } = useTui();
+  const { showHelp, showYaml, quit, deployment, terminal, refreshSeconds, run, disabled: disabledEverywhere, history, remember, namespaceKeys } = useTui();
   const theme = useTheme();
   const [mode, setMode] = useState<Mode>({ kind: 'list' });
+  // The keys marked with space, for one d to delete them all.
+  const [marked, setMarked] = useState<ReadonlySet<string>>(() => new Set());
   const { ops, source, setStatus } = props;
   const notice = props.notice ?? [];
+  const disabled = [...disabledEverywhere, ...(props.disabled ?? [])];
   const topic = ops.noun === 'namespace' ? 'namespaces' : 'bases';
   // The column header takes a line of the body.
   const listHeight = Math.max(1, bodyHeight(props.height, notice.length) - 1);
   const all = source.rows ?? [];
   const list = useList(all, listHeight);
-  const flow = useRowFlow(ops, { active: props.active, width: props.width, setStatus });
+  const flow = useRowFlow(ops, { active: props.active, width: props.width, height: bodyHeight(props.height, notice.length), setStatus });
 
   // Set while rendering (React's pattern for state that follows a prop), so the frame that shows the notice has the prompt.
   const [prompted, setPrompted] = useState(false);
@@ -91,9 +101,16 @@ export function ListView(props: ListViewProps) {
   const idle = props.active && props.visible && mode.kind === 'list' && !flow.open;
   useAutoRefresh(source.reload, { seconds: props.autoRefresh ? refreshSeconds : 0, idle, loading: source.loading });
 
-  const onListKey = (input: string, key: Key) => {
-    const command = commandFor(input, key, topic);
+  const markedRows = all.filter((row) => marked.has(row.key));
+  const onListKey = (input: string, key: Keypress) => {
+    const found = commandFor(input, key, topic);
+    const command = found !== undefined && disabled.includes(found) ? undefined : found;
     const selected = list.selected;
+    // A message stays until the next key (docs/contract.md, The TUI): this key's own outcome may replace it.
+    if (props.status !== undefined) setStatus(undefined);
+    if (command === 'delete' && markedRows.length > 0) {
+      return flow.deleteMany(markedRows, (deleted) => setMarked((now) => new Set([...now].filter((each) => !deleted.includes(each)))));
+    }
     if (flow.start(command, selected)) return;
     switch (command) {
       case 'up': return list.move(-1);
@@ -112,18 +129,29 @@ export function ListView(props: ListViewProps) {
       case 'filter':
         return setMode({ kind: 'filter', text: textAt(list.filter) });
       case 'commandLine':
-        return setMode({ kind: 'command', text: textAt('') });
+        return setMode({ kind: 'command', line: EMPTY_COMMAND_LINE });
       case 'sortByKey': return list.sortByKey();
       case 'sortByDescription': return list.sortByDescription();
       case 'copy':
         if (!selected) return setStatus({ tone: 'warning', text: `No ${ops.noun} selected to copy.` });
         terminal.copy(selected.key);
-        return setStatus({ tone: 'success', text: `Copied ${selected.key} to the clipboard.` });
+        return setStatus(copied(selected.key));
       case 'openByKey':
         if (props.openByKey === undefined) return;
         setStatus(undefined);
         return setMode({ kind: 'openByKey' });
+      case 'mark':
+        if (!selected) return;
+        setMarked((now) => {
+          const next = new Set(now);
+          if (!next.delete(selected.key)) next.add(selected.key);
+          return next;
+        });
+        return list.move(1);
       case 'help': return showHelp(topic);
+      case 'yaml':
+        if (!selected) return setStatus({ tone: 'warning', text: `No ${ops.noun} selected to show.` });
+        return showYaml(`${ops.noun} ${selected.key}`, rowYaml([...(props.yamlContext ?? []), ['key', selected.key], ['description', selected.description]]));
       case 'quit': return quit();
       case 'back':
         if (list.filter !== '') return list.clearFilter();
@@ -133,7 +161,7 @@ export function ListView(props: ListViewProps) {
     }
   };
 
-  const onFilterKey = (input: string, key: Key, text: TextState) => {
+  const onFilterKey = (input: string, key: Keypress, text: TextState) => {
     if (key.upArrow) return list.move(-1);
     if (key.downArrow) return list.move(1);
     const typed = promptKey(text, input, key);
@@ -147,18 +175,21 @@ export function ListView(props: ListViewProps) {
     if (typed?.kind === 'submit') list.moveTo(0);
   };
 
-  const onCommandKey = (input: string, key: Key, text: TextState) => {
-    const typed = promptKey(text, input, key);
-    if (typed?.kind === 'edit') return setMode({ kind: 'command', text: typed.text });
+  const onCommandKey = (input: string, key: Keypress, line: CommandLine) => {
+    const typed = commandLineKey(line, input, key, history, namespaceKeys.current);
+    if (typed?.kind === 'edit') return setMode({ kind: 'command', line: typed.line });
     if (typed !== undefined) setMode({ kind: 'list' });
-    if (typed?.kind === 'submit') setStatus(run(text.value));
+    if (typed?.kind === 'submit') {
+      remember(line.text.value);
+      setStatus(run(line.text.value, setStatus));
+    }
   };
 
   useKeys(
     (input, key) => {
       if (mode.kind === 'list') onListKey(input, key);
       else if (mode.kind === 'filter') onFilterKey(input, key, mode.text);
-      else if (mode.kind === 'command') onCommandKey(input, key, mode.text);
+      else if (mode.kind === 'command') onCommandKey(input, key, mode.line);
     },
     props.active && props.visible && !flow.open && (mode.kind === 'list' || mode.kind === 'filter' || mode.kind === 'command'),
   );
@@ -177,6 +208,7 @@ export function ListView(props: ListViewProps) {
         busyLabel={`Creating ${ops.noun}`}
         active={props.active}
         width={props.width}
+        height={bodyHeight(props.height, notice.length)}
         profile={deployment.profile}
         onCancel={toList}
         onSubmit={async (values: FormValues) => {
@@ -196,6 +228,7 @@ export function ListView(props: ListViewProps) {
         busyLabel="Opening"
         active={props.active}
         width={props.width}
+        height={bodyHeight(props.height, notice.length)}
         profile={deployment.profile}
         onCancel={toList}
         onSubmit={async (values: FormValues) => {
@@ -206,28 +239,38 @@ export function ListView(props: ListViewProps) {
         }}
       />
     );
+  } else if (props.instead !== undefined) {
+    body = <ErrorBlock status={props.instead} />;
   } else if (source.rows === undefined) {
     body = source.loading ? <Spinner label={`Loading ${ops.noun}s...`} /> : <ErrorBlock status={describeError(source.error, deployment.profile)} />;
   } else if (list.rows.length === 0) {
     body = <Text wrap="wrap">{all.length === 0 ? props.empty : `No ${ops.noun} matches "${printable(list.filter)}": esc clears the filter.`}</Text>;
   } else {
-    body = <Table all={all} rows={list.rows} order={list.order} top={list.top} index={list.index} height={listHeight} width={props.width} />;
+    body = <Table all={all} rows={list.rows} order={list.order} top={list.top} index={list.index} height={listHeight} width={props.width} marked={marked} />;
   }
 
   let status;
   if (flow.status !== undefined) {
     status = flow.status;
   } else if (mode.kind === 'filter') {
-    status = <PromptLines sign="/" text={mode.text} width={props.width} hint={`${count(list.rows.length, 'match')}: enter keeps the filter, esc clears it`} />;
+    const compiled = compileFilter(mode.text.value);
+    const how = compiled.invalid ? 'invalid regular expression, matched as text' : compiled.inverted ? 'not matching' : 'regex, ! first inverts';
+    status = (
+      <PromptLines sign="/" text={mode.text} width={props.width} hint={`${count(list.rows.length, 'match')} (${how}): enter keeps the filter, esc clears it`} />
+    );
   } else if (mode.kind === 'command') {
-    status = <PromptLines sign=":" text={mode.text} width={props.width} hint={COMMAND_LINE_HINT} />;
+    status = <PromptLines sign=":" text={mode.line.text} width={props.width} hint={COMMAND_LINE_HINT} />;
   } else {
     const failedRefresh = source.rows !== undefined && source.error !== undefined ? describeError(source.error, deployment.profile) : undefined;
     status = <StatusLines status={props.status ?? failedRefresh} freshness={props.autoRefresh ? source : undefined} />;
   }
 
   // What this list cannot do right now stays off its key-help line.
-  const unavailable: Command[] = [...(props.openByKey ? [] : ['openByKey' as const]), ...(props.onBack || list.filter !== '' ? [] : ['back' as const])];
+  const unavailable: Command[] = [
+    ...disabled,
+    ...(props.openByKey ? [] : ['openByKey' as const]),
+    ...(props.onBack || list.filter !== '' ? [] : ['back' as const]),
+  ];
   const hints: readonly Hint[] =
     flow.hints ??
     (mode.kind === 'filter'
@@ -244,6 +287,7 @@ export function ListView(props: ListViewProps) {
       {props.crumbs.map((crumb) => `${printable(crumb)} › `).join('')}
       <Text color={theme.accent}>{`${ops.noun}s${counted}`}</Text>
       {list.filter === '' ? '' : `  filter "${printable(list.filter)}"`}
+      {markedRows.length === 0 ? '' : `  ${thousands(markedRows.length)} marked`}
     </>
   );
   const aside = list.rows.length > 0 ? `${thousands(list.index + 1)}/${thousands(list.rows.length)}` : undefined;
@@ -253,6 +297,11 @@ export function ListView(props: ListViewProps) {
       {body}
     </Screen>
   );
+}
+
+/** What `c` says: what was done (the key sent to the terminal, OSC 52), not whether a clipboard took it, which kb cannot know. */
+export function copied(key: string): Status {
+  return { tone: 'success', text: `Sent ${key} to the terminal's clipboard (OSC 52)` };
 }
 
 function ErrorBlock({ status }: { status: Status }) {

@@ -20,7 +20,7 @@ export interface NamespacesViewProps {
 
 /** The organization's namespaces: the first screen. */
 export function NamespacesView(props: NamespacesViewProps) {
-  const { client } = useTui();
+  const { client, namespaceKeys } = useTui();
   const initial = useRef(props.initial);
   const namespaces = useRemote<readonly Namespace[]>(
     () => {
@@ -33,6 +33,8 @@ export function NamespacesView(props: NamespacesViewProps) {
   );
   const [status, setStatus] = useState<Status | undefined>(undefined);
   const { mutate, reload } = namespaces;
+  // For Tab after `:ns ` on any screen.
+  if (namespaces.data !== undefined) namespaceKeys.current = namespaces.data.map((namespace) => namespace.key);
 
   const ops = useMemo((): ListOps => {
     const apply = (row: Namespace): Row => {
