@@ -2,6 +2,7 @@
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { childEnv } from '../lib/env.mjs';
+import { ApiClient } from '../lib/http.mjs';
 import { interleave, timeProcess } from '../lib/processes.mjs';
 import { figure, SAMPLE_HEADERS, sampleRow } from '../lib/report.mjs';
 
@@ -42,6 +43,7 @@ export async function cliSection(ctx) {
   );
   const m = (results, name) => results.get(name).stats.median;
   const n = ctx.seed.smallCount;
+  const apply = await applyRounds(ctx);
 
   return {
     title: '1. CLI start (ms from spawn to exit; medians)',
@@ -73,6 +75,13 @@ export async function cliSection(ctx) {
         baseline: m(list, 'curl'),
         unit: 'ms',
       }),
+      figure({
+        name: `kb apply of ${APPLY_NAMESPACES} new namespaces vs as many creates one after another`,
+        value: median(apply.kb),
+        baseline: median(apply.sequential),
+        unit: 'ms',
+        budget: { on: 'ratio', op: '<=', limit: 0.5 },
+      }),
     ],
     details: [
       {
@@ -82,6 +91,7 @@ export async function cliSection(ctx) {
       },
     ],
     notes: [
+      `kb apply: the whole process (start, plan, ${APPLY_NAMESPACES} creates, report) of a file of ${APPLY_NAMESPACES} new namespaces into an organization of its own, against the same creates sent one after another on one kept-alive connection from this process (no process start); ${APPLY_ROUNDS} alternated rounds, medians.`,
       'node ns-list-http.mjs and ns-list-fetch.mjs (scripts/bench/baselines/) are the same GET /v1/ns_list with node:http and with node\'s fetch, the same token, printing the data as JSON; NODE_EXTRA_CA_CERTS is unset for every side (lib/env.mjs).',
     ],
     raw: Object.fromEntries([...start, ...list].map(([name, r]) => [name, r])),
@@ -101,4 +111,41 @@ async function checkSameData(ctx, env, scripts, kbList, curlArgs) {
   const others = scriptOuts.map((out) => JSON.stringify(JSON.parse(out.stdout)));
   if (a !== c || others.some((b) => b !== a)) throw new Error('kb ns list --json, the node baselines and curl printed different data');
   if (JSON.parse(a).length !== ctx.seed.smallCount) throw new Error(`kb ns list --json listed ${JSON.parse(a).length} namespaces, expected ${ctx.seed.smallCount}`);
+}
+
+const APPLY_NAMESPACES = 500;
+const APPLY_ROUNDS = 3;
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+/** kb apply of a file of new namespaces, and the same creates one by one, each into an organization of its own. */
+async function applyRounds(ctx) {
+  const keys = Array.from({ length: APPLY_NAMESPACES }, (_, i) => `apply-ns-${String(i).padStart(3, '0')}`);
+  const file = join(ctx.root, 'apply-bench.json');
+  writeFileSync(file, JSON.stringify({ version: 1, namespaces: keys.map((key) => ({ key, description: `Namespace ${key}`, bases: [] })) }));
+  const times = { kb: [], sequential: [] };
+  for (let round = 0; round < APPLY_ROUNDS; round++) {
+    ctx.progress(`cli: kb apply of ${APPLY_NAMESPACES} namespaces vs sequential creates (round ${round + 1} of ${APPLY_ROUNDS})`);
+    const [mine, theirs] = await Promise.all([ctx.main.mintToken(`bench-apply-${round}`), ctx.main.mintToken(`bench-seq-${round}`)]);
+    const client = new ApiClient(ctx.main.urls, theirs, { connections: 1 });
+    const sequential = async () => {
+      const started = performance.now();
+      for (const key of keys) await client.post('/ns_create', { key, description: `Namespace ${key}` });
+      return performance.now() - started;
+    };
+    const env = childEnv(ctx.home, { KB_URL: ctx.main.url, KB_TOKEN: mine });
+    const kbApply = async () => (await timeProcess(process.execPath, [ctx.kb.bin, 'apply', '-f', file], { env, cwd: ctx.kb.root, timeoutMs: 120_000 })).ms;
+    if (round % 2 === 0) {
+      times.kb.push(await kbApply());
+      times.sequential.push(await sequential());
+    } else {
+      times.sequential.push(await sequential());
+      times.kb.push(await kbApply());
+    }
+    client.close();
+  }
+  return times;
 }

@@ -58,7 +58,7 @@ function keySteps(count) {
     { name: 'End', keys: '\u001B[F', until: (text) => text.includes(`${total}/${total}`) },
     { name: 'Home', keys: '\u001B[H', until: (text) => text.includes(` 1/${total}`) },
     { name: 'PgDn', keys: '\u001B[6~', until: (text) => text.includes(`${thousands(PAGE + 1)}/${total}`) },
-    { name: '/ (open the filter)', keys: '/', until: (text) => /\d matches?: enter keeps the filter/.test(text) },
+    { name: '/ (open the filter)', keys: '/', until: (text) => /\d matches?[^:\n]*: enter keeps the filter/.test(text) },
     { name: '7 (filter the list)', keys: '7', until: (text) => new RegExp(`namespaces \\(\\d[\\d,]*/${total}\\)`).test(text) },
   ];
 }
