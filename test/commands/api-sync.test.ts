@@ -111,7 +111,7 @@ describe('kb apply, export and import', () => {
 
     const out = join(tempDir('kb-cmd-sync-'), 'kb.json');
     const written = await kb(['export', '-o', out], { env: target });
-    expect(written).toEqual({ code: 0, stdout: '', stderr: `✓ Exported 1 namespaces and 2 bases to ${out}\n`, asked: [] });
+    expect(written).toEqual({ code: 0, stdout: '', stderr: `✓ Exported 1 namespace and 2 bases to ${out}\n`, asked: [] });
     expect(JSON.parse(readFileSync(out, 'utf8'))).toMatchObject({ namespaces: [{ key: 'docs' }] });
   });
 });

@@ -8,8 +8,8 @@ export default class ServeBackup extends KbCommand {
 
   static override description = `Takes a consistent copy of the SQLite database in the data dir with SQLite's online backup:
 \`kb serve\` may keep running and writing meanwhile, and the copy holds every write committed before the backup
-began. DEST is a new or empty directory; \`kb serve --data-dir DEST\` serves the copy. An existing database in
-DEST is never replaced, and the copy appears whole or not at all.
+began. DEST is a new directory, or one that holds no kb.db* file at all (a database, or a -wal, -shm or -journal
+left there, is refused by name); \`kb serve --data-dir DEST\` serves the copy. The copy appears whole or not at all.
 
 On PostgreSQL (--database or KB_DATABASE_URL) use PostgreSQL's own tool instead, pg_dump:
   pg_dump --format=custom --file kb.dump "$KB_DATABASE_URL"`;
@@ -23,7 +23,7 @@ On PostgreSQL (--database or KB_DATABASE_URL) use PostgreSQL's own tool instead,
   static override enableJsonFlag = true;
 
   static override args = {
-    dest: Args.string({ description: 'A new or empty directory for the copy.', required: true }),
+    dest: Args.string({ description: 'A directory for the copy that holds no kb.db* file.', required: true }),
   };
 
   static override flags = storageFlags;
