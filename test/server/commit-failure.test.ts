@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENGINE } from '../helpers/database.js';
 import { call, expectFailure, type Reply } from '../helpers/http.js';
+import { failCommitsWhen } from '../helpers/commit-faults.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /**
@@ -15,21 +16,8 @@ describe('a write whose commit fails', () => {
   beforeAll(async () => {
     server = await startTestServer({ listen: false });
     await server.database.sql('CREATE TABLE fail_commit (key TEXT PRIMARY KEY)');
-    if (ENGINE === 'sqlite') {
-      // A row that breaks a deferred foreign key: SQLite checks it at COMMIT, which then fails (the batch with it).
-      await server.database.sql('CREATE TABLE fail_parent (id INTEGER PRIMARY KEY)');
-      await server.database.sql('CREATE TABLE fail_child (ref INTEGER REFERENCES fail_parent (id) DEFERRABLE INITIALLY DEFERRED)');
-      await server.database.sql(
-        'CREATE TRIGGER fail_commit AFTER INSERT ON namespaces WHEN NEW.key IN (SELECT key FROM fail_commit) BEGIN INSERT INTO fail_child VALUES (1); END',
-      );
-    } else {
-      // A deferred constraint trigger runs at COMMIT; it fails the commit as a full disk does (SQLSTATE 53100).
-      await server.database.sql(`CREATE FUNCTION fail_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF EXISTS (SELECT 1 FROM fail_commit WHERE key = NEW.key) THEN
-          RAISE EXCEPTION 'could not extend file: No space left on device' USING ERRCODE = '53100'; END IF; RETURN NULL; END $$`);
-      await server.database.sql(`CREATE CONSTRAINT TRIGGER fail_commit AFTER INSERT ON namespaces DEFERRABLE INITIALLY DEFERRED
-        FOR EACH ROW EXECUTE FUNCTION fail_commit()`);
-    }
+    // Armed for one namespace key at a time, by a row in fail_commit.
+    await failCommitsWhen(server.database, 'NEW.key IN (SELECT key FROM fail_commit)');
   });
   afterAll(() => server.close());
 

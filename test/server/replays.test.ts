@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENGINE } from '../helpers/database.js';
+import { failCommitsWhen } from '../helpers/commit-faults.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { onConnectionsOfTheirOwn, pipelined, type WireReply, type WireRequest } from '../helpers/wire.js';
 
@@ -15,20 +15,9 @@ describe('Idempotency-Key repeats, concurrent and pipelined', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    // A namespace whose key starts with `fail-` makes its whole commit fail at COMMIT (a deferred constraint), so
-    // every write of that batch fails with it and nothing of them is kept: a real commit failure, on demand.
-    if (ENGINE === 'sqlite') {
-      await server.database.sql('CREATE TABLE poison_parent (id INTEGER PRIMARY KEY)');
-      await server.database.sql('CREATE TABLE poison (ref INTEGER REFERENCES poison_parent (id) DEFERRABLE INITIALLY DEFERRED)');
-      await server.database.sql(
-        "CREATE TRIGGER poison_ns AFTER INSERT ON namespaces WHEN NEW.key LIKE 'fail-%' BEGIN INSERT INTO poison VALUES (1); END",
-      );
-    } else {
-      await server.database.sql(`CREATE FUNCTION poison_commit() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN IF NEW.key LIKE 'fail-%' THEN RAISE EXCEPTION 'poisoned commit'; END IF; RETURN NULL; END $$`);
-      await server.database.sql(`CREATE CONSTRAINT TRIGGER poison_commit AFTER INSERT ON namespaces DEFERRABLE INITIALLY DEFERRED
-        FOR EACH ROW EXECUTE FUNCTION poison_commit()`);
-    }
+    // A namespace whose key starts with `fail-` makes its whole commit fail at COMMIT, so every write of that batch
+    // fails with it and nothing of them is kept: a real commit failure, on demand.
+    await failCommitsWhen(server.database, "NEW.key LIKE 'fail-%'");
   });
   afterAll(() => server.close());
 
