@@ -8,6 +8,7 @@ import { processRuns } from '../os/processes.js';
 import { shellQuote } from '../os/shell.js';
 import { StoreOpenError } from './errors.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+import { metaRow, pagesOf } from './sqlite-pages.js';
 
 /**
  * Opening a kb database safely (docs/contract.md, Files and start-up): build a new one beside kb.db and link it into place,
@@ -344,9 +345,41 @@ function replayed(file: Buffer, log: Buffer, pageSize: number, frames: Frame[], 
  *
  * It is all read in memory, the log replayed as SQLite's recovery would, so that a refusal leaves every file as it
  * was (SQLite's first connection would rebuild the -shm from the log), and a full disk or read-only data dir does not
- * stop a database from being recovered.
+ * stop a database from being recovered. Of kb.db only the pages on the way to the meta row are read (sqlite-pages.ts),
+ * so the check costs the log and a few pages, not the database's size.
  */
 function logMismatch(path: string): string | undefined {
+  const log = readFileSync(`${path}-wal`);
+  const parsed = committedFrames(log);
+  if (!parsed || parsed.frames.length === 0) return undefined;
+  const { pageSize, frames } = parsed;
+  const fd = openSync(path, 'r');
+  try {
+    const header = Buffer.alloc(100);
+    if (readSync(fd, header, 0, 100, 0) < 100) return logMismatchWhole(path);
+    const filePageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
+    const own = metaRow(pagesOf(fd, filePageSize));
+    if (own === null) return logMismatchWhole(path);
+    if (own === undefined) return undefined;
+    if (pageSize !== filePageSize) return 'its pages are of another size';
+    const last = metaRow(pagesOf(fd, pageSize, log, frames));
+    if (last === null) return logMismatchWhole(path);
+    if (last === undefined) return 'kb.db does not read with it as a kb database';
+    if (!last.id.equals(own.id)) return 'it was written by another database';
+    if (last.generation < own.generation) return 'it is older than kb.db';
+    const first = metaRow(pagesOf(fd, pageSize, log, frames.slice(0, frames.findIndex((frame) => frame.commit !== 0) + 1)));
+    if (first === null) return logMismatchWhole(path);
+    if (first && first.id.equals(own.id) && first.generation > own.generation + 1) {
+      return 'it continues a later state of this database: kb.db is an earlier copy of the one that wrote it';
+    }
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** logMismatch, with the database read whole: for what the page reader (sqlite-pages.ts) cannot read. */
+function logMismatchWhole(path: string): string | undefined {
   const file = readFileSync(path);
   const log = readFileSync(`${path}-wal`);
   const own = lineageOfImage(Buffer.from(file));
