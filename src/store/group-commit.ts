@@ -1,4 +1,4 @@
-import type { IdempotencyCapture, KeyedResult, StoredReply, WriteOutcome } from './store.js';
+import type { IdempotencyCapture, IdempotencyRecord, KeyedResult, StoredReply, WriteOutcome } from './store.js';
 
 /**
  * The group commit both engines share: writes that arrive in one turn of the event loop are queued into one batch,
@@ -103,6 +103,72 @@ export function follow(first: QueuedWrite, settled: KeyedResult | undefined, rep
   if (settled?.kind === 'replayed' || settled?.kind === 'busy') return settled;
   if (reply === undefined || first.capture === undefined) return undefined;
   return { kind: 'replayed', record: { fingerprint: first.capture.fingerprint, ...reply, createdAt: new Date().toISOString() } };
+}
+
+/** What the plan of a batch asks of its engine, inside the batch's transaction, one write at a time. */
+export type Step =
+  /** The reply kept under the write's key (by an earlier commit): answered with it, null, or 'busy' (held elsewhere). */
+  | { ask: 'kept'; index: number }
+  /** Run the write in a savepoint of its own (undone alone when it fails): answered with its outcome. */
+  | { ask: 'run'; index: number }
+  /** Keep this reply under the write's key, in the transaction: answered with nothing. */
+  | { ask: 'keep'; index: number; reply: StoredReply };
+
+export type Answer = IdempotencyRecord | null | 'busy' | WriteOutcome | undefined;
+
+/**
+ * The group commit's rules for the writes of one batch, the same for every engine: a later copy of a key follows its
+ * first copy; a keyed write's kept reply is looked for first and replayed (the write not run); otherwise the write
+ * runs, and the reply its outcome gets is kept with it. An engine drives it, answering each Step with its own
+ * statements (synchronously, or awaiting each), and gets what became of every write.
+ */
+export function* planBatch(batch: readonly QueuedWrite[]): Generator<Step, Settled[], Answer> {
+  const following = followers(batch);
+  const results: Settled[] = [];
+  const replies = new Map<number, StoredReply | undefined>();
+  for (const [index, write] of batch.entries()) {
+    const first = following.get(index);
+    const copied = first === undefined ? undefined : follow(batch[first] as QueuedWrite, results[first] as KeyedResult, replies.get(first));
+    if (copied !== undefined) {
+      results[index] = copied;
+      continue;
+    }
+    if (write.capture !== undefined) {
+      const found = (yield { ask: 'kept', index }) as IdempotencyRecord | null | 'busy';
+      if (found === 'busy') {
+        results[index] = { kind: 'busy' };
+        continue;
+      }
+      if (found !== null) {
+        results[index] = { kind: 'replayed', record: found };
+        continue;
+      }
+    }
+    const outcome = (yield { ask: 'run', index }) as WriteOutcome;
+    const reply = write.capture?.reply(outcome);
+    if (reply !== undefined) yield { ask: 'keep', index, reply };
+    replies.set(index, reply);
+    results[index] = write.capture === undefined ? outcome : { kind: 'ran', outcome, reply };
+  }
+  return results;
+}
+
+/** Drives a plan synchronously: `answer` runs each step's statements at once (SQLite). */
+export function planNow(batch: readonly QueuedWrite[], answer: (step: Step) => Answer): Settled[] {
+  const plan = planBatch(batch);
+  for (let step = plan.next(); ; ) {
+    if (step.done) return step.value;
+    step = plan.next(answer(step.value));
+  }
+}
+
+/** Drives a plan, awaiting each step's statements (PostgreSQL). */
+export async function planAwaited(batch: readonly QueuedWrite[], answer: (step: Step) => Answer | Promise<Answer>): Promise<Settled[]> {
+  const plan = planBatch(batch);
+  for (let step = plan.next(); ; ) {
+    if (step.done) return step.value;
+    step = plan.next(await answer(step.value));
+  }
 }
 
 /** The outcome of a write that ran, whatever it was sent as; undefined for one that did not run. */

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { Base } from '../api/schemas.js';
 import { failures } from './failures.js';
-import { follow, followers, type QueuedWrite, type Settled } from './group-commit.js';
+import { followers, planAwaited, type QueuedWrite, type Settled } from './group-commit.js';
 import type { Changes } from './postgres-changes.js';
 import {
   type Client,
@@ -19,7 +19,7 @@ import {
   storageFailure,
   WriteStep,
 } from './postgres-sql.js';
-import { IDEMPOTENCY_RETENTION_MS, type IdempotencyCapture, type KeyedResult, type StoredReply, type WriteOutcome } from './store.js';
+import { IDEMPOTENCY_RETENTION_MS, type IdempotencyCapture, type IdempotencyRecord, type StoredReply, type WriteOutcome } from './store.js';
 
 // The PostgreSQL engine's group commit: one batch of writes in one transaction, on one connection (group-commit.ts
 // queues the batches and settles their writes).
@@ -39,8 +39,10 @@ export interface Pending extends QueuedWrite {
 
 /** What the claim of a batch's keys decided: writes settled before they run, and later copies of a key (their first's index). */
 interface Claimed {
-  settled: Map<number, KeyedResult>;
-  followers: Map<number, number>;
+  /** By index: the reply kept under the write's key, or 'busy' when another connection holds it with none yet. */
+  kept: Map<number, IdempotencyRecord | 'busy'>;
+  /** By index: a write whose key cannot be written into a statement, failed without running. */
+  refused: Map<number, WriteOutcome>;
 }
 
 /** What the batch's INSERT of base rows decided for a write: inserted, taken already, or left to the write's own op. */
@@ -82,10 +84,12 @@ export class BatchCommit {
       return outcomes;
     }
 
-    const claimed: Claimed = { settled: new Map(), followers: new Map() };
-    await (keyed ? this.claim(client, batch, claimed) : client.query('BEGIN'));
-    const decided = (index: number) => outcomes[index] !== undefined || claimed.settled.has(index) || claimed.followers.has(index);
-    const rows = batch.filter((item, index) => item.row !== undefined && !decided(index));
+    const claimed: Claimed = { kept: new Map(), refused: new Map() };
+    const following = followers(batch);
+    for (const index of following.keys()) (batch[index] as Pending).row = undefined;
+    await (keyed ? this.claim(client, batch, following, claimed) : client.query('BEGIN'));
+    // The base creates that run at all (not replayed, not held elsewhere, not later copies of a key) go into one INSERT.
+    const rows = batch.filter((item, index) => item.row !== undefined && !claimed.kept.has(index) && !following.has(index));
     if (rows.length > 0) {
       const verdicts = await this.insertBases(client, rows);
       if (verdicts === undefined) {
@@ -98,39 +102,28 @@ export class BatchCommit {
         else outcomes[batch.indexOf(item)] = rowOutcome(item, verdict);
       });
     }
-    const kept = new Map<number, StoredReply | undefined>();
+    // The group commit's plan (group-commit.ts), answered with this batch's statements: what the claim and the INSERT
+    // decided is answered at once; every other write runs in a savepoint; the replies of base rows go with the COMMIT.
     const keptRows: string[] = [];
-    for (const item of rows) {
-      const index = batch.indexOf(item);
-      const outcome = outcomes[index];
-      const reply = outcome && item.capture?.reply(outcome);
-      if (outcome) kept.set(index, reply);
-      if (item.capture && reply) keptRows.push(keptReplyRow(item.capture, reply));
-    }
     const savepoint = { taken: false };
-    for (const [index, item] of batch.entries()) {
-      const first = claimed.followers.get(index);
-      // A second copy of a key in this batch: the first's reply, once it has one.
-      if (first !== undefined) {
-        const copied = follow(batch[first] as Pending, claimed.settled.get(first), kept.get(first));
-        if (copied !== undefined) {
-          claimed.settled.set(index, copied);
-          continue;
+    const results = await planAwaited(batch, async (step) => {
+      const item = batch[step.index] as Pending;
+      switch (step.ask) {
+        case 'kept':
+          return claimed.kept.get(step.index) ?? null;
+        case 'run':
+          return outcomes[step.index] ?? claimed.refused.get(step.index) ?? (await this.runInBatch(client, item, savepoint));
+        case 'keep': {
+          const capture = item.capture as IdempotencyCapture;
+          if (outcomes[step.index] !== undefined) keptRows.push(keptReplyRow(capture, step.reply));
+          else await this.keep(client, capture, step.reply);
+          return undefined;
         }
-      } else if (decided(index)) continue;
-      const ran = await this.runInBatch(client, item, savepoint);
-      outcomes[index] = ran.outcome;
-      kept.set(index, ran.reply);
-    }
+      }
+    });
     // The last write's savepoint goes with the COMMIT, and so do the replies of the base rows.
     await client.query(keptRows.length > 0 ? `${KEEP_REPLIES} VALUES ${keptRows.join(', ')} ${ON_KEPT_CONFLICT}; COMMIT` : 'COMMIT');
-    return batch.map((item, index) => {
-      const settled = claimed.settled.get(index);
-      if (settled !== undefined) return settled;
-      const outcome = outcomes[index];
-      if (outcome === undefined || item.capture === undefined) return outcome;
-      return { kind: 'ran', outcome, reply: kept.get(index) };
-    });
+    return results;
   }
 
   /**
@@ -140,20 +133,16 @@ export class BatchCommit {
    * too); a key whose lock another connection holds and that has no reply yet is busy (its first request runs there
    * now). A second copy of a key in the batch follows the first (commit gives it the first's reply).
    */
-  private async claim(client: Client, batch: Pending[], claimed: Claimed): Promise<void> {
+  private async claim(client: Client, batch: Pending[], following: ReadonlyMap<number, number>, claimed: Claimed): Promise<void> {
     const claims: Array<{ index: number; capture: IdempotencyCapture; lock: string; org: string; key: string }> = [];
-    for (const [index, first] of followers(batch)) {
-      claimed.followers.set(index, first);
-      (batch[index] as Pending).row = undefined;
-    }
     for (const [index, { capture }] of batch.entries()) {
-      if (capture === undefined || claimed.followers.has(index)) continue;
+      if (capture === undefined || following.has(index)) continue;
       try {
         // Written into statements here and with the reply (keptReplyRow): a value that cannot be fails this write alone.
         sql.text(capture.fingerprint);
         claims.push({ index, capture, lock: idempotencyLock(capture.orgId, capture.key), org: sql.integer(capture.orgId), key: sql.text(capture.key) });
       } catch (error) {
-        claimed.settled.set(index, { kind: 'ran', outcome: { ok: false, error }, reply: undefined });
+        claimed.refused.set(index, { ok: false, error });
       }
     }
     if (claims.length === 0) {
@@ -172,8 +161,8 @@ export class BatchCommit {
     const keptBy = new Map(kept.rows.map((row) => [row.n, row]));
     claims.forEach((claim, n) => {
       const row = keptBy.get(n);
-      if (row) claimed.settled.set(claim.index, { kind: 'replayed', record: keptRecord(row) });
-      else if (!locks.rows[n]?.locked) claimed.settled.set(claim.index, { kind: 'busy' });
+      if (row) claimed.kept.set(claim.index, keptRecord(row));
+      else if (!locks.rows[n]?.locked) claimed.kept.set(claim.index, 'busy');
     });
   }
 
@@ -221,8 +210,7 @@ export class BatchCommit {
   }
 
   /** One write of a batch, in a savepoint of its own; its Idempotency-Key was claimed with the batch's (claim). */
-  private async runInBatch(client: Client, item: Pending, savepoint: { taken: boolean }): Promise<{ outcome: WriteOutcome; reply: StoredReply | undefined }> {
-    const { capture } = item;
+  private async runInBatch(client: Client, item: Pending, savepoint: { taken: boolean }): Promise<WriteOutcome> {
     // The previous write's savepoint is released as this one's is taken, with the write's first statement.
     const step = new WriteStep(client, savepoint.taken ? 'RELEASE SAVEPOINT write; SAVEPOINT write' : 'SAVEPOINT write');
     let outcome: WriteOutcome;
@@ -236,18 +224,18 @@ export class BatchCommit {
       outcome = { ok: false, error: storageFailure(error) };
     }
     if (step.sent) savepoint.taken = true;
-    const reply = capture?.reply(outcome);
-    if (capture && reply) {
-      await client.query({
-        name: 'idempotency_put',
-        text: `${KEEP_REPLIES} VALUES ($1, $2, $3, $4, $5, now()) ${ON_KEPT_CONFLICT}`,
-        values: [capture.orgId, capture.key, capture.fingerprint, reply.status, reply.body],
-      });
-    }
-    return { outcome, reply };
+    return outcome;
+  }
+
+  /** Keeps a reply under its key, in the batch's transaction (after its write's statements). */
+  private async keep(client: Client, capture: IdempotencyCapture, reply: StoredReply): Promise<void> {
+    await client.query({
+      name: 'idempotency_put',
+      text: `${KEEP_REPLIES} VALUES ($1, $2, $3, $4, $5, now()) ${ON_KEPT_CONFLICT}`,
+      values: [capture.orgId, capture.key, capture.fingerprint, reply.status, reply.body],
+    });
   }
 }
-
 
 function alone(batch: Pending[]): Pending[] {
   for (const item of batch) item.row = undefined;

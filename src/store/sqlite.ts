@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3';
 import { KbApiError } from '../api/errors.js';
 import type { Base, Namespace } from '../api/schemas.js';
 import { failures } from './failures.js';
-import { failAll, follow, followers, type QueuedWrite, type Settled, settle, WriteQueue } from './group-commit.js';
+import { type Answer, failAll, planNow, type QueuedWrite, type Settled, settle, type Step, WriteQueue } from './group-commit.js';
 import { backupDatabase } from './sqlite-backup.js';
 import { GENERATION_BUMP, type OpenOptions, openDatabase, sqliteCode } from './sqlite-open.js';
 import {
@@ -14,7 +14,6 @@ import {
   type IdempotencyRecord,
   type KeyedResult,
   type Principal,
-  type StoredReply,
   type Store,
   type TokenInfo,
   type Write,
@@ -213,27 +212,32 @@ export class SqliteStore implements Store {
   private flush(batch: Pending[]): void {
     if (batch.length === 0) return;
     if (!this.fileStillInPlace()) return failAll(batch, failures.databaseGone());
-    const following = followers(batch);
-    const results: Settled[] = [];
-    const kept = new Map<number, StoredReply | undefined>();
+    let results: Settled[];
     const started = performance.now();
     try {
       this.db.exec('BEGIN IMMEDIATE');
       // Every commit moves the database's generation on, so that a -wal can be told from an older one (sqlite-open.ts).
       this.stmt.generationBump.run();
-      for (const [index, item] of batch.entries()) {
-        const first = following.get(index);
-        const copied = first === undefined ? undefined : follow(batch[first] as Pending, results[first] as KeyedResult, kept.get(first));
-        if (copied !== undefined) {
-          results.push(copied);
-          continue;
-        }
-        // The key's reply kept by an earlier commit, looked for inside this transaction: replayed, the write not run.
-        const record = item.capture && this.keptReply(item.capture.orgId, item.capture.key);
-        if (record) {
-          results.push({ kind: 'replayed', record });
-          continue;
-        }
+      results = planNow(batch, (step) => this.answer(batch[step.index] as Pending, step));
+      this.db.exec('COMMIT');
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      this.commits++;
+      return failAll(batch, storageFailure(error));
+    }
+    this.commits++;
+    this.onCommit?.(batch.length, (performance.now() - started) / 1000);
+    settle(batch, results);
+  }
+
+  /** One step of the group commit's plan (group-commit.ts), inside the batch's transaction. */
+  private answer(item: Pending, step: Step): Answer {
+    const capture = item.capture as IdempotencyCapture;
+    switch (step.ask) {
+      case 'kept':
+        // Looked for inside this transaction: a key kept by an earlier commit (of this process or another) replays.
+        return this.keptReply(capture.orgId, capture.key);
+      case 'run': {
         this.db.exec('SAVEPOINT op');
         let outcome: WriteOutcome;
         try {
@@ -244,25 +248,14 @@ export class SqliteStore implements Store {
           this.db.exec('ROLLBACK TO op');
           outcome = { ok: false, error: storageFailure(error) };
         }
-        // The reply is kept in the same transaction as the write: both are committed, or neither.
-        const reply = item.capture?.reply(outcome);
-        if (item.capture && reply) {
-          const { orgId, key, fingerprint } = item.capture;
-          this.stmt.idempotencyPut.run(orgId, key, fingerprint, reply.status, reply.body, now());
-        }
         this.db.exec('RELEASE op');
-        kept.set(index, reply);
-        results.push(item.capture ? { kind: 'ran', outcome, reply } : outcome);
+        return outcome;
       }
-      this.db.exec('COMMIT');
-    } catch (error) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      this.commits++;
-      return failAll(batch, storageFailure(error));
+      case 'keep':
+        // The reply is kept in the same transaction as the write: both are committed, or neither.
+        this.stmt.idempotencyPut.run(capture.orgId, capture.key, capture.fingerprint, step.reply.status, step.reply.body, now());
+        return undefined;
     }
-    this.commits++;
-    this.onCommit?.(batch.length, (performance.now() - started) / 1000);
-    settle(batch, results);
   }
 
   /** Not ready once closed, or when the database file is no longer the one opened (writes would be lost). */
