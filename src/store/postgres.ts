@@ -23,21 +23,19 @@ import {
 import { failAll, outcomeOf, type Settled, settle, WriteQueue } from './group-commit.js';
 import { BatchCommit, type BaseRow, CONCURRENT_BATCHES, MAX_BATCH, type Pending } from './postgres-batch.js';
 import { ChangeListener, type Changes } from './postgres-changes.js';
+import { type DescribedRow, operationOf } from './postgres-writes.js';
 import { migrate, waitForDatabase } from './postgres-open.js';
 import {
   advisoryKey,
   type Client,
   decode,
-  encode,
   FIRST_TOKEN_LOCK,
   isConnectionFailure,
-  isUniqueViolation,
   KEPT_REPLY,
   keptRecord,
   type KeptRow,
   type Queryable,
   reasonOf,
-  sql,
   storageFailure,
   unreachable,
   type WriteStep,
@@ -65,7 +63,6 @@ export interface PostgresStoreOptions {
 const MAX_PRINCIPALS = 10_000;
 
 interface TokenRow { id: string; org: string; created_at: Date; revoked_at: Date | null }
-interface DescribedRow { key: string; description: Buffer | null }
 
 /** int8 (counts and identity columns) as a JS number rather than pg's default string; kb's ids stay far below 2^53. */
 const TYPES = {
@@ -424,18 +421,8 @@ export class PostgresStore implements Store {
 
   /** Queues a write; with a capture, its promise resolves with a KeyedResult (flush). */
   private dispatch(write: Write, capture: IdempotencyCapture | undefined): Promise<unknown> {
-    switch (write.op) {
-      case 'nsCreate':
-        return this.nsCreateWith(write.orgId, write.ns, capture);
-      case 'nsUpdate':
-        return this.nsUpdateWith(write.orgId, write.key, write.patch, capture);
-      case 'baseCreate':
-        return this.baseCreateWith(write.orgId, write.base, capture);
-      case 'baseUpdate':
-        return this.baseUpdateWith(write.orgId, write.namespace, write.key, write.patch, capture);
-      case 'baseDelete':
-        return this.baseDeleteWith(write.orgId, write.namespace, write.key, capture);
-    }
+    const { op, row } = operationOf(write);
+    return this.write(op, capture, 'data', row);
   }
 
   async nsList(orgId: number): Promise<Namespace[]> {
@@ -448,42 +435,14 @@ export class PostgresStore implements Store {
   }
 
   nsCreate(orgId: number, ns: Namespace): Promise<Namespace> {
-    return this.nsCreateWith(orgId, ns, undefined);
+    return this.perform({ op: 'nsCreate', orgId, ns }) as Promise<Namespace>;
   }
 
-  private nsCreateWith(orgId: number, ns: Namespace, capture: IdempotencyCapture | undefined): Promise<Namespace> {
-    return this.write(async (client) => {
-      try {
-        await client.inline(
-          `INSERT INTO namespaces (org_id, key, description, created_at, updated_at)
-           VALUES (${sql.integer(orgId)}, ${sql.text(ns.key)}, ${sql.bytes(encode(ns.description))}, now(), now())`,
-        );
-      } catch (error) {
-        if (isUniqueViolation(error)) throw failures.namespaceExists(ns.key);
-        throw error;
-      }
-      return { key: ns.key, description: ns.description };
-    }, capture);
-  }
 
   nsUpdate(orgId: number, key: string, patch: DescriptionPatch): Promise<Namespace> {
-    return this.nsUpdateWith(orgId, key, patch, undefined);
+    return this.perform({ op: 'nsUpdate', orgId, key, patch }) as Promise<Namespace>;
   }
 
-  private nsUpdateWith(orgId: number, key: string, patch: DescriptionPatch, capture: IdempotencyCapture | undefined): Promise<Namespace> {
-    return this.write(async (client) => {
-      const { rows } =
-        patch.description === undefined
-          ? await client.query<DescribedRow>('SELECT key, description FROM namespaces WHERE org_id = $1 AND key = $2', [orgId, key])
-          : await client.query<DescribedRow>(
-              'UPDATE namespaces SET description = $3, updated_at = now() WHERE org_id = $1 AND key = $2 RETURNING key, description',
-              [orgId, key, encode(patch.description)],
-            );
-      const row = rows[0];
-      if (!row) throw failures.namespaceNotFound(key);
-      return { key: row.key, description: decode(row.description) };
-    }, capture);
-  }
 
   async baseList(orgId: number, namespace: string): Promise<Base[]> {
     // One statement, so the namespace and its bases come from one snapshot; no row at all means no such namespace.
@@ -508,78 +467,19 @@ export class PostgresStore implements Store {
   }
 
   baseCreate(orgId: number, base: Base): Promise<Base> {
-    return this.baseCreateWith(orgId, base, undefined);
+    return this.perform({ op: 'baseCreate', orgId, base }) as Promise<Base>;
   }
 
-  private baseCreateWith(orgId: number, base: Base, capture: IdempotencyCapture | undefined): Promise<Base> {
-    return this.write(async (client) => {
-      const insert = () =>
-        client.inline(
-          `INSERT INTO bases (namespace_id, key, description, created_at, updated_at)
-           SELECT id, ${sql.text(base.key)}, ${sql.bytes(encode(base.description))}, now(), now()
-           FROM namespaces WHERE org_id = ${sql.integer(orgId)} AND key = ${sql.text(base.namespace)}`,
-        );
-      try {
-        // Most bases go into a namespace that exists: one statement. Otherwise the namespace is created first, and the
-        // base inserted again by a statement of its own, which sees a namespace a concurrent creator committed while
-        // the first waited.
-        if ((await insert()).rowCount === 0) {
-          await client.query({
-            name: 'ns_ensure',
-            text: `INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES ($1, $2, NULL, now(), now())
-                   ON CONFLICT (org_id, key) DO NOTHING`,
-            values: [orgId, base.namespace],
-          });
-          await insert();
-        }
-      } catch (error) {
-        if (isUniqueViolation(error)) throw failures.baseExists(base.namespace, base.key);
-        throw error;
-      }
-      return { namespace: base.namespace, key: base.key, description: base.description };
-    }, capture, 'data', { orgId, base });
-  }
 
   baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch): Promise<Base> {
-    return this.baseUpdateWith(orgId, namespace, key, patch, undefined);
+    return this.perform({ op: 'baseUpdate', orgId, namespace, key, patch }) as Promise<Base>;
   }
 
-  private baseUpdateWith(orgId: number, namespace: string, key: string, patch: DescriptionPatch, capture: IdempotencyCapture | undefined): Promise<Base> {
-    return this.write(async (client) => {
-      const { rows } =
-        patch.description === undefined
-          ? await client.query<DescribedRow>(
-              `SELECT b.key, b.description FROM bases b JOIN namespaces n ON n.id = b.namespace_id
-               WHERE n.org_id = $1 AND n.key = $2 AND b.key = $3`,
-              [orgId, namespace, key],
-            )
-          : await client.query<DescribedRow>(
-              `UPDATE bases b SET description = $4, updated_at = now() FROM namespaces n
-               WHERE n.id = b.namespace_id AND n.org_id = $1 AND n.key = $2 AND b.key = $3 RETURNING b.key, b.description`,
-              [orgId, namespace, key, encode(patch.description)],
-            );
-      const row = rows[0];
-      if (!row) throw await baseNotFound(client, orgId, namespace, key);
-      return { namespace, key: row.key, description: decode(row.description) };
-    }, capture);
-  }
 
   baseDelete(orgId: number, namespace: string, key: string): Promise<Base> {
-    return this.baseDeleteWith(orgId, namespace, key, undefined);
+    return this.perform({ op: 'baseDelete', orgId, namespace, key }) as Promise<Base>;
   }
 
-  private baseDeleteWith(orgId: number, namespace: string, key: string, capture: IdempotencyCapture | undefined): Promise<Base> {
-    return this.write(async (client) => {
-      const { rows } = await client.query<DescribedRow>(
-        `DELETE FROM bases b USING namespaces n
-         WHERE n.id = b.namespace_id AND n.org_id = $1 AND n.key = $2 AND b.key = $3 RETURNING b.key, b.description`,
-        [orgId, namespace, key],
-      );
-      const row = rows[0];
-      if (!row) throw await baseNotFound(client, orgId, namespace, key);
-      return { namespace, key: row.key, description: decode(row.description) };
-    }, capture);
-  }
 
   async idempotencyGet(orgId: number, key: string): Promise<IdempotencyRecord | null> {
     const rows = await this.read<KeptRow>({ name: 'kept_reply', text: KEPT_REPLY, values: [orgId, key, IDEMPOTENCY_RETENTION_MS] });
@@ -655,9 +555,4 @@ async function insertToken(client: Queryable, org: string, id: string, tokenHash
   return { id, org, createdAt: (rows[0] as { created_at: Date }).created_at.toISOString(), revokedAt: null };
 }
 
-/** The not_found of a base write that matched no row: the namespace's when it is missing, else the base's. */
-async function baseNotFound(client: Queryable, orgId: number, namespace: string, key: string): Promise<KbApiError> {
-  const { rows } = await client.query('SELECT 1 FROM namespaces WHERE org_id = $1 AND key = $2', [orgId, namespace]);
-  return rows.length === 0 ? failures.namespaceNotFound(namespace) : failures.baseNotFound(namespace, key);
-}
 
