@@ -91,15 +91,15 @@ async function stopServe(server) {
 
 /** A group of `replicas` kb serve processes over one store. */
 class ServerGroup {
-  constructor({ kb, engine, name, storeArgs, env, storeBytes, logDir }) {
-    Object.assign(this, { kb, engine, name, storeArgs, env, logDir });
+  constructor({ kb, engine, name, storeArgs, serveArgs = [], env, storeBytes, logDir }) {
+    Object.assign(this, { kb, engine, name, storeArgs, serveArgs, env, logDir });
     this.storeBytes = storeBytes;
     this.servers = [];
   }
 
   async start(replicas) {
     for (let i = 0; i < replicas; i++) {
-      this.servers.push(await startServe(this.kb, this.storeArgs, this.env, i === 0, join(this.logDir, `kb-serve-${this.name}-${i}.log`)));
+      this.servers.push(await startServe(this.kb, [...this.storeArgs, ...this.serveArgs], this.env, i === 0, join(this.logDir, `kb-serve-${this.name}-${i}.log`)));
     }
     this.firstToken = this.servers[0].firstToken;
     if (!this.firstToken) throw new Error(`kb serve (${this.name}) printed no first token`);
@@ -162,13 +162,15 @@ class SqliteEngine {
     if (options.replicas > 1) throw new Error('--replicas > 1 needs --engine postgres: two kb serve processes on one SQLite file would take turns at its write lock');
   }
 
-  async group(name, home, replicas) {
+  /** `serveArgs`: more flags of kb serve (not of kb serve token), e.g. --admin-port. */
+  async group(name, home, replicas, serveArgs = []) {
     const dataDir = subDir(this.root, `data-${name}`);
     return new ServerGroup({
       kb: this.kb,
       engine: this,
       name,
       storeArgs: ['--data-dir', dataDir],
+      serveArgs,
       env: childEnv(home),
       logDir: this.root,
       storeBytes: async () => {

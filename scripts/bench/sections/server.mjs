@@ -102,6 +102,32 @@ export async function serverSection(ctx) {
       figures.push(figure({ name: `${endpoint.name}: replies other than 200`, value: errors, baseline: results.baseline.reduce((sum, r) => sum + r.errors, 0), unit: 'count', budget: { on: 'value', op: '=', limit: 0 } }));
     }
   }
+  // The admin port's metrics (kb serve --admin-port) against none, side by side: what counting every request costs.
+  if (ctx.engine.name === 'sqlite') {
+    ctx.progress('server: starting a kb serve with --admin-port (metrics on)');
+    const metrics = await ctx.engine.group('metrics', ctx.home, 1, ['--admin-port', '0']);
+    try {
+      for (const endpoint of [endpoints[0], endpoints[1]]) {
+        const token = { off: endpoint.token, on: endpoint.token === undefined ? undefined : metrics.firstToken };
+        const urls = { off: main.urls, on: metrics.urls };
+        const results = { off: [], on: [] };
+        for (let round = 1; round <= options.rounds; round++) {
+          for (const side of ['off', 'on']) {
+            ctx.progress(`server: ${endpoint.name}: metrics ${side}, round ${round} of ${options.rounds}`);
+            const env = childEnv(ctx.home, { KB_BENCH_TOKEN: token[side] ?? '', KB_BENCH_RUN: `${process.pid}x${runId++}`, KB_BENCH_NAMESPACE: 'bench-create' });
+            const result = await runWrkGroup(urls[side].map((url) => url + endpoint.path), { ...wrk, duration: options.duration, script: endpoint.script, env });
+            results[side].push(result);
+            rows.push([`${endpoint.name}, metrics ${side}`, 'kb serve', round, Math.round(result.rps).toLocaleString('en-US'), result.p50.toFixed(2), result.p99.toFixed(2), result.max.toFixed(1), result.errors, Math.round(result.bytesPerReply)]);
+          }
+        }
+        const rps = (side) => median(results[side].map((r) => r.rps));
+        figures.push(figure({ name: `${endpoint.name}: --admin-port (metrics on) vs without`, value: rps('on'), baseline: rps('off'), unit: 'req/s', budget: { on: 'ratio', op: '>=', limit: 0.9 } }));
+      }
+    } finally {
+      await metrics.stop();
+    }
+  }
+
   // Errors on a read endpoint void its figure: say so rather than hide it in the details.
   const readErrors = Object.entries(raw).filter(([id]) => id !== 'base_create').flatMap(([id, r]) => r.kb.filter((x) => x.errors > 0).map(() => id));
 
