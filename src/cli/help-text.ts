@@ -72,6 +72,7 @@ export const ENVIRONMENT_VARIABLES: readonly (readonly [string, string])[] = [
   ['KB_DEBUG=1', 'Trace each request to stderr, as --verbose does.'],
   ['NO_COLOR', 'No colors. None are used either when output is not a terminal, or CI is set.'],
   ['OCLIF_COLUMNS', "The width help wraps to (default: the terminal's, 80 when piped)."],
+  ['PATH', 'Whether kb there is this kb: hints then say kb, else the path of its script.'],
   ['VISUAL, EDITOR', 'The editor kb tui opens for a description (VISUAL first; default vi).'],
   ['HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY', 'Proxies for requests (either case), read as curl reads them: NO_PROXY takes names, domains, addresses, CIDR ranges and *.'],
 ];

@@ -36,6 +36,8 @@ export interface KbEnvironment {
   proxy: ProxyVariables | undefined;
   /** $VISUAL, else $EDITOR. */
   editor: string | undefined;
+  /** PATH: where the shell finds commands (whether `kb` there is this kb, for the hints kb prints). */
+  searchPath: string | undefined;
 }
 
 function text(value: string | undefined): string | undefined {
@@ -101,5 +103,6 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): KbEnvironment {
     inkCi: inkCiVariable(env),
     proxy: proxyVariables(env),
     editor: text(env.VISUAL) ?? text(env.EDITOR),
+    searchPath: text(env.PATH),
   };
 }

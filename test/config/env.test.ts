@@ -16,6 +16,7 @@ const NOTHING: KbEnvironment = {
   inkCi: undefined,
   proxy: undefined,
   editor: undefined,
+  searchPath: undefined,
 };
 
 describe('readEnv: every environment variable kb reads, in one place', () => {

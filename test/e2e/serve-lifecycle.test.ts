@@ -60,6 +60,22 @@ describe('kb serve: the first token always reaches its user', () => {
     expect(readFileSync(config, 'utf8')).toBe('{ "profiles": ');
   });
 
+  it('names itself in the first start\'s hint as the shell would find it: kb on PATH, else the path of the script', async () => {
+    const { mkdirSync, symlinkSync } = await import('node:fs');
+    const env = isolatedEnv();
+    // Not on PATH (as with `npx kb`, or a clone): the hint gives the script, so that it works as printed.
+    const offPath = await serve([], env);
+    await expect.poll(() => offPath.stdout()).toMatch(/Saved as CLI profile "local"/);
+    expect(offPath.stdout()).toContain(`try \`${KB_BIN} ns list\` in another terminal`);
+    // A link to it on PATH (the quick start's ~/.local/bin/kb): the hint says kb.
+    const bin = join(env.KB_CONFIG_DIR as string, '..', `bin-${Date.now()}`);
+    mkdirSync(bin);
+    symlinkSync(KB_BIN, join(bin, 'kb'));
+    const onPath = await serve([], { ...env, KB_CONFIG_DIR: `${env.KB_CONFIG_DIR as string}-2`, KB_DATA_DIR: `${env.KB_DATA_DIR as string}-2`, PATH: `${bin}:${env.PATH ?? ''}` });
+    await expect.poll(() => onPath.stdout()).toMatch(/Saved as CLI profile "local"/);
+    expect(onPath.stdout()).toContain('try `kb ns list` in another terminal');
+  });
+
   it('a second server (another data dir) saves local-<port>, never over the first one\'s profile, and says so', async () => {
     const env = isolatedEnv();
     const first = await serve([], env);

@@ -6,6 +6,7 @@ import { parseTimeout } from '../../cli/duration.js';
 import { CliError } from '../../cli/errors.js';
 import { outliveClosedOutput } from '../../cli/io.js';
 import { uninterrupted } from '../../cli/interrupt.js';
+import { kbCommand } from '../../cli/invocation.js';
 import { findTokenHolder, saveLocalProfile } from '../../cli/serve-profile.js';
 import { storageFailure, storageFlags, storageOptions } from '../../cli/storage.js';
 import { LOG_FORMATS, LOG_LEVELS } from '../../server/log.js';
@@ -214,7 +215,8 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
     );
     try {
       const saved = await saveLocalProfile(server.store, profiles, { url: server.url, token, name: profile });
-      const tryIt = saved.isDefault ? 'kb ns list' : `kb ns list --profile ${saved.name}`;
+      const kb = kbCommand(this.context.env.searchPath);
+      const tryIt = saved.isDefault ? `${kb} ns list` : `${kb} ns list --profile ${saved.name}`;
       this.io.stdout(`Saved as CLI profile "${saved.name}"${saved.isDefault ? ' (the default)' : ''}: try \`${tryIt}\` in another terminal.\n`);
     } catch (error) {
       log.warn(
