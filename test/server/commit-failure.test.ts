@@ -31,6 +31,18 @@ describe('a write whose commit fails', () => {
   const namespaces = async () =>
     ((await call(server.app, 'GET', '/v1/ns_list', { token: server.token })).body as { data: Array<{ key: string }> }).data.map((ns) => ns.key);
 
+  /** Nothing of a failed request was kept (not its namespace, not a reply under its key); the same request then runs as a first one. */
+  const expectNothingKeptThenRetried = async (key: string, idempotencyKey: string | undefined) => {
+    expect(await namespaces()).not.toContain(key);
+    if (idempotencyKey) {
+      expect(await server.database.sql('SELECT key FROM idempotency WHERE key = ?', [idempotencyKey])).toEqual([]);
+    }
+    const retried = await create(key, idempotencyKey);
+    expect(retried.status).toBe(200);
+    expect(retried.headers['idempotent-replayed']).toBeUndefined();
+    expect(await namespaces()).toContain(key);
+  };
+
   for (const keyed of [true, false]) {
     const how = keyed ? 'with an Idempotency-Key' : 'without an Idempotency-Key';
     it(`answers a 5xx envelope when COMMIT fails and keeps nothing, ${how}; a retry then succeeds`, async () => {
@@ -43,16 +55,7 @@ describe('a write whose commit fails', () => {
       if (ENGINE === 'postgres') expect(envelope.message).toMatch(/disk space; nothing was written/);
       await server.database.sql('DELETE FROM fail_commit WHERE key = ?', [key]);
 
-      // Nothing kept: not the namespace, not a reply under the key.
-      expect(await namespaces()).not.toContain(key);
-      if (idempotencyKey) {
-        expect(await server.database.sql('SELECT key FROM idempotency WHERE key = ?', [idempotencyKey])).toEqual([]);
-      }
-      // Reads keep working, and the same request (same key) runs now, as a first request, not a replay.
-      const retried = await create(key, idempotencyKey);
-      expect(retried.status).toBe(200);
-      expect(retried.headers['idempotent-replayed']).toBeUndefined();
-      expect(await namespaces()).toContain(key);
+      await expectNothingKeptThenRetried(key, idempotencyKey);
     });
   }
 
@@ -66,14 +69,7 @@ describe('a write whose commit fails', () => {
         const envelope = expectFailure(failed, 503);
         expect(envelope.message).toMatch(/cannot be reached/);
         expect(failed.headers['retry-after']).toMatch(/^\d+$/);
-        expect(await namespaces()).not.toContain(key);
-        if (idempotencyKey) {
-          expect(await server.database.sql('SELECT key FROM idempotency WHERE key = ?', [idempotencyKey])).toEqual([]);
-        }
-        const retried = await create(key, idempotencyKey);
-        expect(retried.status).toBe(200);
-        expect(retried.headers['idempotent-replayed']).toBeUndefined();
-        expect(await namespaces()).toContain(key);
+        await expectNothingKeptThenRetried(key, idempotencyKey);
       });
     }
   }
