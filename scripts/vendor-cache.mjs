@@ -6,11 +6,15 @@
 // (scripts/vendor-cache-writer.mjs). Every other command shares most of that path (oclif's start, the profile, flag
 // parsing, the client), and compiles the rest as it would without a cache.
 //
+// V8 takes a cache only from its own version: dist/vendor/caches.json says which V8 made these, and names each bundle
+// by a digest of its text, under which another Node keeps a cache of its own (scripts/vendor-load.mjs).
+//
 // Without a cache kb works, only slower to start: if making it fails, the build says why and goes on. (The start-up
 // test fails then, so CI does not miss it.)
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,8 +26,14 @@ import { fileURLToPath } from 'node:url';
  */
 export async function makeVendorCaches(pkg) {
   const dir = join(pkg, 'dist/vendor');
-  const caches = ['vendor.cache', 'vendor-tui.cache'].map((name) => join(dir, name));
-  for (const cache of caches) rmSync(cache, { force: true });
+  const bundles = ['vendor', 'vendor-tui'];
+  const caches = bundles.map((name) => join(dir, `${name}.cache`));
+  for (const cache of [...caches, join(dir, 'caches.json')]) rmSync(cache, { force: true });
+  /** @param {string | null} v8 the V8 that made the caches, null for none */
+  const describe = (v8) => {
+    const digest = (bundle) => createHash('sha256').update(readFileSync(join(dir, `${bundle}.cjs`))).digest('hex').slice(0, 16);
+    writeFileSync(join(dir, 'caches.json'), `${JSON.stringify({ v8, bundles: Object.fromEntries(bundles.map((bundle) => [bundle, digest(bundle)])) })}\n`);
+  };
 
   const server = createServer((request, response) => {
     request.resume();
@@ -42,8 +52,10 @@ export async function makeVendorCaches(pkg) {
       timeout: 60_000,
     });
     console.log(`vendor code caches: ${caches.map((cache) => `${Math.round(statSync(cache).size / 1024)} KiB`).join(' and ')}`);
+    describe(process.versions.v8);
   } catch (error) {
     for (const cache of caches) rmSync(cache, { force: true });
+    describe(null);
     const why = error.stderr?.trim() || error.message;
     console.warn(`warning: no code cache for the vendor bundles: kb works, but starts some 30 ms slower.\n${why}`);
   } finally {

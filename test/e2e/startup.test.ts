@@ -1,4 +1,5 @@
-import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import module from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolatedEnv, ROOT, runKb, runProcess } from '../helpers/cli.js';
@@ -120,24 +121,25 @@ describe('the vendor bundle\'s code cache', () => {
   }
 
   /** Runs `kb ns list --json` from a copy, recording what it loads; returns the result and the recorded lines. */
-  async function listFrom(kb: string): Promise<{ code: number | null; stdout: string; stderr: string; log: string[] }> {
+  async function listFrom(kb: string, extra: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string; log: string[] }> {
     const log = join(tempDir('kb-imports-'), 'imports.log');
-    const env = isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token, KB_IMPORT_LOG: log, NODE_OPTIONS: `--import ${join(ROOT, 'test/fixtures/record-imports.mjs')}` });
+    const env = isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token, KB_IMPORT_LOG: log, NODE_OPTIONS: `--import ${join(ROOT, 'test/fixtures/record-imports.mjs')}`, ...extra });
     const result = await runProcess(process.execPath, [join(kb, 'bin/run.js'), 'ns', 'list', '--json'], { env });
     return { ...result, log: readFileSync(log, 'utf8').split('\n') };
   }
 
-  it('of the TUI\'s bundle (React, Ink) is taken when the TUI draws, though the TUI sets a V8 flag of its own', async () => {
-    // What the build runs to warm that cache: kb's TUI on a stand-in terminal (scripts/vendor-warm-tui.mjs).
-    const log = join(tempDir('kb-imports-'), 'imports.log');
-    const script = `const { warmTui } = await import(${JSON.stringify(join(ROOT, 'dist/vendor/warm-tui.js'))}); await warmTui();`;
-    const env = isolatedEnv({ KB_IMPORT_LOG: log, NODE_OPTIONS: `--import ${join(ROOT, 'test/fixtures/record-imports.mjs')}` });
-    const result = await runProcess(process.execPath, ['--input-type=module', '-e', script], { env });
-    expect(result.code, result.stderr).toBe(0);
-    const recorded = readFileSync(log, 'utf8').split('\n');
-    expect(recorded).toContain('vendor-cache:vendor-tui:accepted');
-    expect(recorded).toContain('bundled:node_modules/ink/build/ink.js');
-  });
+  /** The files under `dir`, at any depth. */
+  function filesUnder(dir: string): string[] {
+    return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
+  }
+
+  /** A copy of kb whose build says its code caches were made by another V8 (another Node built it). */
+  function copyBuiltByAnotherNode(): string {
+    const kb = copyOfKb();
+    const caches = join(kb, 'dist/vendor/caches.json');
+    writeFileSync(caches, JSON.stringify({ ...(JSON.parse(readFileSync(caches, 'utf8')) as object), v8: '1.0.0-another' }));
+    return kb;
+  }
 
   it('is taken by a copy of kb in another directory (the cache does not depend on where kb is installed)', async () => {
     const copy = await listFrom(copyOfKb());
@@ -145,21 +147,47 @@ describe('the vendor bundle\'s code cache', () => {
     expect(copy.log).toContain('vendor-cache:vendor:accepted');
   });
 
-  const spoilt: Array<[string, (cache: string) => void]> = [
-    ['missing', (cache) => rmSync(cache)],
-    ['corrupt', (cache) => writeFileSync(cache, Buffer.alloc(readFileSync(cache).length, 0x5a))],
-    ['truncated', (cache) => writeFileSync(cache, readFileSync(cache).subarray(0, 1000))],
+  const spoilt: Array<[string, string, (cache: string) => void]> = [
+    ['missing', 'none', (cache) => rmSync(cache)],
+    ['corrupt', 'rejected', (cache) => writeFileSync(cache, Buffer.alloc(readFileSync(cache).length, 0x5a))],
+    ['truncated', 'rejected', (cache) => writeFileSync(cache, readFileSync(cache).subarray(0, 1000))],
   ];
-  it.each(spoilt)('a %s cache costs time, never the answer', async (_, spoil) => {
+  it.each(spoilt)('a %s cache costs time, never the answer', async (_, outcome, spoil) => {
     const kb = copyOfKb();
     spoil(join(kb, 'dist/vendor/vendor.cache'));
     const copy = await listFrom(kb);
     const built = await runKb(['ns', 'list', '--json'], { env: isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token }) });
-    expect(copy.log).toContain('vendor-cache:vendor:rejected');
+    expect(copy.log).toContain(`vendor-cache:vendor:${outcome}`);
     expect(copy.code, copy.stderr).toBe(0);
     expect(copy.stderr).toBe('');
     expect(copy.stdout).toBe(built.stdout);
   });
+
+  it('made by another V8 is not even read (V8 would refuse it)', async () => {
+    const copy = await listFrom(copyBuiltByAnotherNode(), { NODE_COMPILE_CACHE: tempDir('kb-compile-cache-') });
+    expect(copy.code, copy.stderr).toBe(0);
+    expect(copy.log).toContain('vendor-cache:vendor:none');
+    expect(copy.log).not.toContain('vendor-cache:vendor:rejected');
+  });
+
+  it.skipIf(!('getCompileCacheDir' in module))(
+    'made by another V8: this Node makes its own in its compile cache directory at the first run, and takes it after (Node 22.1+; Node 20 has no compile cache)',
+    async () => {
+      const kb = copyBuiltByAnotherNode();
+      const compileCache = tempDir('kb-compile-cache-');
+      const first = await listFrom(kb, { NODE_COMPILE_CACHE: compileCache });
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.log).toContain('vendor-cache:vendor:none');
+      const digest = (JSON.parse(readFileSync(join(kb, 'dist/vendor/caches.json'), 'utf8')) as { bundles: Record<string, string> }).bundles.vendor;
+      expect(filesUnder(compileCache).filter((file) => file.endsWith(`/kb-vendor-${digest}.cache`))).toHaveLength(1);
+      const second = await listFrom(kb, { NODE_COMPILE_CACHE: compileCache });
+      expect(second.code, second.stderr).toBe(0);
+      expect(second.log).toContain('vendor-cache:vendor:accepted');
+      expect(second.stdout).toBe(first.stdout);
+      // No half-written file is left behind.
+      expect(filesUnder(compileCache).filter((file) => file.endsWith('.tmp'))).toEqual([]);
+    },
+  );
 });
 
 describe('kb --version without oclif', () => {
