@@ -4,9 +4,20 @@ import module from 'node:module';
 import { arch, platform, release } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
+/**
+ * dist/cli/run.js, the bundle of src/cli/run.ts: imported by its URL, so that the type check reads the source it is
+ * built from rather than the bundle (tsconfig.json checks this file).
+ * @returns {Promise<typeof import('../src/cli/run.js')>}
+ */
+const loadRun = () => import(new URL('../dist/cli/run.js', import.meta.url).href);
+
+/** node:module, with what Node 22 added (@types/node is Node 20's). */
+const nodeModule = /** @type {typeof module & { enableCompileCache?: () => unknown }} */ (module);
+
 /** True under Windows Subsystem for Linux, as oclif decides it (through is-wsl), outside a container. */
 function isWsl() {
   if (platform() !== 'linux') return false;
+  /** @param {string} path */
   const read = (path) => (existsSync(path) ? readFileSync(path, 'utf8') : '');
   const microsoft = release().toLowerCase().includes('microsoft') || read('/proc/version').toLowerCase().includes('microsoft');
   const container = existsSync('/.dockerenv') || existsSync('/run/.containerenv') || read('/proc/self/cgroup').includes('docker');
@@ -21,7 +32,7 @@ if (process.argv[2] === '--version' || process.argv[2] === '-v') {
   // A full disk or a terminal gone: one line and exit 1, as every command says it; its words are loaded only then.
   process.stdout.on('error', (error) => {
     process.stderr.on('error', () => undefined);
-    void import('../dist/cli/run.js').then(({ reportOutputError }) => reportOutputError(error));
+    void loadRun().then(({ reportOutputError }) => reportOutputError(error));
   });
   process.stdout.write(`${name}/${version} ${isWsl() ? 'wsl' : platform()}-${cpu} node-${process.version}\n`);
 } else {
@@ -31,8 +42,8 @@ if (process.argv[2] === '--version' || process.argv[2] === '-v') {
   process.env.OCLIF_DISABLE_ENGINE_WARNING ??= 'true';
   // From Node 22.1, V8's compiled code is kept on disk between runs: most of what a start costs is compiling the
   // bundle. Node 20 has no such cache, and this is a no-op there.
-  module.enableCompileCache?.();
-  const { execute, takeOverOutputErrors } = await import('../dist/cli/run.js');
+  nodeModule.enableCompileCache?.();
+  const { execute, takeOverOutputErrors } = await loadRun();
   // A full disk or a terminal gone: one line and exit 1, not a crash (src/cli/output-errors.ts).
   takeOverOutputErrors();
   // oclif would also load "user" and "link" plugins named in $KB_DATA_DIR/package.json (it takes KB_DATA_DIR for its

@@ -13,9 +13,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 
-/** Each bundle's exports, once it has run. */
+/** node:module, with what Node 22 added (@types/node is Node 20's). */
+const nodeModule = /** @type {typeof module & { getCompileCacheDir?: () => string | undefined }} */ (module);
+
+/** What kb sets on globalThis for the vendor bundles and the start-up test, by symbol. */
+const shared = /** @type {Record<symbol, unknown>} */ (/** @type {unknown} */ (globalThis));
+
+/** Each bundle's exports, once it has run. @type {Map<string, Record<string, unknown>>} */
 const bundles = new Map();
-/** ES modules that the bundles' packages import, handed in by kb's stand-ins (scripts/vendor.mjs, PROVIDED). */
+/** ES modules that the bundles' packages import, handed in by kb's stand-ins (scripts/vendor.mjs, PROVIDED). @type {Map<string, unknown>} */
 const provided = new Map();
 
 /**
@@ -28,6 +34,9 @@ let builtCaches = null;
 /**
  * Where `bundle`'s code cache is for this V8: the build's, or one in Node's compile cache directory (`own`: made by
  * this process at exit when it is missing or refused). None when neither fits.
+ * @param {string} dir dist/vendor
+ * @param {string} bundle
+ * @returns {{ path: string, own: boolean } | undefined}
  */
 function cacheOf(dir, bundle) {
   if (builtCaches === null) {
@@ -37,17 +46,21 @@ function cacheOf(dir, bundle) {
       builtCaches = undefined;
     }
   }
-  if (builtCaches === undefined || builtCaches.v8 === process.versions.v8) return { path: join(dir, `${bundle}.cache`), own: false };
+  if (builtCaches === undefined || builtCaches === null || builtCaches.v8 === process.versions.v8) return { path: join(dir, `${bundle}.cache`), own: false };
   // Node's directory for this Node version (and its V8 flags), when the compile cache is on (bin/run.js).
-  const cacheDir = module.getCompileCacheDir?.();
+  const cacheDir = nodeModule.getCompileCacheDir?.();
   const digest = builtCaches.bundles?.[bundle];
   if (cacheDir === undefined || typeof digest !== 'string') return undefined;
   return { path: join(cacheDir, `kb-${bundle}-${digest}.cache`), own: true };
 }
 
-/** Writes the code cache of each script in `owed` as the process exits (see cacheOf). */
+/** The scripts whose code caches this process writes as it exits, by path (see cacheOf). @type {Map<string, Script>} */
 const owed = new Map();
 let writeAtExit = false;
+/**
+ * @param {string} path
+ * @param {Script} script
+ */
 function owe(path, script) {
   owed.set(path, script);
   if (writeAtExit) return;
@@ -56,7 +69,7 @@ function owe(path, script) {
     try {
       // V8 stamps a cache with its flags: those the TUI set for good (src/tui/load.ts) go back to Node's, as the build
       // does (scripts/vendor-cache-writer.mjs). The process is ending: nothing runs under them any more.
-      if (globalThis[Symbol.for('kb.wasm.baselineOnly')] === true) {
+      if (shared[Symbol.for('kb.wasm.baselineOnly')] === true) {
         createRequire(import.meta.url)('node:v8').setFlagsFromString('--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering');
       }
       for (const [file, made] of owed) {
@@ -71,6 +84,10 @@ function owe(path, script) {
   });
 }
 
+/**
+ * @param {string} bundle
+ * @returns {Record<string, unknown>} its exports
+ */
 function load(bundle) {
   // This module is bundled into a chunk, dist/chunks/*.js (scripts/build.mjs checks): the vendor bundles are in dist/vendor.
   const dir = fileURLToPath(new URL('../vendor', import.meta.url));
@@ -84,25 +101,37 @@ function load(bundle) {
   }
   const script = new Script(readFileSync(file, 'utf8'), { filename: file, cachedData });
   // For scripts/vendor-cache-writer.mjs, which saves the caches at exit, and for the start-up test.
-  (globalThis[Symbol.for('kb.vendor.scripts')] ??= new Map()).set(bundle, script);
+  const scripts = /** @type {Map<string, Script>} */ ((shared[Symbol.for('kb.vendor.scripts')] ??= new Map()));
+  scripts.set(bundle, script);
   if (cache?.own && script.cachedDataRejected !== false) owe(cache.path, script);
+  /** @type {{ exports: Record<string, unknown> }} */
   const module = { exports: {} };
   // As Node calls a CommonJS module, with the import() that oclif uses to load kb's commands, hooks and help, and the
   // ES modules handed in.
-  script.runInThisContext()(module.exports, createRequire(file), module, file, dir, (specifier) => import(specifier), (name) => {
+  script.runInThisContext()(module.exports, createRequire(file), module, file, dir, (/** @type {string} */ specifier) => import(specifier), (/** @type {string} */ name) => {
     if (!provided.has(name)) throw new Error(`the vendor bundle needs ${name}, which no stand-in has handed in`);
     return provided.get(name);
   });
   return module.exports;
 }
 
-/** The package `specifier` (one of scripts/vendor.mjs's VENDORED) from `bundle`, which runs on first use. */
+/**
+ * The package `specifier` (one of scripts/vendor.mjs's VENDORED) from `bundle`, which runs on first use.
+ * @param {string} bundle
+ * @param {string} specifier
+ * @returns {any} the package's exports, as its stand-in hands them on
+ */
 export function vendored(bundle, specifier) {
-  if (!bundles.has(bundle)) bundles.set(bundle, load(bundle));
-  return bundles.get(bundle)[specifier];
+  let exported = bundles.get(bundle);
+  if (exported === undefined) bundles.set(bundle, (exported = load(bundle)));
+  return exported[specifier];
 }
 
-/** Hands the vendor bundles an ES module their packages import (Ink's stand-in hands in yoga-layout). */
+/**
+ * Hands the vendor bundles an ES module their packages import (Ink's stand-in hands in yoga-layout).
+ * @param {string} name
+ * @param {unknown} value
+ */
 export function provide(name, value) {
   provided.set(name, value);
 }
