@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 
-export const SECTIONS = ['cli', 'tui', 'server', 'scale', 'replicas'];
+export const SECTIONS = ['cli', 'node-versions', 'tui', 'server', 'scale', 'replicas'];
 
 export const USAGE = `Usage: node scripts/bench/index.mjs [options]     (npm run bench -- [options] builds first)
 
