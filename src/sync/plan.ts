@@ -110,6 +110,12 @@ export async function readCurrentState(client: SyncClient, desired: Resources): 
   return { namespaces, bases: await basesOf(client, named, 'apply the file') };
 }
 
+/** The list in key order: itself when it is already (as a normalized file is), else a sorted copy. */
+function inKeyOrder<T extends { key: string }>(list: readonly T[]): readonly T[] {
+  for (let i = 1; i < list.length; i++) if (byKey(list[i - 1] as T, list[i] as T) > 0) return [...list].sort(byKey);
+  return list;
+}
+
 /**
  * The changes that make the deployment match the file. Namespaces the file does not name are left alone (the API
  * cannot delete a namespace); with `prune`, bases of a named namespace that the file does not list are deleted.
@@ -120,15 +126,18 @@ export function planChanges(current: CurrentState, desired: Resources, options: 
   const deletes: Change[] = [];
   let keptBases = 0;
   const currentNamespaces = new Map(current.namespaces.map((ns) => [ns.key, ns]));
-  for (const ns of [...desired.namespaces].sort(byKey)) {
+  for (const ns of inKeyOrder(desired.namespaces)) {
     const existing = currentNamespaces.get(ns.key);
     if (!existing) namespaceChanges.push({ action: 'create', type: 'namespace', key: ns.key, description: ns.description });
     else if (existing.description !== ns.description) {
       namespaceChanges.push({ action: 'update', type: 'namespace', key: ns.key, description: ns.description, previous: existing.description });
     }
-    const have = new Map((existing ? (current.bases.get(ns.key) ?? []) : []).map((base) => [base.key, base]));
+    const haveList = existing ? (current.bases.get(ns.key) ?? []) : [];
+    // Most namespaces of a big file have no bases, here or there: nothing to compare, nothing to allocate.
+    if (haveList.length === 0 && ns.bases.length === 0) continue;
+    const have = new Map(haveList.map((base) => [base.key, base]));
     const want = new Set(ns.bases.map((base) => base.key));
-    for (const base of [...ns.bases].sort(byKey)) {
+    for (const base of inKeyOrder(ns.bases)) {
       const before = have.get(base.key);
       if (!before) baseChanges.push({ action: 'create', type: 'base', namespace: ns.key, key: base.key, description: base.description });
       else if (before.description !== base.description) {
