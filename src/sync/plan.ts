@@ -32,6 +32,7 @@ export interface Plan {
 /** What the deployment holds of the namespaces a file names: every namespace, and the bases of those in the file. */
 export interface CurrentState {
   namespaces: Namespace[];
+  /** By namespace; a namespace with no bases may have no entry. */
   bases: Map<string, BaseEntry[]>;
 }
 
@@ -54,14 +55,22 @@ const READ_CONCURRENCY = 16;
 /** More namespaces than this are read with one base_list_all where the deployment offers it, rather than one by one. */
 const ALL_AT_ONCE_AFTER = 16;
 
-/** The bases of the namespaces, by namespace, each list ordered by key. */
+/** The bases of the namespaces, by namespace, each list ordered by key; a namespace with none may have no entry. */
 async function basesOf(client: SyncClient, namespaces: readonly string[], doing: string): Promise<Map<string, BaseEntry[]>> {
-  const bases = new Map<string, BaseEntry[]>(namespaces.map((ns) => [ns, []]));
+  const bases = new Map<string, BaseEntry[]>();
   if (namespaces.length > ALL_AT_ONCE_AFTER) {
     const all = await client.baseListAll();
     if (all !== undefined) {
-      for (const base of all) bases.get(base.namespace)?.push({ key: base.key, description: base.description });
-      for (const list of bases.values()) list.sort(byKey);
+      // Only the namespaces that have bases get a list: most of a big organization's have none.
+      const named = new Set(namespaces);
+      for (const base of all) {
+        if (!named.has(base.namespace)) continue;
+        const list = bases.get(base.namespace);
+        const entry = { key: base.key, description: base.description };
+        if (list === undefined) bases.set(base.namespace, [entry]);
+        else list.push(entry);
+      }
+      for (const list of bases.values()) if (list.length > 1) list.sort(byKey);
       return bases;
     }
   }

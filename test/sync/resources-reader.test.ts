@@ -2,7 +2,15 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import YAML, { isMap, isScalar, LineCounter, Scalar, type Node as YamlNode } from 'yaml';
 import { pathId, readResourcesText } from '../../src/sync/resources-reader.js';
-import { normalizeResources, parseResources, ResourcesFileError, type Resources, serializeResources } from '../../src/sync/resources-file.js';
+import {
+  normalizeResources,
+  parseResources,
+  plainlyValid,
+  ResourcesFile,
+  ResourcesFileError,
+  type Resources,
+  serializeResources,
+} from '../../src/sync/resources-file.js';
 import { escapeJsonControls, hasJsonUnsafe } from '../../src/text/controls.js';
 
 /** kb's YAML file as the `yaml` package writes the whole document: what serializeResources must give, byte for byte. */
@@ -188,6 +196,65 @@ describe('the fast reader', () => {
       return;
     }
     expect(expectSameAsYaml(text)).toBe(true);
+  });
+});
+
+describe('the check without zod', () => {
+  const anything = fc.oneof(fc.constant(undefined), fc.constant(null), fc.integer(), fc.boolean(), fc.constant([]), fc.constant({}));
+  const keyish = fc.oneof(keyArb, fc.constantFrom('ab', 'x'.repeat(64), 'a b', 'ké1', ''), anything);
+  const describish = fc.oneof(
+    descriptionArb,
+    fc.constantFrom('', 'x'.repeat(1024), 'x'.repeat(1025), '\u{1F600}'.repeat(1024), '\u{1F600}'.repeat(1025), 'a\uD800b', '\uDC00'),
+    anything,
+  );
+  const extra = fc.option(fc.constantFrom('extra', 'descripton', '__proto__', 'constructor'), { nil: undefined });
+  const withExtra = <T extends object>(object: T, field: string | undefined) => (field === undefined ? object : { ...object, [field]: 1 });
+  const fileArb = fc
+    .record({
+      version: fc.oneof(fc.constant(1), anything, fc.constant('1')),
+      namespaces: fc.oneof(
+        fc.array(
+          fc.oneof(
+            fc.record(
+              {
+                key: keyish,
+                description: describish,
+                bases: fc.oneof(fc.array(fc.oneof(fc.record({ key: keyish, description: describish }, { requiredKeys: ['key'] }), anything), { maxLength: 3 }), anything),
+                extra,
+              },
+              { requiredKeys: [] },
+            ),
+            anything,
+          ),
+          { maxLength: 4 },
+        ),
+        anything,
+      ),
+      extra,
+    }, { requiredKeys: [] })
+    .map(({ extra: field, ...file }) => withExtra(file, field));
+
+  it('accepts only what zod accepts, and what is valid (property)', () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(fileArb, (value) => {
+        const valid = ResourcesFile.safeParse(value).success;
+        if (plainlyValid(value)) {
+          accepted++;
+          expect(valid).toBe(true);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+    fc.assert(
+      fc.property(resourcesArb, (resources) => {
+        // Files as export writes them, valid or not (a key listed twice, a key too short): the two agree.
+        const file: unknown = JSON.parse(serializeResources(resources, 'json'));
+        expect(plainlyValid(file)).toBe(ResourcesFile.safeParse(file).success);
+      }),
+      { numRuns: 300 },
+    );
+    expect(accepted).toBeGreaterThan(0);
   });
 });
 
