@@ -169,12 +169,15 @@ function yamlNamespace(ns: NamespaceEntry): string {
 
 /** What the \`yaml\` package would not write as a plain scalar (src/stringify/stringifyString.ts, plainString). */
 const NOT_PLAIN = /^[\n\t ,[\]{}#&*!|>'"%@`]|^[?-]$|^[?-][ \t]|[\n:][ \t]|[ \t]\n|[\n\t ]#|[\n\t :]$|^(?:---|\.\.\.)/;
+const PRINTABLE_ASCII = /^[\u0020-\u007E]*$/;
 // eslint-disable-next-line no-control-regex
 const QUOTED_ALWAYS = /[\u0000-\u001F\u007F-\u009F\uD800-\uDFFF]/;
 
 /** A string that YAML writes as it is, reads back as a string, and that needs no escape for a terminal. */
 function isPlain(text: string): boolean {
-  return text !== '' && !NOT_PLAIN.test(text) && !QUOTED_ALWAYS.test(text) && !isPlainNonString(text) && !hasJsonUnsafe(text);
+  if (text === '' || NOT_PLAIN.test(text) || isPlainNonString(text)) return false;
+  // Printable ASCII holds no control, no surrogate and nothing a terminal would be fooled by: no need to look.
+  return PRINTABLE_ASCII.test(text) || (!QUOTED_ALWAYS.test(text) && !hasJsonUnsafe(text));
 }
 
 /**
@@ -297,6 +300,7 @@ export function parseResources(text: string, source: string): Resources {
 
 /** As the API's Description has it (src/api/schemas.ts). */
 const LONE_SURROGATE = /\p{Surrogate}/u;
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
 const FILE_FIELDS = new Set(['version', 'namespaces']);
 const NAMESPACE_FIELDS = new Set(['key', 'description', 'bases']);
 const BASE_FIELDS = new Set(['key', 'description']);
@@ -306,7 +310,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 function hasOnly(value: Record<string, unknown>, fields: ReadonlySet<string>): boolean {
-  for (const field of Object.keys(value)) if (!fields.has(field)) return false;
+  for (const field in value) if (!fields.has(field)) return false;
   return true;
 }
 
@@ -316,7 +320,8 @@ function isKey(value: unknown): value is string {
 
 function isDescription(value: unknown): boolean {
   if (value === undefined || value === null) return true;
-  if (typeof value !== 'string' || LONE_SURROGATE.test(value)) return false;
+  // A surrogate at all is rare: only then is it worth asking whether one is alone.
+  if (typeof value !== 'string' || (ANY_SURROGATE.test(value) && LONE_SURROGATE.test(value))) return false;
   // Code points: at most one per UTF-16 unit, at least one per two.
   if (value.length >= LIMITS.descriptionMin && value.length <= LIMITS.descriptionMax) return true;
   const length = codePointLength(value);

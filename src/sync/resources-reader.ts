@@ -198,16 +198,17 @@ const INT_HEX = /^0x[0-9a-fA-F]+$/;
 const FLOAT_NAN = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
 const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/;
 
+/** Where a plain scalar can be other than a string: empty, or starting with a digit, + - . ~ n N t T f F. */
+const MAYBE_NOT_STRING = /^(?:$|[-+.~0-9nNtTfF])/;
+
 /** Whether a plain scalar with this text is read as something other than a string. */
 export function isPlainNonString(text: string): boolean {
+  if (!MAYBE_NOT_STRING.test(text)) return false;
   return NULL.test(text) || BOOL.test(text) || INT.test(text) || INT_OCT.test(text) || INT_HEX.test(text) || FLOAT_NAN.test(text) || FLOAT.test(text);
 }
 
-/** The words that KEY matches and YAML reads as null or a boolean. */
+/** The words that keyEnd takes and YAML reads as null or a boolean. */
 const NOT_STRING_WORDS = new Set(['null', 'Null', 'NULL', 'true', 'True', 'TRUE', 'false', 'False', 'FALSE']);
-
-/** Where a plain scalar can be other than a string: empty, or starting with a digit, + - . ~ n N t T f F. */
-const MAYBE_NOT_STRING = /^(?:$|[-+.~0-9nNtTfF])/;
 
 function resolvePlain(text: string): unknown {
   if (!MAYBE_NOT_STRING.test(text)) return text;
@@ -221,8 +222,23 @@ function resolvePlain(text: string): unknown {
   return text;
 }
 
-/** A key this reader takes: a plain word that YAML reads as a string (and not __proto__, left to the full parser). */
-const KEY = /([A-Za-z_][A-Za-z0-9_-]*):(?=[ \n]|$)/y;
+/**
+ * The end (the colon) of the key that starts at `at`, or -1: a key this reader takes is a plain word of letters,
+ * digits, _ and - (not starting with a digit or -), then a colon and a space or the end of the line. (A loop, not a
+ * regular expression: this runs for every line of a file.)
+ */
+function keyEnd(text: string, at: number): number {
+  let i = at;
+  let c = text.charCodeAt(i);
+  if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f)) return -1;
+  for (;;) {
+    c = text.charCodeAt(++i);
+    if ((c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || (c >= 0x30 && c <= 0x39) || c === 0x5f || c === 0x2d) continue;
+    if (c !== 0x3a) return -1;
+    const after = text.charCodeAt(i + 1);
+    return after === 0x20 || after === 0x0a || Number.isNaN(after) ? i : -1;
+  }
+}
 const DOUBLE_QUOTED = /"(?:[^"\\]|\\.)*"/y;
 const SINGLE_QUOTED = /'(?:[^']|'')*'/y;
 /** Characters no file of this reader holds (the full parser decides what they mean): tabs, CR, controls, a BOM. */
@@ -295,8 +311,7 @@ class YamlReader {
   /** The node that starts at the current line, which is indented by `indent`. */
   #node(indent: number, id: string | undefined): unknown {
     if (this.#isItem()) return this.#list(indent, id);
-    KEY.lastIndex = this.#start;
-    if (KEY.test(this.text)) return this.#map(indent, id);
+    if (keyEnd(this.text, this.#start) >= 0) return this.#map(indent, id);
     return beyond();
   }
 
@@ -314,8 +329,7 @@ class YamlReader {
       // The rest of the line is read as a line of its own, indented to where it starts.
       this.#indent = start - this.#lineStart;
       this.#start = start;
-      KEY.lastIndex = start;
-      if (KEY.test(this.text)) list.push(this.#map(this.#indent, itemId));
+      if (keyEnd(this.text, start) >= 0) list.push(this.#map(this.#indent, itemId));
       else if (this.#isItem()) beyond();
       else list.push(this.#inline(start, itemId, indent));
     }
@@ -328,13 +342,13 @@ class YamlReader {
     const map: Record<string, unknown> = {};
     const { text } = this;
     while (!this.#done && this.#indent === indent) {
-      KEY.lastIndex = this.#start;
-      const match = KEY.exec(text);
-      const key = match?.[1];
-      if (key === undefined || key === '__proto__' || NOT_STRING_WORDS.has(key) || Object.hasOwn(map, key)) beyond();
+      const colon = keyEnd(text, this.#start);
+      if (colon < 0) beyond();
+      const key = text.slice(this.#start, colon);
+      if (key === '__proto__' || NOT_STRING_WORDS.has(key) || Object.hasOwn(map, key)) beyond();
       const keyId = this.#child(id, `.${key}`);
       if (keyId !== undefined && this.record?.wanted.has(keyId)) this.record.places.keys.set(keyId, this.#start);
-      let start = KEY.lastIndex;
+      let start = colon + 1;
       while (text.charCodeAt(start) === 0x20) start++;
       map[key] = start === this.#end || text[start] === '#' ? this.#nested(indent, keyId, start, true) : this.#inline(start, keyId, indent);
     }
