@@ -1,4 +1,4 @@
-import type { Namespace } from '../api/schemas.js';
+import type { Base, Namespace } from '../api/schemas.js';
 import type { KbClient } from '../client/client.js';
 import { BaseListUnsupportedError, exitCodeFor } from '../client/errors.js';
 import { CliError } from '../cli/errors.js';
@@ -56,10 +56,16 @@ const READ_CONCURRENCY = 16;
 const ALL_AT_ONCE_AFTER = 16;
 
 /** The bases of the namespaces, by namespace, each list ordered by key; a namespace with none may have no entry. */
-async function basesOf(client: SyncClient, namespaces: readonly string[], doing: string): Promise<Map<string, BaseEntry[]>> {
+async function basesOf(
+  client: SyncClient,
+  namespaces: readonly string[],
+  doing: string,
+  /** base_list_all's answer when it was asked for already (undefined inside: not offered). */
+  asked?: { all: readonly Base[] | undefined },
+): Promise<Map<string, BaseEntry[]>> {
   const bases = new Map<string, BaseEntry[]>();
-  if (namespaces.length > ALL_AT_ONCE_AFTER) {
-    const all = await client.baseListAll();
+  if (asked !== undefined || namespaces.length > ALL_AT_ONCE_AFTER) {
+    const all = asked === undefined ? await client.baseListAll() : asked.all;
     if (all !== undefined) {
       // Only the namespaces that have bases get a list: most of a big organization's have none.
       const named = new Set(namespaces);
@@ -113,10 +119,14 @@ export async function readResources(client: SyncClient, options: { namespaces?: 
 
 /** What the plan for `desired` must know: every namespace, and the bases of those the file names that exist. */
 export async function readCurrentState(client: SyncClient, desired: Resources): Promise<CurrentState> {
-  const namespaces = await client.nsList();
+  // A file of many namespaces: every base at once, asked for beside the namespaces rather than after them.
+  const [namespaces, all] = await Promise.all([
+    client.nsList(),
+    desired.namespaces.length > ALL_AT_ONCE_AFTER ? client.baseListAll().then((bases) => ({ all: bases })) : undefined,
+  ]);
   const existing = new Set(namespaces.map((ns) => ns.key));
   const named = desired.namespaces.map((ns) => ns.key).filter((key) => existing.has(key));
-  return { namespaces, bases: await basesOf(client, named, 'apply the file') };
+  return { namespaces, bases: await basesOf(client, named, 'apply the file', all) };
 }
 
 /** The list in key order: itself when it is already (as a normalized file is), else a sorted copy. */
