@@ -165,6 +165,37 @@ describe('the fast reader', () => {
     expect(read).toBeGreaterThan(40);
   });
 
+  it('reads a file with random edits as the yaml package does, or leaves it to it (property)', () => {
+    const base = serializeResources(
+      normalizeResources({
+        namespaces: [
+          { key: 'docs', description: 'Product docs', bases: [{ key: 'faq', description: null }, { key: 'guides', description: "it's" }] },
+          { key: 'empty', description: 'true', bases: [] },
+        ],
+      }),
+      'yaml',
+    );
+    const edit = fc.record({ at: fc.nat(), remove: fc.nat({ max: 3 }), insert: fc.constantFrom('', ' ', '  ', ':', ': ', '-', '- ', '#', ' #', '"', "'", '\n', '\n  ', 'a', '[', ']', '{}', '[]', '|', '>', '&a ', '*a', '!', '?', '1', '~', 'null') });
+    let read = 0;
+    fc.assert(
+      fc.property(fc.array(edit, { minLength: 1, maxLength: 3 }), (edits) => {
+        let text = base;
+        for (const { at, remove, insert } of edits) {
+          const where = at % (text.length + 1);
+          text = text.slice(0, where) + insert + text.slice(where + remove);
+        }
+        const fast = readResourcesText(text);
+        if (fast === undefined) return;
+        read++;
+        const reference = YAML.parseDocument(text, { uniqueKeys: true });
+        expect({ text, errors: reference.errors.map((error) => error.message) }).toEqual({ text, errors: [] });
+        expect({ text, value: fast.value }).toEqual({ text, value: reference.toJS() });
+      }),
+      { numRuns: 3000 },
+    );
+    expect(read).toBeGreaterThan(100);
+  });
+
   it.each([
     ['a plain scalar that goes on, on the next line', 'version: 1\nnamespaces:\n  - key: docs\n    description: two\n      lines\n'],
     ['a plain scalar that goes on after a blank line', 'version: 1\nnamespaces:\n  - key: docs\n    description: two\n\n      lines\n'],
