@@ -78,7 +78,8 @@ export function readResourcesText(text: string): FastRead | undefined {
       },
     };
   } catch (error) {
-    if (error instanceof Beyond) return undefined;
+    // Nesting too deep for the stack is left to the full parser too, which says what it makes of it.
+    if (error instanceof Beyond || error instanceof RangeError) return undefined;
     throw error;
   }
 }

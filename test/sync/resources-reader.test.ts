@@ -218,6 +218,7 @@ describe('the fast reader', () => {
     ['a key given twice', 'version: 1\nversion: 1\nnamespaces: []\n'],
     ['JSON with a key given twice', '{"version": 1, "namespaces": [{"key": "a", "key": "b"}]}'],
     ['JSON with escapes and spaces', '{ "version" : 1 ,\n "namespaces" : [ { "key" : "d\\u006fcs" , "description" : "a\\"b\\\\" , "bases" : [ ] } ] }'],
+    ['JSON nested deeper than the stack', `{"version": 1, "namespaces": [], "deep": ${'['.repeat(200_000)}${']'.repeat(200_000)}}`],
     ['a mis-indented key', 'version: 1\nnamespaces:\n  - key: docs\n   description: x\n'],
     ['a key after a list item\'s map', 'version: 1\nnamespaces:\n  - key: docs\n  other: x\n'],
   ])('gives what the yaml package gives, or nothing: %s', (_name, text) => {
