@@ -10,13 +10,22 @@ import { cleanup, installSignalHandlers, isAborted, tempDir } from './lib/lifecy
 import { parseOptions, USAGE } from './lib/options.mjs';
 import { machine, renderHeader, renderSection } from './lib/report.mjs';
 import { cliSection } from './sections/cli.mjs';
+import { exportScaleSection } from './sections/export-scale.mjs';
 import { nodeVersionsSection } from './sections/node-versions.mjs';
 import { replicasSection } from './sections/replicas.mjs';
 import { scaleSection } from './sections/scale.mjs';
 import { serverSection } from './sections/server.mjs';
 import { tuiSection } from './sections/tui.mjs';
 
-const RUNNERS = { cli: cliSection, 'node-versions': nodeVersionsSection, tui: tuiSection, server: serverSection, scale: scaleSection, replicas: replicasSection };
+const RUNNERS = {
+  cli: cliSection,
+  'node-versions': nodeVersionsSection,
+  tui: tuiSection,
+  server: serverSection,
+  'export-scale': exportScaleSection,
+  scale: scaleSection,
+  replicas: replicasSection,
+};
 /** Sections that start servers of their own: the main one would only add noise. */
 const OWN_SERVERS = new Set(['scale', 'replicas']);
 const SMALL = 100;

@@ -1,4 +1,4 @@
-import type { Namespace } from '../api/schemas.js';
+import type { Base, Namespace } from '../api/schemas.js';
 import type { KbClient } from '../client/client.js';
 import { BaseListUnsupportedError, exitCodeFor } from '../client/errors.js';
 import { CliError } from '../cli/errors.js';
@@ -32,6 +32,7 @@ export interface Plan {
 /** What the deployment holds of the namespaces a file names: every namespace, and the bases of those in the file. */
 export interface CurrentState {
   namespaces: Namespace[];
+  /** By namespace; a namespace with no bases may have no entry. */
   bases: Map<string, BaseEntry[]>;
 }
 
@@ -54,14 +55,28 @@ const READ_CONCURRENCY = 16;
 /** More namespaces than this are read with one base_list_all where the deployment offers it, rather than one by one. */
 const ALL_AT_ONCE_AFTER = 16;
 
-/** The bases of the namespaces, by namespace, each list ordered by key. */
-async function basesOf(client: SyncClient, namespaces: readonly string[], doing: string): Promise<Map<string, BaseEntry[]>> {
-  const bases = new Map<string, BaseEntry[]>(namespaces.map((ns) => [ns, []]));
-  if (namespaces.length > ALL_AT_ONCE_AFTER) {
-    const all = await client.baseListAll();
+/** The bases of the namespaces, by namespace, each list ordered by key; a namespace with none may have no entry. */
+async function basesOf(
+  client: SyncClient,
+  namespaces: readonly string[],
+  doing: string,
+  /** base_list_all's answer when it was asked for already (undefined inside: not offered). */
+  asked?: { all: readonly Base[] | undefined },
+): Promise<Map<string, BaseEntry[]>> {
+  const bases = new Map<string, BaseEntry[]>();
+  if (asked !== undefined || namespaces.length > ALL_AT_ONCE_AFTER) {
+    const all = asked === undefined ? await client.baseListAll() : asked.all;
     if (all !== undefined) {
-      for (const base of all) bases.get(base.namespace)?.push({ key: base.key, description: base.description });
-      for (const list of bases.values()) list.sort(byKey);
+      // Only the namespaces that have bases get a list: most of a big organization's have none.
+      const named = new Set(namespaces);
+      for (const base of all) {
+        if (!named.has(base.namespace)) continue;
+        const list = bases.get(base.namespace);
+        const entry = { key: base.key, description: base.description };
+        if (list === undefined) bases.set(base.namespace, [entry]);
+        else list.push(entry);
+      }
+      for (const list of bases.values()) if (list.length > 1) list.sort(byKey);
       return bases;
     }
   }
@@ -104,10 +119,20 @@ export async function readResources(client: SyncClient, options: { namespaces?: 
 
 /** What the plan for `desired` must know: every namespace, and the bases of those the file names that exist. */
 export async function readCurrentState(client: SyncClient, desired: Resources): Promise<CurrentState> {
-  const namespaces = await client.nsList();
+  // A file of many namespaces: every base at once, asked for beside the namespaces rather than after them.
+  const [namespaces, all] = await Promise.all([
+    client.nsList(),
+    desired.namespaces.length > ALL_AT_ONCE_AFTER ? client.baseListAll().then((bases) => ({ all: bases })) : undefined,
+  ]);
   const existing = new Set(namespaces.map((ns) => ns.key));
   const named = desired.namespaces.map((ns) => ns.key).filter((key) => existing.has(key));
-  return { namespaces, bases: await basesOf(client, named, 'apply the file') };
+  return { namespaces, bases: await basesOf(client, named, 'apply the file', all) };
+}
+
+/** The list in key order: itself when it is already (as a normalized file is), else a sorted copy. */
+function inKeyOrder<T extends { key: string }>(list: readonly T[]): readonly T[] {
+  for (let i = 1; i < list.length; i++) if (byKey(list[i - 1] as T, list[i] as T) > 0) return [...list].sort(byKey);
+  return list;
 }
 
 /**
@@ -120,15 +145,18 @@ export function planChanges(current: CurrentState, desired: Resources, options: 
   const deletes: Change[] = [];
   let keptBases = 0;
   const currentNamespaces = new Map(current.namespaces.map((ns) => [ns.key, ns]));
-  for (const ns of [...desired.namespaces].sort(byKey)) {
+  for (const ns of inKeyOrder(desired.namespaces)) {
     const existing = currentNamespaces.get(ns.key);
     if (!existing) namespaceChanges.push({ action: 'create', type: 'namespace', key: ns.key, description: ns.description });
     else if (existing.description !== ns.description) {
       namespaceChanges.push({ action: 'update', type: 'namespace', key: ns.key, description: ns.description, previous: existing.description });
     }
-    const have = new Map((existing ? (current.bases.get(ns.key) ?? []) : []).map((base) => [base.key, base]));
+    const haveList = existing ? (current.bases.get(ns.key) ?? []) : [];
+    // Most namespaces of a big file have no bases, here or there: nothing to compare, nothing to allocate.
+    if (haveList.length === 0 && ns.bases.length === 0) continue;
+    const have = new Map(haveList.map((base) => [base.key, base]));
     const want = new Set(ns.bases.map((base) => base.key));
-    for (const base of [...ns.bases].sort(byKey)) {
+    for (const base of inKeyOrder(ns.bases)) {
       const before = have.get(base.key);
       if (!before) baseChanges.push({ action: 'create', type: 'base', namespace: ns.key, key: base.key, description: base.description });
       else if (before.description !== base.description) {

@@ -1,12 +1,13 @@
 import YAML, { isMap, isScalar, LineCounter, Scalar, type Node as YamlNode } from 'yaml';
 import * as z from '../api/zod.js';
-import { Description, Key } from '../api/schemas.js';
+import { codePointLength, Description, Key, KEY_PATTERN, LIMITS } from '../api/schemas.js';
 import { valueAt } from '../api/validation.js';
 import { CliError, UsageError } from '../cli/errors.js';
 import { EXIT } from '../client/exit-codes.js';
 import { describeSystemError, errno } from '../os/errors.js';
 import { escapeJsonControls, hasJsonUnsafe } from '../text/controls.js';
 import { writeFileAtomic } from '../os/files.js';
+import { isPlainNonString, type Path, pathId, type Places, readResourcesText } from './resources-reader.js';
 
 /**
  * The file of `kb export`, `kb apply` and `kb import`: an organization's namespaces and their bases, keys and
@@ -115,26 +116,76 @@ export function normalizeResources(file: { namespaces: readonly { key: string; d
  */
 export function serializeResources(resources: Resources, format: ResourcesFormat): string {
   const { namespaces } = normalizeResources(resources);
-  // Built field by field, so the order of keys in the output is fixed here and nowhere else.
+  if (format === 'json') {
+    // Built field by field, so the order of keys in the output is fixed here and nowhere else.
+    const document = {
+      version: RESOURCES_VERSION,
+      namespaces: namespaces.map((ns) => ({
+        key: ns.key,
+        description: ns.description,
+        bases: ns.bases.map((base) => ({ key: base.key, description: base.description })),
+      })),
+    };
+    return `${escapeJsonControls(JSON.stringify(document, null, 2))}\n`;
+  }
+  if (namespaces.length === 0) return `version: ${RESOURCES_VERSION}\nnamespaces: []\n`;
+  const parts = [`version: ${RESOURCES_VERSION}\nnamespaces:\n`];
+  for (const ns of namespaces) parts.push(yamlNamespace(ns));
+  return parts.join('');
+}
+
+/**
+ * One namespace of the YAML file, as the \`yaml\` package writes it within the whole document (a test holds the two
+ * byte for byte): written here when every key and description is a plain scalar, which the package would write as
+ * it is, and by the package otherwise.
+ */
+function yamlNamespace(ns: NamespaceEntry): string {
+  let text = '';
+  if (isPlain(ns.key) && (ns.description === null || isPlain(ns.description))) {
+    text = `  - key: ${ns.key}\n    description: ${ns.description ?? 'null'}\n    bases:`;
+    if (ns.bases.length === 0) return `${text} []\n`;
+    text += '\n';
+    for (const base of ns.bases) {
+      if (!isPlain(base.key) || (base.description !== null && !isPlain(base.description))) {
+        text = '';
+        break;
+      }
+      text += `      - key: ${base.key}\n        description: ${base.description ?? 'null'}\n`;
+    }
+    if (text !== '') return text;
+  }
+  // The package, on a document of this namespace alone, at the depth it has in the whole file.
   const document = {
-    version: RESOURCES_VERSION,
-    namespaces: namespaces.map((ns) => ({
-      key: ns.key,
-      description: yamlSafe(ns.description, format),
-      bases: ns.bases.map((base) => ({ key: base.key, description: yamlSafe(base.description, format) })),
-    })),
+    namespaces: [
+      {
+        key: ns.key,
+        description: yamlSafe(ns.description),
+        bases: ns.bases.map((base) => ({ key: base.key, description: yamlSafe(base.description) })),
+      },
+    ],
   };
-  if (format === 'json') return `${escapeJsonControls(JSON.stringify(document, null, 2))}\n`;
-  // lineWidth 0: a long description stays on one line rather than being folded where a width happens to fall.
-  return escapeJsonControls(YAML.stringify(document, { lineWidth: 0, aliasDuplicateObjects: false }));
+  return escapeJsonControls(YAML.stringify(document, { lineWidth: 0, aliasDuplicateObjects: false })).slice('namespaces:\n'.length);
+}
+
+/** What the \`yaml\` package would not write as a plain scalar (src/stringify/stringifyString.ts, plainString). */
+const NOT_PLAIN = /^[\n\t ,[\]{}#&*!|>'"%@`]|^[?-]$|^[?-][ \t]|[\n:][ \t]|[ \t]\n|[\n\t ]#|[\n\t :]$|^(?:---|\.\.\.)/;
+const PRINTABLE_ASCII = /^[\u0020-\u007E]*$/;
+// eslint-disable-next-line no-control-regex
+const QUOTED_ALWAYS = /[\u0000-\u001F\u007F-\u009F\uD800-\uDFFF]/;
+
+/** A string that YAML writes as it is, reads back as a string, and that needs no escape for a terminal. */
+function isPlain(text: string): boolean {
+  if (text === '' || NOT_PLAIN.test(text) || isPlainNonString(text)) return false;
+  // Printable ASCII holds no control, no surrogate and nothing a terminal would be fooled by: no need to look.
+  return PRINTABLE_ASCII.test(text) || (!QUOTED_ALWAYS.test(text) && !hasJsonUnsafe(text));
 }
 
 /**
  * YAML takes a `\uXXXX` escape only in a double-quoted string: a description that will get one is written so. (Keys
  * are letters, digits, - and _ only.)
  */
-function yamlSafe(description: string | null, format: ResourcesFormat): string | null | Scalar {
-  if (format !== 'yaml' || description === null || !hasJsonUnsafe(description)) return description;
+function yamlSafe(description: string | null): string | null | Scalar {
+  if (description === null || !hasJsonUnsafe(description)) return description;
   const scalar = new Scalar(description);
   scalar.type = Scalar.QUOTE_DOUBLE;
   return scalar;
@@ -217,8 +268,123 @@ function describeIssue(
 /**
  * Parses a resources file, YAML or JSON (JSON is read as YAML, which it is, so both get line numbers), and
  * validates it. A problem is reported as `SOURCE:LINE:COLUMN: path: rule`.
+ *
+ * The files kb writes, and those written like them, are read by src/sync/resources-reader.ts to plain values, with
+ * no parse tree kept: places are looked up only for problems. Any other text is read by the full YAML parser.
  */
 export function parseResources(text: string, source: string): Resources {
+  const fast = readResourcesText(text);
+  if (fast === undefined) return parseDocument(text, source);
+  const { value } = fast;
+  if (value === null || value === undefined) {
+    throw new ResourcesFileError(source, [`${source}: the file is empty: expected version: ${RESOURCES_VERSION} and namespaces`]);
+  }
+  if (plainlyValid(value)) return normalizeResources(value);
+  const result = ResourcesFile.safeParse(value);
+  if (result.success) return normalizeResources(result.data);
+  // The paths of the issues, and of an unknown field's key, which is where such an issue points.
+  const places = fast.locate(result.error.issues.flatMap((issue) => (issue.code === 'unrecognized_keys' ? issue.keys.map((key) => [...issue.path, key]) : [issue.path])));
+  const lines = lineStarts(text);
+  throw new ResourcesFileError(
+    source,
+    result.error.issues.map((issue) => {
+      const { path, message, unknownKey } = describeIssue(issue, value, (path) => {
+        const place = places.nodes.get(pathId(path));
+        return place && place.end > place.start ? text.slice(place.start, place.end) : undefined;
+      });
+      const offset = placeOf(places, path, unknownKey);
+      return `${offset === undefined ? source : `${source}:${linePos(lines, offset)}`}: ${message}`;
+    }),
+  );
+}
+
+/** As the API's Description has it (src/api/schemas.ts). */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
+const FILE_FIELDS = new Set(['version', 'namespaces']);
+const NAMESPACE_FIELDS = new Set(['key', 'description', 'bases']);
+const BASE_FIELDS = new Set(['key', 'description']);
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function hasOnly(value: Record<string, unknown>, fields: ReadonlySet<string>): boolean {
+  for (const field in value) if (!fields.has(field)) return false;
+  return true;
+}
+
+function isKey(value: unknown): value is string {
+  return typeof value === 'string' && KEY_PATTERN.test(value);
+}
+
+function isDescription(value: unknown): boolean {
+  if (value === undefined || value === null) return true;
+  // A surrogate at all is rare: only then is it worth asking whether one is alone.
+  if (typeof value !== 'string' || (ANY_SURROGATE.test(value) && LONE_SURROGATE.test(value))) return false;
+  // Code points: at most one per UTF-16 unit, at least one per two.
+  if (value.length >= LIMITS.descriptionMin && value.length <= LIMITS.descriptionMax) return true;
+  const length = codePointLength(value);
+  return length >= LIMITS.descriptionMin && length <= LIMITS.descriptionMax;
+}
+
+/**
+ * Whether a file's value is valid, checked without zod for the many files that are: true only where
+ * `ResourcesFile.safeParse` succeeds (a test holds the two together), at a fraction of its time and with no copy of
+ * the file. False hands the value to zod, which says what is wrong.
+ */
+export function plainlyValid(value: unknown): value is ResourcesFile {
+  if (!isObject(value) || !hasOnly(value, FILE_FIELDS) || value.version !== RESOURCES_VERSION || !Array.isArray(value.namespaces)) return false;
+  const namespaces = new Set<string>();
+  for (const ns of value.namespaces as unknown[]) {
+    if (!isObject(ns) || !hasOnly(ns, NAMESPACE_FIELDS) || !isKey(ns.key) || namespaces.has(ns.key) || !isDescription(ns.description)) return false;
+    namespaces.add(ns.key);
+    if (ns.bases === undefined) continue;
+    if (!Array.isArray(ns.bases)) return false;
+    // One base cannot be listed twice: no set for it.
+    const bases = ns.bases.length > 1 ? new Set<string>() : undefined;
+    for (const base of ns.bases as unknown[]) {
+      if (!isObject(base) || !hasOnly(base, BASE_FIELDS) || !isKey(base.key) || bases?.has(base.key) || !isDescription(base.description)) return false;
+      bases?.add(base.key);
+    }
+  }
+  return true;
+}
+
+/** The place of the node at `path`, or of its nearest ancestor in the file; an unknown key, at the key itself. */
+function placeOf(places: Places, path: Path, unknownKey?: string): number | undefined {
+  if (unknownKey !== undefined) {
+    const key = places.keys.get(pathId([...path, unknownKey]));
+    if (key !== undefined) return key;
+  }
+  for (let length = path.length; length >= 0; length--) {
+    const node = places.nodes.get(pathId(path.slice(0, length)));
+    if (node !== undefined) return node.start;
+  }
+  return undefined;
+}
+
+/** The offset at which each line starts. */
+function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) starts.push(at + 1);
+  return starts;
+}
+
+/** LINE:COLUMN, from 1, of an offset. */
+function linePos(starts: readonly number[], offset: number): string {
+  let low = 0;
+  let high = starts.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if ((starts[middle] as number) <= offset) low = middle;
+    else high = middle - 1;
+  }
+  return `${low + 1}:${offset - (starts[low] as number) + 1}`;
+}
+
+/** The full YAML parser's reading, for any text beyond src/sync/resources-reader.ts. */
+function parseDocument(text: string, source: string): Resources {
   const lineCounter = new LineCounter();
   const doc = YAML.parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
   const at = (offset: number) => {

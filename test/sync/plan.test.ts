@@ -272,6 +272,33 @@ describe('reading many namespaces', () => {
     expect(deployment.reads).toEqual({ all: 0, one: 30 });
   });
 
+  it('reads them several at a time from a deployment without base_list_all, never more than 16 at once', async () => {
+    const bigger = resources(Array.from({ length: 100 }, (_, i) => ({ key: `ns-${String(i).padStart(3, '0')}`, description: null, bases: [{ key: `b-${i}` }] })));
+    const deployment = new FakeDeployment(bigger);
+    let inFlight = 0;
+    let most = 0;
+    const slow = Object.assign(Object.create(deployment) as FakeDeployment, {
+      baseListAll: async () => undefined,
+      baseList: async (namespace: string) => {
+        inFlight++;
+        most = Math.max(most, inFlight);
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          return await deployment.baseList(namespace);
+        } finally {
+          inFlight--;
+        }
+      },
+    });
+    expect(await readResources(slow)).toEqual(bigger);
+    expect(deployment.reads).toEqual({ all: 0, one: 100 });
+    expect(most).toBe(16);
+    // And apply reads the same way: the plan of the same file is empty.
+    most = 0;
+    expect(planChanges(await readCurrentState(slow, bigger), bigger, { prune: true }).changes).toEqual([]);
+    expect(most).toBe(16);
+  });
+
   it('reads a few namespaces one by one', async () => {
     const deployment = new FakeDeployment(many);
     await readResources(deployment, { namespaces: ['ns-01', 'ns-02'] });

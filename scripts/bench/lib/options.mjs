@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 
-export const SECTIONS = ['cli', 'node-versions', 'tui', 'server', 'scale', 'replicas'];
+export const SECTIONS = ['cli', 'node-versions', 'tui', 'server', 'export-scale', 'scale', 'replicas'];
 
 export const USAGE = `Usage: node scripts/bench/index.mjs [options]     (npm run bench -- [options] builds first)
 
@@ -16,7 +16,8 @@ the budget and PASS/FAIL.
   --replicas N       kb serve processes over one database (postgres only; default 1)
   --json FILE        also write the results as JSON to FILE
   --quick            a smoke run (under a minute): 5 runs, 1 s wrk runs, 2,000 namespaces and bases
-                     for the large lists, 10,000 in the scale section; figures are rough
+                     for the large lists, 10,000 in the scale section, export-scale up to 10,000
+                     namespaces; figures are rough
   --check            exit 1 when a budget is missed (exit 2 when the benchmark itself fails)
   -h, --help         this text`;
 
