@@ -14,7 +14,7 @@ import {
   type NetworkErrorKind,
 } from './errors.js';
 import { failedAtProxy, proxyFor, type ProxySettings } from './proxy.js';
-import { defaultDispatcher, request } from './undici.js';
+import { defaultDispatcher, exchange } from './undici.js';
 
 export interface KbClientOptions {
   /** The deployment's base URL without /v1, e.g. http://127.0.0.1:8080; the client adds /v1. */
@@ -447,23 +447,26 @@ export class KbClient {
     headers: Record<string, string>,
     payload: string | undefined,
   ): Promise<{ reply: Reply } | { failure: NetworkError; retryable: boolean }> {
-    const controller = new AbortController();
     // Made only when it fires: an Error takes a stack trace, which every request would pay for.
     let deadline: Error | undefined;
-    const timer = setTimeout(() => controller.abort((deadline = new Error(`no complete reply within ${this.timeoutMs} ms`))), this.timeoutMs);
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const response = await request(await this.#getDispatcher(), url, {
-        method: method as Dispatcher.HttpMethod,
+      const sent = exchange(await this.#getDispatcher(), url, {
+        method,
         headers,
         body: payload ?? null,
-        signal: controller.signal,
+        maxBytes: this.maxResponseBytes,
+        // The reply is read up to the limit: a Content-Length above it fails before any of the body is read, and a body
+        // that grows past it fails as soon as it does. undici's own maxResponseSize would do this on some paths only:
+        // its proxy agent drops the option for requests it sends in absolute form.
+        tooLarge: (replyHeaders) => new ResponseTooLargeError(url, method, this.maxResponseBytes, header(replyHeaders, 'x-request-id')),
       });
-      const text = await this.#readBody(response, url, method);
-      return { reply: { status: response.statusCode, headers: response.headers, text } };
+      timer = setTimeout(() => sent.abort((deadline = new Error(`no complete reply within ${this.timeoutMs} ms`))), this.timeoutMs);
+      return { reply: await sent.reply };
     } catch (error) {
       if (error instanceof ResponseTooLargeError) throw error;
       // The request may already be with the server, so a spent deadline is not retried, unlike a connect timeout.
-      const failure: Failure = (deadline !== undefined && error === deadline) || controller.signal.aborted
+      const failure: Failure = deadline !== undefined
         ? { kind: 'timeout', reason: `timed out (no complete reply within ${this.timeoutMs} ms)`, retryable: false }
         : describeFailure(error);
       const proxy = this.#proxy && proxyFor(this.#proxy, url);
@@ -472,40 +475,6 @@ export class KbClient {
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  /**
-   * The body as text, read up to the limit: a Content-Length above it fails before any of the body is read, and a
-   * body that grows past it fails as soon as it does (leaving the loop destroys the stream and its connection).
-   * undici's own maxResponseSize would do this on some paths only: its proxy agent drops the option for requests
-   * it sends in absolute form.
-   */
-  #readBody(response: Dispatcher.ResponseData, url: string, method: string): Promise<string> {
-    const limit = this.maxResponseBytes;
-    const tooLarge = () => new ResponseTooLargeError(url, method, limit, header(response.headers, 'x-request-id'));
-    const { body } = response;
-    // Destroyed unread, undici's body emits an 'error' (RequestAbortedError) that nobody would be left to hear:
-    // without a listener it ended kb with Node's dump of the bundle, after the one line that says why.
-    if (Number(header(response.headers, 'content-length')) > limit) {
-      body.on('error', () => undefined);
-      body.destroy();
-      return Promise.reject(tooLarge());
-    }
-    // Read through 'data' events: an async iterator over the body cost several times as much CPU a reply.
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      body.on('error', reject);
-      body.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= limit) chunks.push(chunk);
-        else {
-          reject(tooLarge());
-          body.destroy();
-        }
-      });
-      body.on('end', () => resolve(Buffer.concat(chunks, size).toString('utf8')));
-    });
   }
 
   /** The envelope's data on 200, the ApiError of a failure envelope, a ResponseFormatError for anything else. */
