@@ -12,6 +12,14 @@ import { type Proxy, proxyFor, type ProxySettings } from './proxy.js';
 export const Agent = AgentModule as typeof AgentType;
 
 /**
+ * Connections to one deployment at most: no command has more requests on their way at once (kb apply sends 16 at a
+ * time, src/sync/plan.ts). Unbounded, undici opened a new connection for a request sent the moment the one before it
+ * on a connection was answered, before that connection counted as free again: kb apply kept twice as many as it used,
+ * each a connect and a parser more for both sides.
+ */
+export const MAX_CONNECTIONS = 16;
+
+/**
  * The dispatcher a client sends through: undici's Agent, or, for proxies (from HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and
  * NO_PROXY, as src/config/proxy.ts reads them), a router that sends each request directly or through undici's
  * ProxyAgent, as proxyFor decides it (curl's rules: src/client/proxy.ts). undici's own EnvHttpProxyAgent reads
@@ -24,11 +32,11 @@ export const Agent = AgentModule as typeof AgentType;
  */
 export async function defaultDispatcher(connectTimeoutMs: number, proxy: ProxySettings | undefined): Promise<Dispatcher> {
   const connect = { timeout: connectTimeoutMs };
-  if (proxy === undefined) return new Agent({ connect });
+  if (proxy === undefined) return new Agent({ connect, connections: MAX_CONNECTIONS });
   const undici = await import('undici');
   // Bundled, undici (CommonJS) arrives as the default export only; from node_modules, with named exports too.
   const { Dispatcher: DispatcherBase, ProxyAgent } = (undici as unknown as { default?: typeof undici }).default ?? undici;
-  const direct = new Agent({ connect });
+  const direct = new Agent({ connect, connections: MAX_CONNECTIONS });
   const agents = new Map<string, Dispatcher>();
   const through = (via: Proxy): Dispatcher => {
     let agent = agents.get(via.url);
