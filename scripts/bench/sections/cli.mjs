@@ -155,6 +155,12 @@ function applyCpuFigures(apply) {
       baseline: median(apply.cpu.sequential),
       unit: 'ms',
     }),
+    figure({
+      name: `kb apply of ${APPLY_NAMESPACES} namespaces, CPU: its --dry-run (start, file, plan) vs the whole apply`,
+      value: median(apply.cpu.dryRun),
+      baseline: median(apply.cpu.kb),
+      unit: 'ms',
+    }),
   ];
   if (!apply.cpu.serverKb.includes(undefined) && !apply.cpu.serverSequential.includes(undefined)) {
     figures.push(
@@ -179,7 +185,7 @@ async function applyRounds(ctx) {
   const keys = Array.from({ length: APPLY_NAMESPACES }, (_, i) => `apply-ns-${String(i).padStart(3, '0')}`);
   const file = join(ctx.root, 'apply-bench.json');
   writeFileSync(file, JSON.stringify({ version: 1, namespaces: keys.map((key) => ({ key, description: `Namespace ${key}`, bases: [] })) }));
-  const times = { kb: [], sequential: [], cpu: { kb: [], sequential: [], serverKb: [], serverSequential: [] } };
+  const times = { kb: [], sequential: [], cpu: { kb: [], dryRun: [], sequential: [], serverKb: [], serverSequential: [] } };
   for (let round = 0; round < APPLY_ROUNDS; round++) {
     ctx.progress(`cli: kb apply of ${APPLY_NAMESPACES} namespaces vs sequential creates (round ${round + 1} of ${APPLY_ROUNDS})`);
     const [mine, theirs] = await Promise.all([ctx.main.mintToken(`bench-apply-${round}`), ctx.main.mintToken(`bench-seq-${round}`)]);
@@ -200,6 +206,11 @@ async function applyRounds(ctx) {
     };
     const env = childEnv(ctx.home, { KB_URL: ctx.main.url, KB_TOKEN: mine });
     const kbApply = async () => {
+      // First the same file with --dry-run, into the same organization (it changes nothing): the start, reading the
+      // file and the plan, which is what kb apply spends before its first create.
+      const planned = await withCpu(() => cpuMs('self', { children: true }), () =>
+        timeProcess(process.execPath, [ctx.kb.bin, 'apply', '-f', file, '--dry-run'], { env, cwd: ctx.kb.root, timeoutMs: 120_000 }));
+      times.cpu.dryRun.push(planned.cpu);
       // The kb process's CPU is what this process reaps of its children meanwhile: kb apply is the only one.
       const server = await withCpu(() => serverCpuMs(ctx), () => withCpu(() => cpuMs('self', { children: true }), async () =>
         (await timeProcess(process.execPath, [ctx.kb.bin, 'apply', '-f', file], { env, cwd: ctx.kb.root, timeoutMs: 120_000 })).ms));
