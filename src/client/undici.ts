@@ -109,11 +109,15 @@ export function exchange(dispatcher: Dispatcher, url: string, options: ExchangeO
   const { origin, pathname, search } = new URL(url);
   let controller: Dispatcher.DispatchController | undefined;
   let abortedEarly: Error | undefined;
+  let fail: (reason: Error) => void = () => undefined;
   const abort = (reason: Error) => {
-    if (controller === undefined) abortedEarly ??= reason;
-    else controller.abort(reason);
+    if (controller !== undefined) return controller.abort(reason);
+    // Still waiting for a connection: the reply fails now, and the request is dropped as soon as it would start.
+    abortedEarly ??= reason;
+    fail(reason);
   };
   const reply = new Promise<ExchangeReply>((resolve, reject) => {
+    fail = reject;
     let status = 0;
     let headers: ExchangeReply['headers'] = {};
     const chunks: Buffer[] = [];
