@@ -14,7 +14,7 @@ import {
   type NetworkErrorKind,
 } from './errors.js';
 import { failedAtProxy, proxyFor, type ProxySettings } from './proxy.js';
-import { defaultDispatcher, request } from './undici.js';
+import { defaultDispatcher, exchange } from './undici.js';
 
 export interface KbClientOptions {
   /** The deployment's base URL without /v1, e.g. http://127.0.0.1:8080; the client adds /v1. */
@@ -45,6 +45,21 @@ const BACKOFF_BASE_MS = 100;
 /** A Retry-After longer than this ends the retries: waiting would outlast what a CLI user expects. */
 const MAX_RETRY_AFTER_MS = 5000;
 const RETRY_STATUSES = new Set([502, 503, 504]);
+/**
+ * The success envelope of each route's output, made once: zod compiles an object schema's parser on its first parse,
+ * so an envelope made afresh for every reply cost more CPU than the rest of the request (about 0.2 ms cold).
+ */
+const envelopes = new WeakMap<z.ZodMiniType, z.ZodMiniType>();
+function envelopeOf(output: z.ZodMiniType): z.ZodMiniType {
+  let envelope = envelopes.get(output);
+  if (envelope === undefined) {
+    envelope = successEnvelope(output);
+    envelopes.set(output, envelope);
+  }
+  return envelope;
+}
+/** The output of `request`, whose data is not checked. */
+const ANY_DATA = z.unknown();
 /** Visible ASCII: anything else cannot go in a header, and undici's complaint might quote it. */
 const TOKEN_PATTERN = /^[\x21-\x7e]+$/;
 
@@ -308,7 +323,7 @@ export class KbClient {
    */
   request(method: string, path: string, body?: unknown): Promise<unknown> {
     const relative = path.startsWith('/') ? path : `/${path}`;
-    return this.#send({ method: method.toUpperCase(), path: relative, body, auth: true, output: z.unknown() });
+    return this.#send({ method: method.toUpperCase(), path: relative, body, auth: true, output: ANY_DATA });
   }
 
   /**
@@ -432,22 +447,26 @@ export class KbClient {
     headers: Record<string, string>,
     payload: string | undefined,
   ): Promise<{ reply: Reply } | { failure: NetworkError; retryable: boolean }> {
-    const controller = new AbortController();
-    const deadline = new Error(`no complete reply within ${this.timeoutMs} ms`);
-    const timer = setTimeout(() => controller.abort(deadline), this.timeoutMs);
+    // Made only when it fires: an Error takes a stack trace, which every request would pay for.
+    let deadline: Error | undefined;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      const response = await request(await this.#getDispatcher(), url, {
-        method: method as Dispatcher.HttpMethod,
+      const sent = exchange(await this.#getDispatcher(), url, {
+        method,
         headers,
         body: payload ?? null,
-        signal: controller.signal,
+        maxBytes: this.maxResponseBytes,
+        // The reply is read up to the limit: a Content-Length above it fails before any of the body is read, and a body
+        // that grows past it fails as soon as it does. undici's own maxResponseSize would do this on some paths only:
+        // its proxy agent drops the option for requests it sends in absolute form.
+        tooLarge: (replyHeaders) => new ResponseTooLargeError(url, method, this.maxResponseBytes, header(replyHeaders, 'x-request-id')),
       });
-      const text = await this.#readBody(response, url, method);
-      return { reply: { status: response.statusCode, headers: response.headers, text } };
+      timer = setTimeout(() => sent.abort((deadline = new Error(`no complete reply within ${this.timeoutMs} ms`))), this.timeoutMs);
+      return { reply: await sent.reply };
     } catch (error) {
       if (error instanceof ResponseTooLargeError) throw error;
       // The request may already be with the server, so a spent deadline is not retried, unlike a connect timeout.
-      const failure: Failure = error === deadline || controller.signal.aborted
+      const failure: Failure = deadline !== undefined
         ? { kind: 'timeout', reason: `timed out (no complete reply within ${this.timeoutMs} ms)`, retryable: false }
         : describeFailure(error);
       const proxy = this.#proxy && proxyFor(this.#proxy, url);
@@ -456,33 +475,6 @@ export class KbClient {
     } finally {
       clearTimeout(timer);
     }
-  }
-
-  /**
-   * The body as text, read up to the limit: a Content-Length above it fails before any of the body is read, and a
-   * body that grows past it fails as soon as it does (leaving the loop destroys the stream and its connection).
-   * undici's own maxResponseSize would do this on some paths only: its proxy agent drops the option for requests
-   * it sends in absolute form.
-   */
-  async #readBody(response: Dispatcher.ResponseData, url: string, method: string): Promise<string> {
-    const limit = this.maxResponseBytes;
-    const tooLarge = () => new ResponseTooLargeError(url, method, limit, header(response.headers, 'x-request-id'));
-    const announced = Number(header(response.headers, 'content-length'));
-    if (announced > limit) {
-      // Destroyed unread, undici's body emits an 'error' (RequestAbortedError) that nobody is left to hear: without a
-      // listener it ended kb with Node's dump of the bundle, after the one line that says why.
-      response.body.on('error', () => undefined);
-      response.body.destroy();
-      throw tooLarge();
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of response.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) throw tooLarge();
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks, size).toString('utf8');
   }
 
   /** The envelope's data on 200, the ApiError of a failure envelope, a ResponseFormatError for anything else. */
@@ -502,9 +494,9 @@ export class KbClient {
       );
     }
     if (reply.status === 200) {
-      const success = successEnvelope(exchange.output).safeParse(json);
-      if (success.success) return success.data.data;
-      const envelope = successEnvelope(z.unknown()).safeParse(json);
+      const success = envelopeOf(exchange.output).safeParse(json);
+      if (success.success) return (success.data as { data: unknown }).data;
+      const envelope = envelopeOf(ANY_DATA).safeParse(json);
       if (envelope.success) throw malformed(`the data is not what ${exchange.path.split('?')[0]} returns (${describeIssues(success.error, json)})`);
       throw malformed('the JSON is not a success envelope {"success":true,"data":...}');
     }

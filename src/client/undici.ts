@@ -1,18 +1,23 @@
 /**
- * The parts of undici the client uses. Without a proxy, undici's Agent and `request` are imported from their own
- * modules: undici's index also loads fetch, WebSocket, the cache and the mocks, which would double what `kb ns list`
- * pays to start (README, "Performance"). These paths are undici's internals, so package.json pins undici to one
- * minor version.
+ * The parts of undici the client uses. Without a proxy, undici's Agent is imported from its own module: undici's index
+ * also loads fetch, WebSocket, the cache and the mocks, which would double what `kb ns list` pays to start (README,
+ * "Performance"). That path is undici's internals, so package.json pins undici to one minor version.
  */
 import type { Agent as AgentType, Dispatcher } from 'undici';
 // @ts-expect-error undici ships no types for its internal modules; their types are the public ones below.
 import AgentModule from 'undici/lib/dispatcher/agent.js';
 import { type Proxy, proxyFor, type ProxySettings } from './proxy.js';
-// @ts-expect-error as above.
-import apiRequest from 'undici/lib/api/api-request.js';
 
 /** undici's Agent: one pool of connections per origin. */
 export const Agent = AgentModule as typeof AgentType;
+
+/**
+ * Connections to one deployment at most: no command has more requests on their way at once (kb apply sends 16 at a
+ * time, src/sync/plan.ts). Unbounded, undici opened a new connection for a request sent the moment the one before it
+ * on a connection was answered, before that connection counted as free again: kb apply kept twice as many as it used,
+ * each a connect and a parser more for both sides.
+ */
+export const MAX_CONNECTIONS = 16;
 
 /**
  * The dispatcher a client sends through: undici's Agent, or, for proxies (from HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and
@@ -27,11 +32,11 @@ export const Agent = AgentModule as typeof AgentType;
  */
 export async function defaultDispatcher(connectTimeoutMs: number, proxy: ProxySettings | undefined): Promise<Dispatcher> {
   const connect = { timeout: connectTimeoutMs };
-  if (proxy === undefined) return new Agent({ connect });
+  if (proxy === undefined) return new Agent({ connect, connections: MAX_CONNECTIONS });
   const undici = await import('undici');
   // Bundled, undici (CommonJS) arrives as the default export only; from node_modules, with named exports too.
   const { Dispatcher: DispatcherBase, ProxyAgent } = (undici as unknown as { default?: typeof undici }).default ?? undici;
-  const direct = new Agent({ connect });
+  const direct = new Agent({ connect, connections: MAX_CONNECTIONS });
   const agents = new Map<string, Dispatcher>();
   const through = (via: Proxy): Dispatcher => {
     let agent = agents.get(via.url);
@@ -72,11 +77,79 @@ export async function defaultDispatcher(connectTimeoutMs: number, proxy: ProxySe
   return new ProxyRouter();
 }
 
-type RequestOptions = Omit<Dispatcher.RequestOptions, 'origin' | 'path'>;
+/** A reply read whole: its status, its headers (names in lower case, repeated ones as arrays), its body as text. */
+export interface ExchangeReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+}
 
-/** undici's `request(url, options)`, sent through the given dispatcher. */
-export function request(dispatcher: Dispatcher, url: string, options: RequestOptions): Promise<Dispatcher.ResponseData> {
+export interface ExchangeOptions {
+  method: string;
+  headers: Record<string, string>;
+  body: string | null;
+  /** A reply announced or grown past this many bytes ends the exchange (and its connection) with `tooLarge`'s error. */
+  maxBytes: number;
+  tooLarge: (headers: ExchangeReply['headers']) => Error;
+}
+
+/** An exchange under way: its reply, and how to end it early (the reply then rejects with the reason). */
+export interface Exchange {
+  reply: Promise<ExchangeReply>;
+  abort(reason: Error): void;
+}
+
+/**
+ * One request and its whole reply through undici's handler interface (`Dispatcher#dispatch`). undici's `request`
+ * would wrap each reply in a Readable stream, an AsyncResource and the listeners of an abort signal, a third of what a
+ * request cost the client in CPU (kb apply sends hundreds). Ending an exchange, as reading its reply past the limit
+ * does, destroys its connection, as destroying `request`'s body did.
+ */
+export function exchange(dispatcher: Dispatcher, url: string, options: ExchangeOptions): Exchange {
   const { origin, pathname, search } = new URL(url);
-  const send = apiRequest as (this: Dispatcher, options: Dispatcher.RequestOptions) => Promise<Dispatcher.ResponseData>;
-  return send.call(dispatcher, { ...options, origin, path: `${pathname}${search}` });
+  let controller: Dispatcher.DispatchController | undefined;
+  let abortedEarly: Error | undefined;
+  let fail: (reason: Error) => void = () => undefined;
+  const abort = (reason: Error) => {
+    if (controller !== undefined) return controller.abort(reason);
+    // Still waiting for a connection: the reply fails now, and the request is dropped as soon as it would start.
+    abortedEarly ??= reason;
+    fail(reason);
+  };
+  const reply = new Promise<ExchangeReply>((resolve, reject) => {
+    fail = reject;
+    let status = 0;
+    let headers: ExchangeReply['headers'] = {};
+    const chunks: Buffer[] = [];
+    let size = 0;
+    dispatcher.dispatch(
+      { origin, path: `${pathname}${search}`, method: options.method as Dispatcher.HttpMethod, headers: options.headers, body: options.body },
+      {
+        onRequestStart(started) {
+          controller = started;
+          if (abortedEarly !== undefined) started.abort(abortedEarly);
+        },
+        onResponseStart(started, statusCode, replyHeaders) {
+          // 1xx replies (100 Continue) come before the one that counts.
+          if (statusCode < 200) return;
+          status = statusCode;
+          headers = replyHeaders as ExchangeReply['headers'];
+          const announced = headers['content-length'];
+          if (Number(Array.isArray(announced) ? announced[0] : announced) > options.maxBytes) started.abort(options.tooLarge(headers));
+        },
+        onResponseData(started, chunk) {
+          size += chunk.length;
+          if (size <= options.maxBytes) chunks.push(chunk);
+          else started.abort(options.tooLarge(headers));
+        },
+        onResponseEnd() {
+          resolve({ status, headers, text: Buffer.concat(chunks, size).toString('utf8') });
+        },
+        onResponseError(_controller, error) {
+          reject(error);
+        },
+      },
+    );
+  });
+  return { reply, abort };
 }

@@ -2,6 +2,7 @@ import type { Base, Namespace } from '../api/schemas.js';
 import type { KbClient } from '../client/client.js';
 import { BaseListUnsupportedError, exitCodeFor } from '../client/errors.js';
 import { CliError } from '../cli/errors.js';
+import { onInterrupt } from '../cli/interrupt.js';
 import { paint, type IO } from '../cli/io.js';
 import { fit } from '../cli/output.js';
 import { confirm } from '../cli/prompt.js';
@@ -376,9 +377,23 @@ export async function syncResources(client: SyncClient, io: IO, desired: Resourc
   let done = 0;
   let shownAt = 0;
   const progress = () => io.stderr(`\r\u001B[KApplying: ${done}/${total} changes`);
+  // The lines of changes answered together go out in one write, at the end of that turn of the event loop: a write
+  // to a pipe or a file is synchronous, and one a line cost more CPU than the request it reports. Ctrl-C and the
+  // end of the plan write what is waiting first.
+  let waiting = '';
+  const flush = () => {
+    if (waiting === '') return;
+    const text = waiting;
+    waiting = '';
+    say(text);
+  };
   const onApplied = (change: Change) => {
     done++;
-    if (!live) return say(`${paint(io, 'green', '✓')} ${changeLine(io, change)}\n`);
+    if (!live) {
+      if (waiting === '') setImmediate(flush);
+      waiting += `${paint(io, 'green', '✓')} ${changeLine(io, change)}\n`;
+      return;
+    }
     const now = Date.now();
     if (now - shownAt >= 100 || done === total) {
       shownAt = now;
@@ -386,13 +401,18 @@ export async function syncResources(client: SyncClient, io: IO, desired: Resourc
     }
   };
   if (live) progress();
+  const stopFlushing = onInterrupt(flush);
   try {
     result.applied = await applyChanges(client, plan.changes, onApplied);
   } catch (error) {
+    flush();
     if (live) io.stderr('\r\u001B[K');
     if (error instanceof ApplyError) io.stderr(error.report(io));
     throw error;
+  } finally {
+    stopFlushing();
   }
+  flush();
   if (live) io.stderr('\r\u001B[K');
   say(`Applied ${plural(result.applied, 'change')}: ${plan.counts.create} created, ${plan.counts.update} updated, ${plan.counts.delete} deleted.\n`);
   return result;

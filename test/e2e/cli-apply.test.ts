@@ -50,6 +50,21 @@ describe('kb apply of many changes', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(again.stderr).toContain('No changes: the deployment already matches the file.');
   });
 
+  it('sends its changes over several connections, never more than the 16 it has requests on their way', async () => {
+    const { env } = await orgEnv(server, 'apply-connections');
+    let connections = 0;
+    const count = () => connections++;
+    server.app.server.on('connection', count);
+    try {
+      const applied = await kb(['apply', '-f', planFile(60)], { env });
+      expect(applied.code, describeRun(applied)).toBe(0);
+    } finally {
+      server.app.server.off('connection', count);
+    }
+    expect(connections).toBeGreaterThan(1);
+    expect(connections).toBeLessThanOrEqual(16);
+  });
+
   it('reports exactly what was applied and what was not when a change fails part-way', async () => {
     const { env, token } = await orgEnv(server, 'apply-fails');
     const failed = await kb(['apply', '-f', planFile(40, 25)], { env });

@@ -408,6 +408,24 @@ describe('syncResources', () => {
     expect(deployment.writes).toHaveLength(6);
   });
 
+  it('writes the lines of changes applied together in one write, every line once, before the summary', async () => {
+    const desired = resources(Array.from({ length: 40 }, (_, i) => ({ key: `ns-${String(i).padStart(2, '0')}`, description: `n${i}` })));
+    const io = memoryIO();
+    const writes: string[] = [];
+    const write = io.stderr;
+    io.stderr = (text) => {
+      writes.push(text);
+      write(text);
+    };
+    const result = await syncResources(new FakeDeployment(), io, desired, { prune: false, dryRun: false, yes: false, json: false });
+    expect(result.applied).toBe(40);
+    const done = io.err.split('\n').filter((line) => line.startsWith('✓ '));
+    expect(done.sort()).toEqual(Array.from({ length: 40 }, (_, i) => `✓ + namespace ns-${String(i).padStart(2, '0')} (description: "n${i}")`));
+    expect(io.err.endsWith('Applied 40 changes: 40 created, 0 updated, 0 deleted.\n')).toBe(true);
+    // The plan, the lines of the 40 creates (sent 16 at a time, answered together), the summary: not a write a line.
+    expect(writes.length).toBeLessThanOrEqual(6);
+  });
+
   it('reports part-way failures on stderr even with json', async () => {
     const deployment = new FakeDeployment(CURRENT);
     deployment.failAt = { index: 1, error: apiError(500, 'Internal server error') };

@@ -1,5 +1,5 @@
 // Section 1: how long a `kb` process takes, beside what a bare node process takes for the same job.
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { childEnv } from '../lib/env.mjs';
 import { ApiClient } from '../lib/http.mjs';
@@ -82,6 +82,7 @@ export async function cliSection(ctx) {
         unit: 'ms',
         budget: { on: 'ratio', op: '<=', limit: 0.5 },
       }),
+      ...applyCpuFigures(apply),
     ],
     details: [
       {
@@ -92,6 +93,7 @@ export async function cliSection(ctx) {
     ],
     notes: [
       `kb apply: the whole process (start, plan, ${APPLY_NAMESPACES} creates, report) of a file of ${APPLY_NAMESPACES} new namespaces into an organization of its own, against the same creates sent one after another on one kept-alive connection from this process (no process start); ${APPLY_ROUNDS} alternated rounds, medians.`,
+      'kb apply CPU: user + system time, from /proc (Linux): of the kb process (what this process reaped, /proc/self/stat) against this process\'s own while it sent the creates one after another, and of kb serve during each. On a loaded machine the wall-clock ratio drifts towards the ratio of all the CPU each side spends; the CPU figures say which side bounds it.',
       'node ns-list-http.mjs and ns-list-fetch.mjs (scripts/bench/baselines/) are the same GET /v1/ns_list with node:http and with node\'s fetch, the same token, printing the data as JSON; NODE_EXTRA_CA_CERTS is unset for every side (lib/env.mjs).',
     ],
     raw: Object.fromEntries([...start, ...list].map(([name, r]) => [name, r])),
@@ -114,7 +116,64 @@ async function checkSameData(ctx, env, scripts, kbList, curlArgs) {
 }
 
 const APPLY_NAMESPACES = 500;
-const APPLY_ROUNDS = 3;
+const APPLY_ROUNDS = 5;
+/** Clock ticks a second of /proc's CPU times (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU milliseconds from /proc/PID/stat: this process's own and its reaped children's (`self`), or a process's own; undefined off Linux. */
+function cpuMs(pid, { children = false } = {}) {
+  try {
+    // The fields after the command name (which may hold spaces), from field 3 (state): utime is 14, stime 15, cutime 16, cstime 17.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop().split(' ');
+    const at = (field) => Number(fields[field - 3]);
+    const ticks = children ? at(16) + at(17) : at(14) + at(15);
+    return (ticks * 1000) / TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+function serverCpuMs(ctx) {
+  const each = ctx.main.pids.map((pid) => cpuMs(pid));
+  return each.includes(undefined) ? undefined : each.reduce((a, b) => a + b, 0);
+}
+
+/** CPU spent by `run`'s side, measured by `read` before and after. */
+async function withCpu(read, run) {
+  const before = read();
+  const result = await run();
+  const after = read();
+  return { result, cpu: before === undefined || after === undefined ? undefined : after - before };
+}
+
+function applyCpuFigures(apply) {
+  if (apply.cpu.kb.includes(undefined) || apply.cpu.sequential.includes(undefined)) return [];
+  const figures = [
+    figure({
+      name: `kb apply of ${APPLY_NAMESPACES} namespaces, CPU: the kb process vs the sequential client`,
+      value: median(apply.cpu.kb),
+      baseline: median(apply.cpu.sequential),
+      unit: 'ms',
+    }),
+    figure({
+      name: `kb apply of ${APPLY_NAMESPACES} namespaces, CPU: its --dry-run (start, file, plan) vs the whole apply`,
+      value: median(apply.cpu.dryRun),
+      baseline: median(apply.cpu.kb),
+      unit: 'ms',
+    }),
+  ];
+  if (!apply.cpu.serverKb.includes(undefined) && !apply.cpu.serverSequential.includes(undefined)) {
+    figures.push(
+      figure({
+        name: `kb apply of ${APPLY_NAMESPACES} namespaces, CPU: kb serve during kb apply vs during the sequential creates`,
+        value: median(apply.cpu.serverKb),
+        baseline: median(apply.cpu.serverSequential),
+        unit: 'ms',
+      }),
+    );
+  }
+  return figures;
+}
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -126,24 +185,45 @@ async function applyRounds(ctx) {
   const keys = Array.from({ length: APPLY_NAMESPACES }, (_, i) => `apply-ns-${String(i).padStart(3, '0')}`);
   const file = join(ctx.root, 'apply-bench.json');
   writeFileSync(file, JSON.stringify({ version: 1, namespaces: keys.map((key) => ({ key, description: `Namespace ${key}`, bases: [] })) }));
-  const times = { kb: [], sequential: [] };
+  const times = { kb: [], sequential: [], cpu: { kb: [], dryRun: [], sequential: [], serverKb: [], serverSequential: [] } };
   for (let round = 0; round < APPLY_ROUNDS; round++) {
     ctx.progress(`cli: kb apply of ${APPLY_NAMESPACES} namespaces vs sequential creates (round ${round + 1} of ${APPLY_ROUNDS})`);
     const [mine, theirs] = await Promise.all([ctx.main.mintToken(`bench-apply-${round}`), ctx.main.mintToken(`bench-seq-${round}`)]);
     const client = new ApiClient(ctx.main.urls, theirs, { connections: 1 });
+    const ownCpu = () => {
+      const { user, system } = process.cpuUsage();
+      return (user + system) / 1000;
+    };
     const sequential = async () => {
-      const started = performance.now();
-      for (const key of keys) await client.post('/ns_create', { key, description: `Namespace ${key}` });
-      return performance.now() - started;
+      const server = await withCpu(() => serverCpuMs(ctx), () => withCpu(ownCpu, async () => {
+        const started = performance.now();
+        for (const key of keys) await client.post('/ns_create', { key, description: `Namespace ${key}` });
+        return performance.now() - started;
+      }));
+      times.sequential.push(server.result.result);
+      times.cpu.sequential.push(server.result.cpu);
+      times.cpu.serverSequential.push(server.cpu);
     };
     const env = childEnv(ctx.home, { KB_URL: ctx.main.url, KB_TOKEN: mine });
-    const kbApply = async () => (await timeProcess(process.execPath, [ctx.kb.bin, 'apply', '-f', file], { env, cwd: ctx.kb.root, timeoutMs: 120_000 })).ms;
+    const kbApply = async () => {
+      // First the same file with --dry-run, into the same organization (it changes nothing): the start, reading the
+      // file and the plan, which is what kb apply spends before its first create.
+      const planned = await withCpu(() => cpuMs('self', { children: true }), () =>
+        timeProcess(process.execPath, [ctx.kb.bin, 'apply', '-f', file, '--dry-run'], { env, cwd: ctx.kb.root, timeoutMs: 120_000 }));
+      times.cpu.dryRun.push(planned.cpu);
+      // The kb process's CPU is what this process reaps of its children meanwhile: kb apply is the only one.
+      const server = await withCpu(() => serverCpuMs(ctx), () => withCpu(() => cpuMs('self', { children: true }), async () =>
+        (await timeProcess(process.execPath, [ctx.kb.bin, 'apply', '-f', file], { env, cwd: ctx.kb.root, timeoutMs: 120_000 })).ms));
+      times.kb.push(server.result.result);
+      times.cpu.kb.push(server.result.cpu);
+      times.cpu.serverKb.push(server.cpu);
+    };
     if (round % 2 === 0) {
-      times.kb.push(await kbApply());
-      times.sequential.push(await sequential());
+      await kbApply();
+      await sequential();
     } else {
-      times.sequential.push(await sequential());
-      times.kb.push(await kbApply());
+      await sequential();
+      await kbApply();
     }
     client.close();
   }
