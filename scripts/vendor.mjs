@@ -26,7 +26,7 @@ const tally = (rule) => applied.set(rule, (applied.get(rule) ?? 0) + 1);
  * a `kb ns list` would otherwise read and deserialize too (some 3% of all it does).
  */
 export const BUNDLES = {
-  vendor: ['@oclif/core', 'undici', 'undici/lib/dispatcher/agent.js', 'undici/lib/api/api-request.js', 'conf'],
+  vendor: ['@oclif/core', 'undici', 'undici/lib/dispatcher/agent.js', 'conf'],
   'vendor-tui': ['react', 'react/jsx-runtime', 'react-reconciler', 'react-reconciler/constants.js', 'scheduler', 'ink'],
 };
 
