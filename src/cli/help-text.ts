@@ -71,8 +71,9 @@ export const ENVIRONMENT_VARIABLES: readonly (readonly [string, string])[] = [
   ['KB_DATABASE_URL', 'PostgreSQL URL for kb serve and kb serve token, shared by replicas (default: SQLite in KB_DATA_DIR).'],
   ['KB_DEBUG=1', 'Trace each request to stderr, as --verbose does.'],
   ['NO_COLOR', 'No colors. None are used either when output is not a terminal, or CI is set.'],
+  ['CI', 'Set (and not 0 or false): no colors, no spinners, no prompts; kb tui exits 2.'],
   ['OCLIF_COLUMNS', "The width help wraps to (default: the terminal's, 80 when piped)."],
-  ['PATH', 'Whether kb there is this kb: hints then say kb, else the path of its script.'],
+  ['PATH', 'Hints name kb as your shell finds it: kb when the first kb on PATH is this one, else its path.'],
   ['VISUAL, EDITOR', 'The editor kb tui opens for a description (VISUAL first; default vi).'],
   ['HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY', 'Proxies for requests (either case), read as curl reads them: NO_PROXY takes names, domains, addresses, CIDR ranges and *.'],
 ];

@@ -6,7 +6,9 @@ import { EXIT } from '../../client/exit-codes.js';
 export default class AuthLogout extends KbCommand {
   static override summary = "Remove a profile's token from disk (the profile and its URL stay)";
 
-  static override description = 'The default profile stays the default even without a token: no other profile silently takes its place.';
+  static override description = `The default profile stays the default even without a token: no other profile silently takes its place.
+A profile that \`kb serve\` saved gets a new token from the local server with
+\`kb serve token create --org local --save --profile NAME\`.`;
 
   static override examples = ['<%= config.bin %> auth logout', '<%= config.bin %> auth logout --profile staging'];
 
