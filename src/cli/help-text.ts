@@ -89,3 +89,21 @@ export function exitCodesTable(width: number): string {
 export function environmentTable(width: number): string {
   return renderDefinitions(ENVIRONMENT_VARIABLES, width);
 }
+
+/**
+ * oclif's own parse errors (an unknown flag, a missing argument, flags that exclude each other) in kb's words: the
+ * reason alone, without "The following error occurred:", and oclif's "See more help with --help" made the command's
+ * own line, as gh says it. `-o json` and `--output json` (kubectl's and aws's) are answered with --json and --query.
+ * Undefined for any other error.
+ */
+export function parseErrorWords(message: string, bin: string, command: string): { message: string; help: string } | undefined {
+  const suffix = '\nSee more help with --help';
+  if (!message.endsWith(suffix)) return undefined;
+  // eslint-disable-next-line no-control-regex -- oclif dims the reasons on a terminal
+  let text = message.slice(0, -suffix.length).replace(/\u001b\[[0-9;]*m/g, '');
+  const reasons = /^The following errors? occurred:\n([\s\S]*)$/.exec(text);
+  if (reasons) text = (reasons[1] ?? '').split('\n').map((line) => line.trim()).filter(Boolean).join('; ');
+  let help = `See \`${bin} ${command} --help\`.`;
+  if (/^Nonexistent flags?: (.*, )?(-o|--output)(,|$)/.test(text)) help = `${bin} prints JSON with --json, and picks from it with --query. ${help}`;
+  return { message: text, help };
+}

@@ -130,7 +130,7 @@ describe.concurrent('--query', { timeout: TEST_TIMEOUT_MS }, () => {
     ]);
     expect(health.stdout, describeRun(health)).toBe('alive\n');
     expect(status.stdout, describeRun(status)).toBe('habits-query-flags\n');
-    expectFailure(logout, 2, 'Nonexistent flag: --query', 'See more help with --help');
+    expectFailure(logout, 2, 'Nonexistent flag: --query', 'See `kb auth logout --help`.');
     const manifest = JSON.parse(readFileSync(`${ROOT}oclif.manifest.json`, 'utf8')) as { commands: Record<string, { flags: Record<string, unknown> }> };
     for (const [id, command] of Object.entries(manifest.commands)) expect('query' in command.flags, id).toBe('json' in command.flags);
   });
@@ -250,6 +250,18 @@ describe.concurrent('a mistyped command', { timeout: TEST_TIMEOUT_MS }, () => {
     expectFailure(lst, 2, '"ns lst" is not a kb command. Did you mean "ns list" or "ns ls"?', help);
     expectFailure(show, 2, '"ns frob docs" is not a kb command.', 'The commands of `kb ns`: create, list, ls, update, view. Run `kb ns --help` for more.');
     expectFailure(nothing, 2, '"frobnicate" is not a kb command.', help);
+  });
+
+  it('a flag oclif refuses is said in kb\'s words, with the command\'s own help; -o json points at --json', async () => {
+    const env = isolatedEnv();
+    const [neither, output, long] = await Promise.all([
+      kb(['ns', 'update', 'docs'], { env }),
+      kb(['ns', 'list', '-o', 'json'], { env }),
+      kb(['base', 'list', 'docs', '--output', 'json'], { env }),
+    ]);
+    expectFailure(neither, 2, 'Exactly one of the following must be provided: --clear-description, --description', 'See `kb ns update --help`.');
+    expectFailure(output, 2, 'Nonexistent flag: -o', 'kb prints JSON with --json, and picks from it with --query. See `kb ns list --help`.');
+    expectFailure(long, 2, 'Nonexistent flag: --output', 'kb prints JSON with --json, and picks from it with --query. See `kb base list --help`.');
   });
 
   it('what a gh, kubectl or aws user types names the kb command they mean; ns delete says there is none; exit 2', async () => {
