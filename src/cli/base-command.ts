@@ -19,7 +19,7 @@ function oclifExit(error: unknown): number | undefined {
 /** What every command that takes --json takes beside it (KbCommand.baseFlags). */
 export const queryFlags = {
   query: Flags.string({
-    summary: 'A JMESPath expression over the JSON data, e.g. "[].key": prints its result (implies --json).',
+    summary: 'A JMESPath expression over the JSON data ("[].key" on a list, "key" on one object): prints its result (implies --json).',
     helpGroup: 'GLOBAL',
   }),
 };
