@@ -5,6 +5,7 @@ import { looksLikeToken, maskTokensIn, TOKEN_IN_ARGV_HELP } from './auth.js';
 import { Context } from './context.js';
 import { paint, type IO } from './io.js';
 import { renderJson } from './output.js';
+import { parseErrorWords } from './help-text.js';
 import { handleInterrupts, InterruptedError } from './interrupt.js';
 import { loadQuery, type Query, queryInArgv, renderQuery } from './query.js';
 import { escapeControls } from './text.js';
@@ -18,7 +19,7 @@ function oclifExit(error: unknown): number | undefined {
 /** What every command that takes --json takes beside it (KbCommand.baseFlags). */
 export const queryFlags = {
   query: Flags.string({
-    summary: 'A JMESPath expression over the JSON data, e.g. "[].key": prints its result (implies --json).',
+    summary: 'A JMESPath expression over the JSON data ("[].key" on a list, "key" on one object): prints its result (implies --json).',
     helpGroup: 'GLOBAL',
   }),
 };
@@ -91,9 +92,11 @@ export abstract class KbCommand extends Command {
     // (and oclif's) may span lines; a server's are one line each.
     const fromServer = (error instanceof ApiError && !error.local) || error instanceof ResponseFormatError;
     // A token typed into argv by mistake is not printed back (src/cli/auth.ts).
-    const raw = error.message || String(error);
+    // oclif's parse errors in kb's words (src/cli/help-text.ts).
+    const parse = error instanceof Errors.CLIError ? parseErrorWords(error.message, this.config.bin, this.id?.replaceAll(':', ' ') ?? '') : undefined;
+    const raw = parse?.message ?? (error.message || String(error));
     const message = escapeControls(maskTokensIn(raw), { keepLayout: !fromServer });
-    const help = !fromServer && looksLikeToken(raw) ? TOKEN_IN_ARGV_HELP : error.help;
+    const help = !fromServer && looksLikeToken(raw) ? TOKEN_IN_ARGV_HELP : (parse?.help ?? error.help);
     this.io.stderr(`${paint(this.io, 'red', 'Error:')} ${message}\n`);
     if (typeof help === 'string' && help !== '') this.io.stderr(`${escapeControls(maskTokensIn(help), { keepLayout: !fromServer })}\n`);
     // The id under which the server logged the request, so that a report can be matched to its line.

@@ -71,8 +71,9 @@ export const ENVIRONMENT_VARIABLES: readonly (readonly [string, string])[] = [
   ['KB_DATABASE_URL', 'PostgreSQL URL for kb serve and kb serve token, shared by replicas (default: SQLite in KB_DATA_DIR).'],
   ['KB_DEBUG=1', 'Trace each request to stderr, as --verbose does.'],
   ['NO_COLOR', 'No colors. None are used either when output is not a terminal, or CI is set.'],
+  ['CI', 'Set (and not 0 or false): no colors, no spinners, no prompts; kb tui exits 2.'],
   ['OCLIF_COLUMNS', "The width help wraps to (default: the terminal's, 80 when piped)."],
-  ['PATH', 'Whether kb there is this kb: hints then say kb, else the path of its script.'],
+  ['PATH', 'Hints name kb as your shell finds it: kb when the first kb on PATH is this one, else its path.'],
   ['VISUAL, EDITOR', 'The editor kb tui opens for a description (VISUAL first; default vi).'],
   ['HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, NO_PROXY', 'Proxies for requests (either case), read as curl reads them: NO_PROXY takes names, domains, addresses, CIDR ranges and *.'],
 ];
@@ -87,4 +88,22 @@ export function exitCodesTable(width: number): string {
 
 export function environmentTable(width: number): string {
   return renderDefinitions(ENVIRONMENT_VARIABLES, width);
+}
+
+/**
+ * oclif's own parse errors (an unknown flag, a missing argument, flags that exclude each other) in kb's words: the
+ * reason alone, without "The following error occurred:", and oclif's "See more help with --help" made the command's
+ * own line, as gh says it. `-o json` and `--output json` (kubectl's and aws's) are answered with --json and --query.
+ * Undefined for any other error.
+ */
+export function parseErrorWords(message: string, bin: string, command: string): { message: string; help: string } | undefined {
+  const suffix = '\nSee more help with --help';
+  if (!message.endsWith(suffix)) return undefined;
+  // eslint-disable-next-line no-control-regex -- oclif dims the reasons on a terminal
+  let text = message.slice(0, -suffix.length).replace(/\u001b\[[0-9;]*m/g, '');
+  const reasons = /^The following errors? occurred:\n([\s\S]*)$/.exec(text);
+  if (reasons) text = (reasons[1] ?? '').split('\n').map((line) => line.trim()).filter(Boolean).join('; ');
+  let help = `See \`${bin} ${command} --help\`.`;
+  if (/^Nonexistent flags?: (.*, )?(-o|--output)(,|$)/.test(text)) help = `${bin} prints JSON with --json, and picks from it with --query. ${help}`;
+  return { message: text, help };
 }

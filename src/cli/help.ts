@@ -107,7 +107,8 @@ export const HELP_TOPICS: Record<string, { title: string; render(width: number):
  */
 export default class KbHelp extends Help {
   constructor(config: Interfaces.Config, opts: Partial<Interfaces.HelpOptions> = {}) {
-    super(config, opts);
+    // A topic lists each command once, as gh does: `ns ls` is in `kb ns list --help`'s ALIASES, not a second row.
+    super(config, { hideAliasesFromRoot: true, ...opts });
     this.CommandHelpClass = KbCommandHelp;
   }
 

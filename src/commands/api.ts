@@ -16,8 +16,8 @@ A reply other than 2xx is still printed to stdout, its message goes to stderr, a
   static override examples = [
     '<%= config.bin %> api ns_list',
     { description: 'Create a namespace', command: '<%= config.bin %> api ns_create -f key=docs -f description="Product docs"' },
-    { description: 'Typed and nested fields: clear a description', command: '<%= config.bin %> api ns_update -f namespace=docs -F data[description]=null' },
-    { description: 'A description from a file', command: '<%= config.bin %> api ns_update -f namespace=docs -F data[description]=@description.txt' },
+    { description: 'Typed and nested fields: clear a description', command: '<%= config.bin %> api ns_update -f namespace=docs -F \'data[description]=null\'' },
+    { description: 'A description from a file', command: '<%= config.bin %> api ns_update -f namespace=docs -F \'data[description]=@description.txt\'' },
     { description: 'A body from a file, with another method', command: '<%= config.bin %> api base_delete -X DELETE --input body.json' },
     { description: 'Fields as a query string', command: '<%= config.bin %> api base_list -X GET -f namespace=docs' },
     { description: 'The OpenAPI document of the deployment', command: '<%= config.bin %> api openapi.json > openapi.json' },

@@ -8,7 +8,7 @@ export default class Export extends ApiCommand {
 
   static override description = `Keys and descriptions only, sorted by key, with no organization, URL or timestamp: two exports of equal content are byte-identical, whichever organization or deployment they came from. A bidi override or a control character in a description is written as a \\uXXXX escape, the same text once read, so the file is safe to cat. \`kb apply -f FILE\` or \`kb import FILE\` brings the content to another organization or deployment.
 
-Bases are listed through GET /v1/base_list_all (or GET /v1/base_list, namespace by namespace), extensions that \`kb serve\` offers beyond the API document. Against a deployment without it, export fails (exit 1) rather than write a file with bases missing.
+Bases are listed through GET /v1/base_list_all (or GET /v1/base_list, namespace by namespace), extensions that \`kb serve\` offers beyond the API document. Against a deployment without GET /v1/base_list, export fails (exit 1) rather than write a file with bases missing.
 
 The format is YAML unless --format json is given, or -o names a .json file. A regular file given to -o is replaced whole (written beside it, fsynced, renamed over it, its mode kept), so a failed export leaves the old file as it was. A device, a FIFO, /dev/stdout, /dev/stderr or /dev/fd/N is written to as it is: \`kb export -o /dev/stdout >> log\` appends. A symbolic link is written through, and stays a link.`;
 

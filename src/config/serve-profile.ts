@@ -102,3 +102,14 @@ export async function followServeProfile(options: FollowOptions): Promise<boolea
     return true;
   });
 }
+
+/**
+ * For a profile as kb serve saves it (`local` or `local-<port>`, at a local server URL): the command that gets it a new
+ * token from that server, since its first token is shown only once. Undefined for any other profile.
+ */
+export function localServerLoginHint(name: string, url: string | undefined): string | undefined {
+  if (url === undefined || !isLocalServerUrl(url)) return undefined;
+  if (name !== SERVE_PROFILE && !new RegExp(`^${SERVE_PROFILE}-\\d+$`).test(name)) return undefined;
+  const base = url.replace(/\/$/, '');
+  return `kb serve token create --org local --save --profile ${name}${base === 'http://127.0.0.1:8080' ? '' : ` --url ${base}`}`;
+}

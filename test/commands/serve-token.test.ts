@@ -19,7 +19,7 @@ describe('kb serve token, against the SQLite store of a data dir', () => {
     const token = lastLine(created.stdout);
     expect(created.stdout).toBe(`${token}\n`);
     expect(token).toMatch(TOKEN_LINE);
-    expect(created.stderr).toMatch(/^Created token tok_[0-9a-f]{12} for organization acme\. It is shown only this once:\n$/);
+    expect(created.stderr).toMatch(/^Created token tok_[0-9a-f]{12} for organization acme, shown only this once:\n$/);
 
     const listed = await kb(['serve', 'token', 'list', '--json', ...dataDir], { env });
     expect(listed.code, listed.stderr).toBe(0);

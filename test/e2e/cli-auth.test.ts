@@ -159,6 +159,24 @@ describe.concurrent('profiles through kb auth', { timeout: TEST_TIMEOUT_MS }, ()
     expect(jsonOut(fromEnvJson)).toMatchObject({ profile: 'default', url: one.url, organization: 'org-delta', tokenSource: 'env' });
   });
 
+  it('logging out of a profile kb serve saved says how to get a token again, and so does auth status', async () => {
+    const env = isolatedEnv();
+    const token = await one.newToken('org-logout-local');
+    expectOk(await login(env, token, ['--url', one.url, '--profile', 'local']));
+    const again = `kb serve token create --org local --save --profile local --url ${one.url.replace(/\/$/, '')}`;
+    const logout = await kb(['auth', 'logout'], { env });
+    expectOk(logout);
+    expect(logout.stderr.split('\n')[1], describeRun(logout)).toBe(`To log in again: \`${again}\`.`);
+    const status = await kb(['auth', 'status'], { env });
+    expect(status.code, describeRun(status)).toBe(4);
+    expect(status.stderr, describeRun(status)).toContain(`Run \`kb auth login --profile local\`, or for the kb serve on this machine \`${again}\`.`);
+    // A profile of another name is one a person set up: no such hint.
+    expectOk(await login(env, token, ['--url', one.url, '--profile', 'mine']));
+    const other = await kb(['auth', 'logout', '--profile', 'mine'], { env });
+    expectOk(other);
+    expect(other.stderr, describeRun(other)).not.toContain('To log in again');
+  });
+
   it('auth token prints the raw token; auth logout removes it from the file and the default stays; then status and commands exit 4', async () => {
     const env = isolatedEnv();
     // Organizations of this test alone: the other tests run at the same time.

@@ -130,7 +130,7 @@ describe.concurrent('--query', { timeout: TEST_TIMEOUT_MS }, () => {
     ]);
     expect(health.stdout, describeRun(health)).toBe('alive\n');
     expect(status.stdout, describeRun(status)).toBe('habits-query-flags\n');
-    expectFailure(logout, 2, 'Nonexistent flag: --query', 'See more help with --help');
+    expectFailure(logout, 2, 'Nonexistent flag: --query', 'See `kb auth logout --help`.');
     const manifest = JSON.parse(readFileSync(`${ROOT}oclif.manifest.json`, 'utf8')) as { commands: Record<string, { flags: Record<string, unknown> }> };
     for (const [id, command] of Object.entries(manifest.commands)) expect('query' in command.flags, id).toBe('json' in command.flags);
   });
@@ -240,7 +240,7 @@ describe.concurrent('a mistyped command', { timeout: TEST_TIMEOUT_MS }, () => {
       kb(['bse', 'list', 'docs'], { env }),
       kb(['serve', 'tokn', 'list'], { env }),
       kb(['ns', 'lst'], { env }),
-      kb(['ns', 'show', 'docs'], { env }),
+      kb(['ns', 'frob', 'docs'], { env }),
       kb(['frobnicate'], { env }),
     ]);
     const help = 'Run `kb --help` for the list of commands.';
@@ -248,8 +248,38 @@ describe.concurrent('a mistyped command', { timeout: TEST_TIMEOUT_MS }, () => {
     expectFailure(bse, 2, '"bse list docs" is not a kb command. Did you mean "base list"?', help);
     expectFailure(tokn, 2, '"serve tokn list" is not a kb command. Did you mean "serve token list"?', help);
     expectFailure(lst, 2, '"ns lst" is not a kb command. Did you mean "ns list" or "ns ls"?', help);
-    expectFailure(show, 2, '"ns show docs" is not a kb command.', 'The commands of `kb ns`: create, list, ls, update, view. Run `kb ns --help` for more.');
+    expectFailure(show, 2, '"ns frob docs" is not a kb command.', 'The commands of `kb ns`: create, list, ls, update, view. Run `kb ns --help` for more.');
     expectFailure(nothing, 2, '"frobnicate" is not a kb command.', help);
+  });
+
+  it('a flag oclif refuses is said in kb\'s words, with the command\'s own help; -o json points at --json', async () => {
+    const env = isolatedEnv();
+    const [neither, output, long] = await Promise.all([
+      kb(['ns', 'update', 'docs'], { env }),
+      kb(['ns', 'list', '-o', 'json'], { env }),
+      kb(['base', 'list', 'docs', '--output', 'json'], { env }),
+    ]);
+    expectFailure(neither, 2, 'Exactly one of the following must be provided: --clear-description, --description', 'See `kb ns update --help`.');
+    expectFailure(output, 2, 'Nonexistent flag: -o', 'kb prints JSON with --json, and picks from it with --query. See `kb ns list --help`.');
+    expectFailure(long, 2, 'Nonexistent flag: --output', 'kb prints JSON with --json, and picks from it with --query. See `kb base list --help`.');
+  });
+
+  it('what a gh, kubectl or aws user types names the kb command they mean; ns delete says there is none; exit 2', async () => {
+    const env = isolatedEnv();
+    const typed = [['login'], ['version'], ['namespace', 'list'], ['ns', 'get', 'docs'], ['ns', 'show', 'docs'], ['base', 'rm', 'docs', 'faq'], ['serve', 'token', 'rm', 'tok_1a2b3c4d5e6f'], ['auth', 'use', 'staging']];
+    const meant = ['auth login', '--version', 'ns list', 'ns view', 'ns view', 'base delete', 'serve token revoke', 'auth switch'];
+    const [results, nsDelete] = await Promise.all([Promise.all(typed.map((words) => kb(words, { env }))), kb(['ns', 'delete', 'docs'], { env })]);
+    results.forEach((result, i) => {
+      const command = meant[i] as string;
+      const help = `Run \`kb ${command === '--version' ? '' : `${command} `}--help\` for more.`;
+      expectFailure(result, 2, `"${typed[i]?.join(' ')}" is not a kb command. Did you mean "${command}"?`, help);
+    });
+    expectFailure(
+      nsDelete,
+      2,
+      '"ns delete" is not a kb command: the API has no way to delete a namespace.',
+      '`kb base delete NAMESPACE BASE` deletes one of its bases.',
+    );
   });
 
   it('kb help of what is neither a command nor a topic: exit 2, with the closest', async () => {

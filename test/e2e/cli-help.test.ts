@@ -8,10 +8,14 @@ interface Manifest {
 }
 
 const manifest = JSON.parse(readFileSync(`${ROOT}oclif.manifest.json`, 'utf8')) as Manifest;
-const commands = Object.keys(manifest.commands)
-  .filter((id) => manifest.commands[id]?.hidden !== true)
-  .map((id) => id.split(':'));
-const topics = [['auth'], ['ns'], ['base'], ['serve', 'token']];
+const visible = Object.keys(manifest.commands).filter((id) => manifest.commands[id]?.hidden !== true);
+const commands = visible.map((id) => id.split(':'));
+/** Every alias of a visible command (`ns ls`): its --help is the command's, and must fit as well. */
+const aliases = visible.flatMap((id) => manifest.commands[id]?.aliases ?? []).map((id) => id.split(':'));
+/** Every topic package.json declares, so that a new one is checked without editing this file. */
+const topics = Object.keys((JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { oclif: { topics: Record<string, unknown> } }).oclif.topics).map((name) =>
+  name.split(':'),
+);
 
 /** Lines of the help wider than `width` columns (help text is ASCII). */
 function overWide(text: string, width: number): string[] {
@@ -52,8 +56,8 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
     it(`every command's --help, the topics' and the root's, piped at ${width} columns: no line wider, no ragged paragraph`, async () => {
       // Piped, help is 80 columns wide; OCLIF_COLUMNS sets another width, as a narrower terminal would.
       const env = isolatedEnv(width === 80 ? {} : { OCLIF_COLUMNS: String(width) });
-      const runs = [[], ...topics, ...commands].map((words) => [...words, '--help']);
-      runs.push(['help', 'exit-codes'], ['help', 'environment']);
+      const runs = [[], ...topics, ...commands, ...aliases].map((words) => [...words, '--help']);
+      runs.push(['help'], ['help', 'ns'], ['help', 'serve', 'token'], ['help', 'exit-codes'], ['help', 'environment']);
       const results = await Promise.all(runs.map((args) => kb(args, { env })));
       results.forEach((result, i) => {
         const label = `kb ${runs[i]?.join(' ')} at ${width} columns:\n${describeRun(result)}`;
@@ -76,6 +80,26 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
     expect(login.stdout).toContain('    $ echo "$STAGING_TOKEN" | kb auth login --profile staging --url \\\n');
   });
 
+  it('every command\'s examples: one command each, with the prompt, and no glob a shell would expand', async () => {
+    const env = isolatedEnv();
+    const results = await Promise.all(commands.map((words) => kb([...words, '--help'], { env })));
+    results.forEach((result, i) => {
+      const label = `kb ${commands[i]?.join(' ')} --help:\n${describeRun(result)}`;
+      const examples = (result.stdout.split('\nEXAMPLES\n')[1] ?? '').split(/\n[A-Z][A-Z ]+\n/)[0] ?? '';
+      const lines = examples.split('\n');
+      lines.forEach((line, j) => {
+        const previous = lines[j - 1] ?? '';
+        // After a command line comes a blank line, or the line a ` \` continues, indented under it.
+        if (/^ *\$ /.test(previous) || previous.endsWith(' \\')) {
+          if (previous.endsWith(' \\')) expect(line, label).toMatch(/^ {6,}\S/);
+          else expect(line, label).toBe('');
+        }
+        // zsh stops at an unquoted word with [...] in it ("no matches found"): such a word is quoted in an example.
+        if (/^ *\$ /.test(line)) expect(line.replace(/'[^']*'|"[^"]*"/g, "''"), label).not.toMatch(/\S\[[^\]\s]*\]/);
+      });
+    });
+  });
+
   it('kb help exit-codes and kb help environment print the root help\'s tables alone', async () => {
     const env = isolatedEnv();
     const [root, codes, environment] = await Promise.all([
@@ -88,7 +112,36 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
     expect(root.stdout).toContain(codes.stdout);
     expect(environment.stdout.split('\n')[0]).toBe('ENVIRONMENT');
     expect(environment.stdout).toMatch(/^ {2}KB_TOKEN +The token/m);
+    expect(environment.stdout).toMatch(/^ {2}CI +Set \(and not 0 or false\): no colors, no spinners, no prompts/m);
     expect(root.stdout).toContain(environment.stdout);
+  });
+
+  it('the check covers every command, its aliases and every topic', () => {
+    expect(commands.map((words) => words.join(' '))).toEqual(expect.arrayContaining(['ns view', 'base view', 'completion', 'serve token revoke']));
+    expect(aliases.map((words) => words.join(' '))).toEqual(expect.arrayContaining(['ns ls', 'base ls', 'serve token ls']));
+    expect(topics.map((words) => words.join(' '))).toEqual(expect.arrayContaining(['auth', 'ns', 'base', 'serve', 'serve token']));
+  });
+
+  it('a topic lists each command once, its aliases only in the command\'s own help (as gh)', async () => {
+    const env = isolatedEnv();
+    const [ns, base, tokens, list] = await Promise.all([
+      kb(['ns', '--help'], { env }),
+      kb(['base', '--help'], { env }),
+      kb(['serve', 'token', '--help'], { env }),
+      kb(['ns', 'list', '--help'], { env }),
+    ]);
+    expect(ns.stdout, describeRun(ns)).toMatch(/^ {2}ns list +List the namespaces/m);
+    expect(ns.stdout, describeRun(ns)).not.toMatch(/^ {2}ns ls /m);
+    expect(base.stdout, describeRun(base)).not.toMatch(/^ {2}base ls /m);
+    expect(tokens.stdout, describeRun(tokens)).not.toMatch(/^ {2}serve token ls /m);
+    expect(list.stdout, describeRun(list)).toContain('ALIASES\n  $ kb ns ls\n');
+  });
+
+  it('the topics name what their commands do, view included', async () => {
+    const env = isolatedEnv();
+    const root = await kb(['--help'], { env });
+    expect(root.stdout, describeRun(root)).toMatch(/^ {2}ns +List, view, create and update namespaces$/m);
+    expect(root.stdout, describeRun(root)).toMatch(/^ {2}base +List, view, create, update and delete the bases of a namespace$/m);
   });
 
   it('the serve token topic says what the topic holds', async () => {

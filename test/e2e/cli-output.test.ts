@@ -142,7 +142,7 @@ describe.concurrent('mistakes of the user, in words of their own', { timeout: TE
 
   it('a message of our own (or oclif\'s) keeps its line breaks: escaping is for a server\'s text', async () => {
     const result = await kb(['ns', 'list', '--bogus'], { env: isolatedEnv() });
-    expectFailure(result, 2, 'Nonexistent flag: --bogus', 'See more help with --help');
+    expectFailure(result, 2, 'Nonexistent flag: --bogus', 'See `kb ns list --help`.');
     // And its indentation: oclif indents the reason of a flag it could not parse with a tab, shown as a tab.
     const parse = await kb(['serve', '--pool-size', '0'], { env: isolatedEnv() });
     expect(parse.code).toBe(2);

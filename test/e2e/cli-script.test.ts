@@ -85,3 +85,29 @@ describe.concurrent('the README shell-script example', { timeout: TEST_TIMEOUT_M
     }
   });
 });
+
+/** The commands of README.md's ```sh blocks, in the order a reader meets them, one a line (comments and `kb tui` left out). */
+function readmeCommands(): string[][] {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  return [...readme.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((block) =>
+    (block[1] ?? '')
+      .split('\n')
+      .map((line) => line.replace(/\s+# .*$/, '').trim())
+      .filter((line) => line !== '' && !line.startsWith('#') && !/^kb tui\b/.test(line)),
+  );
+}
+
+describe('the README read in order', { timeout: TEST_TIMEOUT_MS }, () => {
+  it('the quick start\'s second terminal, then the `kb api` examples: each command as printed exits 0', async () => {
+    const { env } = await orgEnv(server, 'readme-in-order');
+    const blocks = readmeCommands();
+    const quick = blocks.find((lines) => lines.includes('kb ns create docs --description "Product docs"'));
+    const api = blocks.find((lines) => lines[0] === 'kb api ns_list');
+    expect(quick, 'the quick start block with `kb ns create docs`').toBeDefined();
+    expect(api, 'the `kb api` examples block').toBeDefined();
+    for (const line of [...(quick ?? []), ...(api ?? [])]) {
+      const run = await runShell(line, [], { env: { ...env, PATH: `${binDir}:${process.env.PATH ?? ''}` }, cwd: dir });
+      expect(run.code, `${line}\n${describeRun(run)}`).toBe(0);
+    }
+  });
+});

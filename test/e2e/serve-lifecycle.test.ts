@@ -66,14 +66,19 @@ describe('kb serve: the first token always reaches its user', () => {
     // Not on PATH (as with `npx kb`, or a clone): the hint gives the script, so that it works as printed.
     const offPath = await serve([], env);
     await expect.poll(() => offPath.stdout()).toMatch(/Saved as CLI profile "local"/);
-    expect(offPath.stdout()).toContain(`try \`${KB_BIN} ns list\` in another terminal`);
+    expect(offPath.stdout()).toContain(`Try \`${KB_BIN} ns list\` in another terminal`);
     // A link to it on PATH (the quick start's ~/.local/bin/kb): the hint says kb.
     const bin = join(env.KB_CONFIG_DIR as string, '..', `bin-${Date.now()}`);
     mkdirSync(bin);
     symlinkSync(KB_BIN, join(bin, 'kb'));
     const onPath = await serve([], { ...env, KB_CONFIG_DIR: `${env.KB_CONFIG_DIR as string}-2`, KB_DATA_DIR: `${env.KB_DATA_DIR as string}-2`, PATH: `${bin}:${env.PATH ?? ''}` });
     await expect.poll(() => onPath.stdout()).toMatch(/Saved as CLI profile "local"/);
-    expect(onPath.stdout()).toContain('try `kb ns list` in another terminal');
+    expect(onPath.stdout()).toContain('Try `kb ns list` in another terminal');
+    // Each line of it fits an 80-column terminal (the quick start's), the token on a line of its own.
+    const greeting = onPath.stdout().split('\n').slice(0, 6);
+    expect(greeting[0]).toMatch(/^Created the first token, for organization "local" at http:\/\/127\.0\.0\.1:\d+\.$/);
+    expect(greeting[1]).toBe('It is shown only this once:');
+    for (const line of greeting) expect(line.length, line).toBeLessThanOrEqual(80);
   });
 
   it('a second server (another data dir) saves local-<port>, never over the first one\'s profile, and says so', async () => {

@@ -46,6 +46,46 @@ export function closestCommands(typed: readonly string[], candidates: readonly s
 }
 
 /**
+ * What users of gh, kubectl and aws type, and the kb command they mean: `kb login` is `kb auth login`, `kb ns get docs`
+ * is `kb ns view docs`. The longest match of the typed words wins; what follows it is taken for arguments.
+ */
+const HABITS: Readonly<Record<string, string>> = {
+  login: 'auth login',
+  logout: 'auth logout',
+  whoami: 'auth status',
+  'auth list': 'auth status',
+  'auth ls': 'auth status',
+  'auth use': 'auth switch',
+  version: '--version',
+  namespace: 'ns',
+  namespaces: 'ns',
+  'namespace list': 'ns list',
+  'namespaces list': 'ns list',
+  bases: 'base',
+  'ns get': 'ns view',
+  'ns show': 'ns view',
+  'ns describe': 'ns view',
+  'base get': 'base view',
+  'base show': 'base view',
+  'base describe': 'base view',
+  'base rm': 'base delete',
+  'base remove': 'base delete',
+  'serve token delete': 'serve token revoke',
+  'serve token rm': 'serve token revoke',
+};
+
+/** `kb ns delete`: the API has no such operation, and the closest command (base delete) is not what was meant. */
+const NS_DELETE = new Set(['ns delete', 'ns rm', 'ns remove']);
+
+function habit(words: readonly string[]): string | undefined {
+  for (let n = Math.min(3, words.length); n > 0; n--) {
+    const meant = HABITS[words.slice(0, n).join(' ')];
+    if (meant !== undefined) return meant;
+  }
+  return undefined;
+}
+
+/**
  * An unknown command is a usage error (exit 2), with the closest commands as a suggestion, or the commands of the topic
  * it was typed in. Never a prompt: plugin-not-found asks "did you mean" on a TTY and exits 127, which scripts cannot
  * rely on.
@@ -63,7 +103,17 @@ const hook: Hook<'command_not_found'> = async function (options) {
   // `kb serve tokn list`: a command (serve), then a mistyped one of its subcommands rather than an argument.
   const deeper = command === undefined ? [] : closestCommands(words, names.filter((name) => name.startsWith(`${command.replaceAll(':', ' ')} `)));
   let error: UsageError;
-  if (command !== undefined && deeper.length === 0) {
+  const typedTwo = words.slice(0, 2).join(' ');
+  const meant = habit(words);
+  if (NS_DELETE.has(typedTwo)) {
+    error = new UsageError(
+      `"${typedTwo}" is not a kb command: the API has no way to delete a namespace.`,
+      `\`${bin} base delete NAMESPACE BASE\` deletes one of its bases.`,
+    );
+  } else if (meant !== undefined) {
+    const typed = options.id.replaceAll(':', ' ');
+    error = new UsageError(`"${typed}" is not a kb command. Did you mean "${meant}"?`, `Run \`${bin} ${meant === '--version' ? '' : `${meant} `}--help\` for more.`);
+  } else if (command !== undefined && deeper.length === 0) {
     const [extra] = words.slice(command.split(':').length);
     const typed = command.replaceAll(':', ' ');
     error = new UsageError(`unexpected argument: ${extra}`, `See \`${bin} ${typed} --help\` for what it takes.`);

@@ -3,6 +3,7 @@ import { maskToken } from '../../cli/auth.js';
 import { CliError } from '../../cli/errors.js';
 import { renderObject, renderTable } from '../../cli/output.js';
 import { EXIT } from '../../client/exit-codes.js';
+import { localServerLoginHint } from '../../config/serve-profile.js';
 
 /** A saved profile as `auth status` lists it: never its token, only whether it has one. */
 interface ProfileEntry {
@@ -55,7 +56,9 @@ export default class AuthStatus extends ApiCommand {
     };
     let failure: unknown;
     if (deployment.token === undefined) {
-      failure = new CliError('Not logged in: no token', EXIT.auth, `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`.`);
+      const local = deployment.profile === undefined ? undefined : localServerLoginHint(deployment.profile, deployment.url);
+      const login = `kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}`;
+      failure = new CliError('Not logged in: no token', EXIT.auth, local === undefined ? `Run \`${login}\`.` : `Run \`${login}\`, or for the kb serve on this machine \`${local}\`.`);
     } else {
       try {
         status.organization = await this.request('Checking the token', client.auth());

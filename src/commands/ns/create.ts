@@ -10,7 +10,7 @@ export default class NsCreate extends ApiCommand {
 
   static override examples = [
     '<%= config.bin %> ns create docs --description "Product documentation"',
-    { description: 'Let the server pick the key, and keep it', command: 'NS=$(<%= config.bin %> ns create --json | jq -r .key)' },
+    { description: 'Let the server pick the key, and keep it', command: 'NS=$(<%= config.bin %> ns create --query key)' },
   ];
 
   static override enableJsonFlag = true;

@@ -9,7 +9,7 @@ export default class NsList extends ApiCommand {
 
   static override examples = [
     '<%= config.bin %> ns list',
-    { description: 'Keys only, for a script', command: "<%= config.bin %> ns list --json | jq -r '.[].key'" },
+    { description: 'Keys only, one a line, for a script', command: "<%= config.bin %> ns list --query '[].key'" },
   ];
 
   static override enableJsonFlag = true;

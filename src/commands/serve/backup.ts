@@ -15,9 +15,9 @@ On PostgreSQL (--database or KB_DATABASE_URL) use PostgreSQL's own tool instead,
   pg_dump --format=custom --file kb.dump "$KB_DATABASE_URL"`;
 
   static override examples = [
-    { description: 'Back up the default data dir', command: '<%= config.bin %> serve backup ./kb-backup-$(date +%F)' },
-    { description: 'Serve the copy', command: '<%= config.bin %> serve --data-dir ./kb-backup-2026-11-23 --port 9000' },
-    { description: 'Back up another data dir', command: '<%= config.bin %> serve backup /backups/kb --data-dir /srv/kb' },
+    { description: 'Back up the default data dir', command: '<%= config.bin %> serve backup ./kb-backup' },
+    { description: 'Serve the copy, on a port of its own beside the running server', command: '<%= config.bin %> serve --data-dir ./kb-backup --port 9000' },
+    { description: 'Back up another data dir, into a directory named by the day', command: '<%= config.bin %> serve backup /backups/kb-$(date +%F) --data-dir /srv/kb' },
   ];
 
   static override enableJsonFlag = true;

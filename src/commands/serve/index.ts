@@ -62,8 +62,7 @@ export default class Serve extends KbCommand {
 
   static override description = `Serves the whole kb API under /v1 from an SQLite database in the data dir, so you can run
 your own instance, develop against it and test scripts without a remote deployment.
-Ready when GET /v1/health answers. SIGINT or SIGTERM stops accepting, finishes the requests in flight,
-closes the database and exits 0.
+Ready when GET /v1/health answers.
 
 With --database (or KB_DATABASE_URL) it serves from a PostgreSQL database instead, and any number of
 replicas over that one database behave as one server: uniqueness, tokens, Idempotency-Key replies and the
@@ -79,15 +78,17 @@ token of this server, or how to get one (\`kb serve token create --org local --s
 port, the server moves the profile holding its token to its new URL (the token stays), and says so; unless that
 URL is not a local one, or something listens there: then it names the command that points the profile here.
 
-SIGINT or SIGTERM stops accepting and lets the requests in flight finish for up to --shutdown-timeout; a
-second signal exits at once. Back up a running server with \`kb serve backup DEST\`.
+SIGINT or SIGTERM stops accepting and lets the requests in flight finish for up to --shutdown-timeout, then
+closes the database and exits 0; a second signal exits at once. Back up a running server with
+\`kb serve backup DEST\`.
 
 Behind a load balancer: --admin-port serves GET /live, GET /ready (503 while draining, or while the
 database or, on PostgreSQL, its LISTEN connection is down) and GET /metrics (Prometheus) on a port of their
 own, never on the API's. With --drain-delay, a SIGTERM first makes /ready fail and keeps serving for the
 delay, so the balancer stops sending before the listener closes.
 
-Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an extension of kb serve).`;
+Beyond the API document, it also serves GET /v1/base_list?namespace=NS (a namespace's bases) and
+GET /v1/base_list_all (every base of the organization), and its OpenAPI document at GET /v1/openapi.json.`;
 
   static override examples = [
     { description: 'Serve on the default address, http://127.0.0.1:8080', command: '<%= config.bin %> serve' },
@@ -211,13 +212,13 @@ Beyond the API document, it also serves GET /v1/base_list?namespace=NS (an exten
    */
   private async deliverFirstToken(server: RunningServer, token: string, profile: string | undefined, profiles: ProfileStore, log: BaseLogger): Promise<void> {
     this.io.stdout(
-      `Created the first token, for organization "local" at ${server.url}. It is shown only this once:\n\n  ${token}\n\n`,
+      `Created the first token, for organization "local" at ${server.url}.\nIt is shown only this once:\n\n  ${token}\n\n`,
     );
     try {
       const saved = await saveLocalProfile(server.store, profiles, { url: server.url, token, name: profile });
       const kb = kbCommand(this.context.env.searchPath);
       const tryIt = saved.isDefault ? `${kb} ns list` : `${kb} ns list --profile ${saved.name}`;
-      this.io.stdout(`Saved as CLI profile "${saved.name}"${saved.isDefault ? ' (the default)' : ''}: try \`${tryIt}\` in another terminal.\n`);
+      this.io.stdout(`Saved as CLI profile "${saved.name}"${saved.isDefault ? ' (the default)' : ''}.\nTry \`${tryIt}\` in another terminal.\n`);
     } catch (error) {
       log.warn(
         `could not save the token as a CLI profile: ${(error as Error).message}. The token printed on stdout works: save it with ` +

@@ -11,13 +11,14 @@ const DEFAULT_URL = 'http://127.0.0.1:8080';
 export default class TokenCreate extends KbCommand {
   static override summary = 'Create a bearer token for an organization of the local server';
 
-  static override description = `Prints the new token alone as the last line of stdout, so T=$(kb serve token create --org acme)
-works. The organization exists once a token names it. Only a hash of the token is stored: it cannot be shown again.
+  static override description = `Prints the new token alone as the last line of stdout, so
+\`T=$(kb serve token create --org acme)\` works. The organization exists once a token names it. Only a hash of the token is stored: it cannot be shown again.
 Works while \`kb serve\` runs on the same data dir, or against the database of PostgreSQL replicas (--database).
 
 With --save the token is also saved as a CLI profile for the server at --url, so \`kb\` works at once: the profile
 "local" (or "local-<port>" when "local" holds another server's token), or the one --profile names. A profile that
-holds another server's token is never replaced.`;
+holds another server's token is never replaced. A profile with no token (after \`kb auth logout\`) is
+taken only when --profile names it.`;
 
   static override examples = [
     { description: 'Create a token for organization acme', command: '<%= config.bin %> serve token create --org acme' },
@@ -26,6 +27,10 @@ holds another server's token is never replaced.`;
     {
       description: 'Get a token of the local server into a CLI profile (when the first one was lost)',
       command: '<%= config.bin %> serve token create --org local --save --url http://127.0.0.1:8080',
+    },
+    {
+      description: 'Give the profile "local" a token again, after `kb auth logout`',
+      command: '<%= config.bin %> serve token create --org local --save --profile local',
     },
   ];
 
@@ -50,7 +55,7 @@ holds another server's token is never replaced.`;
       const info = await store.createToken(flags.org, minted.id, minted.hash);
       // Shown before anything else can fail, so that a token is never made without reaching its user.
       if (!this.jsonEnabled()) {
-        this.io.stderr(`Created token ${info.id} for organization ${info.org}. It is shown only this once:\n`);
+        this.io.stderr(`Created token ${info.id} for organization ${info.org}, shown only this once:\n`);
         this.io.stdout(`${minted.token}\n`);
       }
       if (!flags.save) return { org: info.org, token: minted.token };

@@ -15,7 +15,8 @@ export default class TokenRevoke extends KbCommand {
 stdin (never from argv, where other users could see it). Nothing that looks like a token is ever printed back.`;
 
   static override examples = [
-    { description: 'Find the id, then revoke', command: '<%= config.bin %> serve token list\n<%= config.bin %> serve token revoke tok_1a2b3c4d5e6f' },
+    { description: 'Find the id', command: '<%= config.bin %> serve token list' },
+    { description: 'Revoke it by its id', command: '<%= config.bin %> serve token revoke tok_1a2b3c4d5e6f' },
     { description: 'Revoke the token a variable holds, by the token itself', command: 'printf %s "$T" | <%= config.bin %> serve token revoke -' },
   ];
 
