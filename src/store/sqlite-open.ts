@@ -406,15 +406,25 @@ function logMismatchWhole(path: string): string | undefined {
  * disagree, so a mismatch is looked at again before it is believed (a log that is not kb.db's stays one).
  */
 function verifyLog(dataDir: string, path: string): void {
-  if (!walFrames(path)) return;
   let reason: string | undefined;
+  let failure: unknown;
   for (let look = 0; look < 3; look++) {
+    // None, or gone: the last connection of another process checkpoints the log and deletes it as it closes.
+    if (!walFrames(path)) return;
     try {
       reason = logMismatch(path);
     } catch (error) {
+      // Deleted between the look and the read (as above): look again.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        failure = error;
+        continue;
+      }
       throw new StoreOpenError(`cannot check ${path}-wal, the write-ahead log of ${path}: ${describeSystemError(error)}.`);
     }
     if (reason === undefined) return;
+  }
+  if (reason === undefined) {
+    throw new StoreOpenError(`cannot check ${path}-wal, the write-ahead log of ${path}: ${describeSystemError(failure)}.`);
   }
   const log = `${path}-wal`;
   const strays = [log, `${path}-shm`].filter((file) => lstatSync(file, { throwIfNoEntry: false }) !== undefined);
