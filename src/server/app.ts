@@ -5,7 +5,7 @@ import { auth } from './auth.js';
 import { clientErrorHandler, errors, frameworkError } from './errors.js';
 import { httpRules } from './http.js';
 import { idempotency } from './idempotency.js';
-import { createLogger, RequestLog, requestIds, type ServerLogger } from './logger.js';
+import { createLogger, RequestLog, requestIds, requestLoggers, type ServerLogger } from './logger.js';
 import type { AppObserver } from './observer.js';
 import { routes } from './routes.js';
 
@@ -48,6 +48,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: (options.logger ?? createLogger('info')).pino,
     logController: new RequestLog(),
+    // A request's child logger is made only when something logs through it: the request line needs none.
+    childLoggerFactory: requestLoggers,
     genReqId: requestId,
     bodyLimit: LIMITS.bodyBytes,
     onProtoPoisoning: 'error',

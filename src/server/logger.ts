@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
-import pino, { type BaseLogger, type DestinationStream } from 'pino';
+import pino, { type BaseLogger, type Bindings, type ChildLoggerOptions, type DestinationStream, type LogFn, type Logger } from 'pino';
 import type { LogFormat, LogLevel } from './log.js';
 import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from './tokens.js';
 
@@ -82,6 +82,81 @@ export function requestLine(method: string | undefined, url: string | undefined,
 }
 
 /**
+ * A request's logger (`request.log`, `reply.log`) as fastify's childLoggerFactory gives it: the child pino logger with
+ * the request id, made only when something logs through it. Fastify makes one for every request, which costs a request
+ * (an object, its bindings serialized) even when nothing is logged; the request line itself needs none (RequestLog).
+ */
+export class RequestLogger {
+  private made: Logger | undefined;
+
+  constructor(
+    /** Fastify's logger: always pino here (createLogger). */
+    private readonly parent: Logger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  private get logger(): Logger {
+    return (this.made ??= this.parent.child(this.bindings, this.options));
+  }
+
+  /** The request line: the same bytes as the child's info() (its bindings first), without making the child. */
+  request(line: ReturnType<typeof requestLine>): void {
+    if (this.made !== undefined || this.options.level !== undefined) return void this.logger.info(line, 'request');
+    if (!this.parent.isLevelEnabled('info')) return;
+    this.parent.info({ reqId: this.bindings.reqId, method: line.method, path: line.path, status: line.status, ms: line.ms }, 'request');
+  }
+
+  get level(): string {
+    return this.made?.level ?? this.options.level ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.logger.level = level;
+  }
+
+  isLevelEnabled(level: string): boolean {
+    return this.made?.isLevelEnabled(level) ?? (this.options.level === undefined ? this.parent.isLevelEnabled(level) : this.logger.isLevelEnabled(level));
+  }
+
+  // Methods of the prototype, not arrow functions of each instance: a request pays for none of them until it logs.
+  fatal(...args: Parameters<LogFn>): void {
+    this.logger.fatal(...args);
+  }
+
+  error(...args: Parameters<LogFn>): void {
+    this.logger.error(...args);
+  }
+
+  warn(...args: Parameters<LogFn>): void {
+    this.logger.warn(...args);
+  }
+
+  info(...args: Parameters<LogFn>): void {
+    this.logger.info(...args);
+  }
+
+  debug(...args: Parameters<LogFn>): void {
+    this.logger.debug(...args);
+  }
+
+  trace(...args: Parameters<LogFn>): void {
+    this.logger.trace(...args);
+  }
+
+  silent(): void {}
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.logger.child(bindings, options);
+  }
+}
+
+/** Fastify's childLoggerFactory: request loggers made when first used (RequestLogger). */
+export function requestLoggers(this: unknown, logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  return new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger;
+}
+
+/**
  * Fastify's request log as one line per request once its reply is sent, instead of fastify's two (one as it comes
  * in, without status or duration, and one as it goes out, without method or path).
  */
@@ -92,6 +167,12 @@ export class RequestLog extends LogController {
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const log = reply.log as unknown;
+    if (!error && log instanceof RequestLogger) {
+      // Silent (or above info): not even the line's fields are worked out.
+      if (log.isLevelEnabled('info')) log.request(requestLine(request.method, request.url, reply.statusCode, reply.elapsedTime));
+      return;
+    }
     const line = requestLine(request.method, request.url, reply.statusCode, reply.elapsedTime);
     if (error) reply.log.warn({ ...line, err: error }, 'request not completed');
     else reply.log.info(line, 'request');
@@ -129,18 +210,21 @@ const LOG_FLUSH_MS = 200;
 export function createLogger(level: LogLevel, options: LoggerOptions = {}): ServerLogger {
   const format = options.format ?? (process.stderr.isTTY ? 'pretty' : 'json');
   const sink = options.sink;
-  // Lines are gathered up to LOG_BATCH_BYTES and written in one call, not one write (and thread-pool round trip) a
-  // request; whatever is gathered is written within LOG_FLUSH_MS, so a quiet server's log is never behind.
-  const destination = sink === undefined ? pino.destination({ dest: 2, sync: false, minLength: LOG_BATCH_BYTES }) : undefined;
-  let unwritten = false;
-  const flusher =
-    destination === undefined
-      ? undefined
-      : setInterval(() => {
-          if (!unwritten) return;
-          unwritten = false;
-          destination.flush();
-        }, LOG_FLUSH_MS).unref();
+  // Lines are gathered here up to LOG_BATCH_BYTES and handed to pino's destination (sonic-boom) in one write, not one
+  // write (and thread-pool round trip) a request; whatever is gathered is written within LOG_FLUSH_MS, so a quiet
+  // server's log is never behind. Gathered here rather than by sonic-boom's own minLength, which measures its whole
+  // pending buffer (Buffer.byteLength) again with every line it adds: a cost per line that grows with the batch.
+  const destination = sink === undefined ? pino.destination({ dest: 2, sync: false }) : undefined;
+  let gathered = '';
+  let gatheredLength = 0;
+  const writeGathered = () => {
+    if (gathered === '' || destination === undefined) return;
+    const batch = gathered;
+    gathered = '';
+    gatheredLength = 0;
+    destination.write(batch);
+  };
+  const flusher = destination === undefined ? undefined : setInterval(writeGathered, LOG_FLUSH_MS).unref();
   let closing = false;
   const lines: DestinationStream =
     destination === undefined
@@ -149,8 +233,10 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
           write: (line) => {
             // The destination throws once ended: a line logged after close() (a late timer's) is dropped instead.
             if (closing) return;
-            unwritten = true;
-            destination.write(line);
+            // Whole lines only: a batch never ends inside one, so no line is ever spliced into another.
+            gathered += line;
+            gatheredLength += line.length;
+            if (gatheredLength >= LOG_BATCH_BYTES) writeGathered();
           },
         };
   const stream: DestinationStream = format === 'pretty' ? { write: (line) => lines.write(prettyLine(line)) } : lines;
@@ -180,6 +266,7 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
     ended ??= new Promise<void>((resolve) => {
       clearInterval(flusher);
       if (destination === undefined || readerGone) return resolve();
+      writeGathered();
       destination.once('close', () => resolve());
       destination.once('error', () => resolve());
       destination.end();
