@@ -45,9 +45,10 @@ declare module 'fastify' {
 export function buildApp(options: AppOptions): FastifyInstance {
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const requestId = requestIds();
+  const logger = options.logger ?? createLogger('info');
   const app = Fastify({
-    loggerInstance: (options.logger ?? createLogger('info')).pino,
-    logController: new RequestLog(),
+    loggerInstance: logger.pino,
+    logController: new RequestLog(logger.requestLine),
     // A request's child logger is made only when something logs through it: the request line needs none.
     childLoggerFactory: requestLoggers,
     genReqId: requestId,
