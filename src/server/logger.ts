@@ -234,12 +234,14 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   // server's log is never behind. Gathered here rather than by sonic-boom's own minLength, which measures its whole
   // pending buffer (Buffer.byteLength) again with every line it adds: a cost per line that grows with the batch.
   const destination = sink === undefined ? pino.destination({ dest: 2, sync: false }) : undefined;
-  let gathered = '';
+  // An array joined once, not a string added to line by line: join() makes one flat string, where += makes a chain
+  // that sonic-boom's byteLength and the write would each have to walk and copy.
+  let gathered: string[] = [];
   let gatheredLength = 0;
   const writeGathered = () => {
-    if (gathered === '' || destination === undefined) return;
-    const batch = gathered;
-    gathered = '';
+    if (gathered.length === 0 || destination === undefined) return;
+    const batch = gathered.join('');
+    gathered = [];
     gatheredLength = 0;
     destination.write(batch);
   };
@@ -253,7 +255,7 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
             // The destination throws once ended: a line logged after close() (a late timer's) is dropped instead.
             if (closing) return;
             // Whole lines only: a batch never ends inside one, so no line is ever spliced into another.
-            gathered += line;
+            gathered.push(line);
             gatheredLength += line.length;
             if (gatheredLength >= LOG_BATCH_BYTES) writeGathered();
           },
