@@ -5,7 +5,7 @@ import { auth } from './auth.js';
 import { clientErrorHandler, errors, frameworkError } from './errors.js';
 import { httpRules } from './http.js';
 import { idempotency } from './idempotency.js';
-import { createLogger, RequestLog, requestIds, type ServerLogger } from './logger.js';
+import { createLogger, RequestLog, requestIds, requestLoggers, type ServerLogger } from './logger.js';
 import type { AppObserver } from './observer.js';
 import { routes } from './routes.js';
 
@@ -45,9 +45,12 @@ declare module 'fastify' {
 export function buildApp(options: AppOptions): FastifyInstance {
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const requestId = requestIds();
+  const logger = options.logger ?? createLogger('info');
   const app = Fastify({
-    loggerInstance: (options.logger ?? createLogger('info')).pino,
-    logController: new RequestLog(),
+    loggerInstance: logger.pino,
+    logController: new RequestLog(logger.requestLine),
+    // A request's child logger is made only when something logs through it: the request line needs none.
+    childLoggerFactory: requestLoggers,
     genReqId: requestId,
     bodyLimit: LIMITS.bodyBytes,
     onProtoPoisoning: 'error',

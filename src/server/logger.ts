@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
-import pino, { type BaseLogger, type DestinationStream } from 'pino';
+import pino, { type BaseLogger, type Bindings, type ChildLoggerOptions, type DestinationStream, type LogFn, type Logger } from 'pino';
 import type { LogFormat, LogLevel } from './log.js';
 import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from './tokens.js';
 
@@ -19,6 +19,11 @@ export interface ServerLogger {
    * written at any --log-level: --log-level chooses which requests are logged, not whether the server says it listens.
    */
   readonly events: BaseLogger;
+  /**
+   * Writes a request's line at info, the bytes pino would write for `request.log.info(line, 'request')` (the same
+   * fields in the same order), without pino working them out field by field: the one line every request pays for.
+   */
+  readonly requestLine: (reqId: string, line: RequestLine) => void;
   /**
    * Writes out every line the asynchronous destination still holds, then stops it: call it last, once the server has
    * closed. It waits for a write in flight, which flushSync() would leave behind, to be cut by an exit that follows;
@@ -76,9 +81,94 @@ export function requestIds(): (request?: IncomingMessage) => string {
   };
 }
 
+export interface RequestLine {
+  method: string | undefined;
+  path: string;
+  status: number;
+  ms: number;
+}
+
 /** The one line of a request, as every path that answers one logs it. */
-export function requestLine(method: string | undefined, url: string | undefined, status: number, elapsedMs: number) {
+export function requestLine(method: string | undefined, url: string | undefined, status: number, elapsedMs: number): RequestLine {
   return { method, path: redactTokens(url ?? ''), status, ms: Math.round(elapsedMs * 100) / 100 };
+}
+
+/**
+ * A request's logger (`request.log`, `reply.log`) as fastify's childLoggerFactory gives it: the child pino logger with
+ * the request id, made only when something logs through it. Fastify makes one for every request, which costs a request
+ * (an object, its bindings serialized) even when nothing is logged; the request line itself needs none (RequestLog).
+ */
+export class RequestLogger {
+  private made: Logger | undefined;
+
+  constructor(
+    /** Fastify's logger: always pino here (createLogger). */
+    private readonly parent: Logger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  private get logger(): Logger {
+    return (this.made ??= this.parent.child(this.bindings, this.options));
+  }
+
+  /** The request id this logger's lines carry. */
+  get reqId(): unknown {
+    return this.bindings.reqId;
+  }
+
+  /** Whether its lines are the app's lines and the request id alone (no level or serializers of its own). */
+  get plain(): boolean {
+    return this.options.level === undefined && this.options.serializers === undefined;
+  }
+
+  get level(): string {
+    return this.made?.level ?? this.options.level ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.logger.level = level;
+  }
+
+  isLevelEnabled(level: string): boolean {
+    return this.made?.isLevelEnabled(level) ?? (this.options.level === undefined ? this.parent.isLevelEnabled(level) : this.logger.isLevelEnabled(level));
+  }
+
+  // Methods of the prototype, not arrow functions of each instance: a request pays for none of them until it logs.
+  fatal(...args: Parameters<LogFn>): void {
+    this.logger.fatal(...args);
+  }
+
+  error(...args: Parameters<LogFn>): void {
+    this.logger.error(...args);
+  }
+
+  warn(...args: Parameters<LogFn>): void {
+    this.logger.warn(...args);
+  }
+
+  info(...args: Parameters<LogFn>): void {
+    this.logger.info(...args);
+  }
+
+  debug(...args: Parameters<LogFn>): void {
+    this.logger.debug(...args);
+  }
+
+  trace(...args: Parameters<LogFn>): void {
+    this.logger.trace(...args);
+  }
+
+  silent(): void {}
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.logger.child(bindings, options);
+  }
+}
+
+/** Fastify's childLoggerFactory: request loggers made when first used (RequestLogger). */
+export function requestLoggers(this: unknown, logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
+  return new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger;
 }
 
 /**
@@ -86,12 +176,22 @@ export function requestLine(method: string | undefined, url: string | undefined,
  * in, without status or duration, and one as it goes out, without method or path).
  */
 export class RequestLog extends LogController {
+  constructor(private readonly write: ServerLogger['requestLine']) {
+    super();
+  }
+
   /** No line yet; but the request id goes back with every reply fastify sends, so a report can be matched to the line. */
   override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
     reply.header(REQUEST_ID_HEADER, request.id);
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const log = reply.log as unknown;
+    if (!error && log instanceof RequestLogger && log.plain && typeof log.reqId === 'string') {
+      // Silent (or above info): not even the line's fields are worked out.
+      if (log.isLevelEnabled('info')) this.write(log.reqId, requestLine(request.method, request.url, reply.statusCode, reply.elapsedTime));
+      return;
+    }
     const line = requestLine(request.method, request.url, reply.statusCode, reply.elapsedTime);
     if (error) reply.log.warn({ ...line, err: error }, 'request not completed');
     else reply.log.info(line, 'request');
@@ -121,26 +221,31 @@ export function prettyLine(json: string): string {
   return `${parts.join(' ')}${detail}\n`;
 }
 
-/** The log is written in batches of at least this many bytes (some 30 request lines)... */
-const LOG_BATCH_BYTES = 4096;
+/** The log is written in batches of at least this many bytes (some 120 request lines: a write costs a thread-pool round trip)... */
+const LOG_BATCH_BYTES = 16_384;
 /** ...or of whatever it holds after this long. */
 const LOG_FLUSH_MS = 200;
 
 export function createLogger(level: LogLevel, options: LoggerOptions = {}): ServerLogger {
   const format = options.format ?? (process.stderr.isTTY ? 'pretty' : 'json');
   const sink = options.sink;
-  // Lines are gathered up to LOG_BATCH_BYTES and written in one call, not one write (and thread-pool round trip) a
-  // request; whatever is gathered is written within LOG_FLUSH_MS, so a quiet server's log is never behind.
-  const destination = sink === undefined ? pino.destination({ dest: 2, sync: false, minLength: LOG_BATCH_BYTES }) : undefined;
-  let unwritten = false;
-  const flusher =
-    destination === undefined
-      ? undefined
-      : setInterval(() => {
-          if (!unwritten) return;
-          unwritten = false;
-          destination.flush();
-        }, LOG_FLUSH_MS).unref();
+  // Lines are gathered here up to LOG_BATCH_BYTES and handed to pino's destination (sonic-boom) in one write, not one
+  // write (and thread-pool round trip) a request; whatever is gathered is written within LOG_FLUSH_MS, so a quiet
+  // server's log is never behind. Gathered here rather than by sonic-boom's own minLength, which measures its whole
+  // pending buffer (Buffer.byteLength) again with every line it adds: a cost per line that grows with the batch.
+  const destination = sink === undefined ? pino.destination({ dest: 2, sync: false }) : undefined;
+  // An array joined once, not a string added to line by line: join() makes one flat string, where += makes a chain
+  // that sonic-boom's byteLength and the write would each have to walk and copy.
+  let gathered: string[] = [];
+  let gatheredLength = 0;
+  const writeGathered = () => {
+    if (gathered.length === 0 || destination === undefined) return;
+    const batch = gathered.join('');
+    gathered = [];
+    gatheredLength = 0;
+    destination.write(batch);
+  };
+  const flusher = destination === undefined ? undefined : setInterval(writeGathered, LOG_FLUSH_MS).unref();
   let closing = false;
   const lines: DestinationStream =
     destination === undefined
@@ -149,8 +254,10 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
           write: (line) => {
             // The destination throws once ended: a line logged after close() (a late timer's) is dropped instead.
             if (closing) return;
-            unwritten = true;
-            destination.write(line);
+            // Whole lines only: a batch never ends inside one, so no line is ever spliced into another.
+            gathered.push(line);
+            gatheredLength += line.length;
+            if (gatheredLength >= LOG_BATCH_BYTES) writeGathered();
           },
         };
   const stream: DestinationStream = format === 'pretty' ? { write: (line) => lines.write(prettyLine(line)) } : lines;
@@ -180,6 +287,7 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
     ended ??= new Promise<void>((resolve) => {
       clearInterval(flusher);
       if (destination === undefined || readerGone) return resolve();
+      writeGathered();
       destination.once('close', () => resolve());
       destination.once('error', () => resolve());
       destination.end();
@@ -189,5 +297,13 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.waitMs).unref()));
     return Promise.race([ended, waited]).finally(() => clearTimeout(timer));
   };
-  return { pino: logger, events, close };
+  // pino's line for these fields: level, time (epochTime), the bindings (reqId), then the fields as given, then msg.
+  // JSON.stringify quotes a string as pino's asString does (or escapes more, never differently for JSON readers); a
+  // field pino would leave out (undefined, as a method may be) is left out, a number that is not finite is null.
+  const requestLine = (reqId: string, line: RequestLine) => {
+    const method = line.method === undefined ? '' : `,"method":${JSON.stringify(line.method)}`;
+    const ms = Number.isFinite(line.ms) ? line.ms : null;
+    stream.write(`{"level":"info","time":${Date.now()},"reqId":${JSON.stringify(reqId)}${method},"path":${JSON.stringify(line.path)},"status":${line.status},"ms":${ms},"msg":"request"}\n`);
+  };
+  return { pino: logger, events, requestLine, close };
 }

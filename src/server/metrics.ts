@@ -20,25 +20,105 @@ const DURATION_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0
 const WRITES_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
 /**
+ * A prom-client counter counted per request in a plain number by label set, handed to prom-client when scraped (its
+ * collect()): prom-client's own inc() hashes and checks the labels again at every call.
+ */
+class RequestCounter<L extends string> {
+  private readonly pending = new Map<string, { labels: Record<L, string>; count: number }>();
+
+  constructor(registry: Registry, configuration: { name: string; help: string; labelNames: readonly L[] }) {
+    const pending = this.pending;
+    new Counter<L>({
+      ...configuration,
+      registers: [registry],
+      collect() {
+        for (const entry of pending.values()) {
+          if (entry.count === 0) continue;
+          this.inc(entry.labels, entry.count);
+          entry.count = 0;
+        }
+      },
+    });
+  }
+
+  /** Counts one under `key`, which stands for `labels()` (called only the first time the key is seen). */
+  inc(key: string, labels: () => Record<L, string>): void {
+    const entry = this.pending.get(key);
+    if (entry === undefined) this.pending.set(key, { labels: labels(), count: 1 });
+    else entry.count++;
+  }
+}
+
+/**
+ * A histogram by route kept in plain arrays, written out by prom-client's registry (registerMetric) in the form its
+ * own Histogram gives: the same lines, labels and order. prom-client's Histogram hashes, checks and converts the
+ * labels of every observation; this finds a bucket and adds.
+ */
+export class RouteHistogram {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  private readonly routes = new Map<string, { buckets: number[]; sum: number; count: number }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly bounds: readonly number[],
+  ) {}
+
+  observe(route: string, value: number): void {
+    let data = this.routes.get(route);
+    if (data === undefined) this.routes.set(route, (data = { buckets: this.bounds.map(() => 0), sum: 0, count: 0 }));
+    const bounds = this.bounds;
+    let i = 0;
+    while (i < bounds.length && value > (bounds[i] as number)) i++;
+    if (i < bounds.length) (data.buckets[i] as number)++;
+    data.sum += value;
+    data.count++;
+  }
+
+  getForPromString() {
+    const values: Array<{ labels: Record<string, string | number>; sharedLabels: Record<string, string>; value: number; metricName: string; exemplar?: null }> = [];
+    for (const [route, data] of this.routes) {
+      const shared = { route };
+      let total = 0;
+      this.bounds.forEach((le, i) => {
+        total += data.buckets[i] as number;
+        values.push({ labels: { le }, sharedLabels: shared, value: total, metricName: `${this.name}_bucket`, exemplar: null });
+      });
+      values.push({ labels: { le: '+Inf' }, sharedLabels: shared, value: data.count, metricName: `${this.name}_bucket`, exemplar: null });
+      values.push({ labels: {}, sharedLabels: shared, value: data.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: {}, sharedLabels: shared, value: data.count, metricName: `${this.name}_count` });
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  get() {
+    const data = this.getForPromString();
+    return { ...data, values: data.values.map(({ labels, sharedLabels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } })) };
+  }
+
+  reset(): void {
+    this.routes.clear();
+  }
+}
+
+/**
  * `kb serve`'s Prometheus metrics (docs/contract.md, "Operating behind a load balancer"): requests by route, method and
  * status, their duration by route, the group commits (duration and writes), replays, kept-list hits and misses, the
  * PostgreSQL pool and LISTEN connection (read on each scrape), and the process's own. Loaded only with --admin-port.
  */
 export class ServerMetrics implements AppObserver {
   readonly registry = new Registry();
-  private readonly requests = new Counter({
+  private readonly requests = new RequestCounter(this.registry, {
     name: 'kb_http_requests_total',
     help: 'HTTP requests answered by the API, by route name, method and status.',
     labelNames: ['route', 'method', 'status'] as const,
-    registers: [this.registry],
   });
-  private readonly durations = new Histogram({
-    name: 'kb_http_request_duration_seconds',
-    help: 'Time from a request arriving to its reply being sent, by route name.',
-    labelNames: ['route'] as const,
-    buckets: DURATION_BUCKETS,
-    registers: [this.registry],
-  });
+  private readonly durations = new RouteHistogram(
+    'kb_http_request_duration_seconds',
+    'Time from a request arriving to its reply being sent, by route name.',
+    DURATION_BUCKETS,
+  );
   private readonly commitSeconds = new Histogram({
     name: 'kb_commit_duration_seconds',
     help: 'Time each group commit took, from taking its writes to its COMMIT.',
@@ -57,35 +137,33 @@ export class ServerMetrics implements AppObserver {
     labelNames: ['route'] as const,
     registers: [this.registry],
   });
-  private readonly kept = new Counter({
+  private readonly kept = new RequestCounter(this.registry, {
     name: 'kb_kept_answers_total',
     help: 'Reads of lists answered from the kept answers (hit) or from the store (miss), by route name.',
     labelNames: ['route', 'result'] as const,
-    registers: [this.registry],
   });
-  /** The label children already made, so a request costs one map lookup, not a hash of its labels. */
-  private readonly counted = new Map<string, { inc(): void }>();
-  private readonly timed = new Map<string, { observe(seconds: number): void }>();
 
   constructor() {
+    this.registry.registerMetric(this.durations as unknown as Histogram);
     collectDefaultMetrics({ register: this.registry });
   }
 
   responded(request: FastifyRequest, reply: FastifyReply): void {
-    // A known path asked with another method (405) has no route of its own: it is named by its path's.
-    const route = ROUTE_NAMES.get(request.routeOptions.url ?? (request.url.split('?')[0] as string)) ?? 'unknown';
+    const url = request.url;
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    // The route's name by the path asked, as it is for every request of this API (no route has parameters); a path
+    // that reached its route otherwise (percent-encoded) by the route's own, and a known path asked with another
+    // method (405), which has no route of its own, by its path's.
+    const route = ROUTE_NAMES.get(path) ?? ROUTE_NAMES.get(request.routeOptions.url ?? path) ?? 'unknown';
     const method = METHODS.has(request.method) ? request.method : 'other';
-    const key = `${route} ${method} ${reply.statusCode}`;
-    let count = this.counted.get(key);
-    if (count === undefined) this.counted.set(key, (count = this.requests.labels(route, method, String(reply.statusCode))));
-    count.inc();
-    let timer = this.timed.get(route);
-    if (timer === undefined) this.timed.set(route, (timer = this.durations.labels(route)));
-    timer.observe(reply.elapsedTime / 1000);
+    const status = reply.statusCode;
+    this.requests.inc(`${route} ${method} ${status}`, () => ({ route, method, status: String(status) }));
+    this.durations.observe(route, reply.elapsedTime / 1000);
   }
 
   keptAnswer(route: string, hit: boolean): void {
-    this.kept.labels(route, hit ? 'hit' : 'miss').inc();
+    this.kept.inc(`${route} ${hit}`, () => ({ route, result: hit ? 'hit' : 'miss' }));
   }
 
   replayed(route: string): void {

@@ -3,10 +3,12 @@
  * read at (the store's `readVersion()`, or `dataVersion()` of its organization), and given only to a request of that
  * same version. A version changes with every committed write that may change what it covers, this process's or
  * another's, and never comes back, so a kept answer is never older than the last acknowledged write. Bounded by a
- * total size, the least recently used going first (values of past versions among them).
+ * total size, the least recently used going first (values of past versions among them): by second chance, as a clock
+ * does, so that a hit only marks its entry instead of moving it to the end of the map (a delete and an insert, which
+ * every kept answer given would pay); an entry marked since it was last passed over is moved then, and kept.
  */
 export class VersionedCache<V> {
-  private readonly entries = new Map<string, { version: string; value: V; size: number }>();
+  private readonly entries = new Map<string, { version: string; value: V; size: number; used: boolean }>();
   private size = 0;
 
   constructor(
@@ -19,12 +21,12 @@ export class VersionedCache<V> {
   get(version: string, key: string): V | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    this.entries.delete(key);
     if (entry.version !== version) {
+      this.entries.delete(key);
       this.size -= entry.size;
       return undefined;
     }
-    this.entries.set(key, entry);
+    entry.used = true;
     return entry.value;
   }
 
@@ -41,11 +43,17 @@ export class VersionedCache<V> {
       this.size -= previous.size;
     }
     while (this.size + size > this.capacity) {
-      const [oldest, entry] = this.entries.entries().next().value as [string, { size: number }];
+      const [oldest, entry] = this.entries.entries().next().value as [string, { size: number; used: boolean }];
       this.entries.delete(oldest);
+      if (entry.used) {
+        // Used since it was kept or last passed over: its second chance, at the end, as a recent one.
+        entry.used = false;
+        this.entries.set(oldest, entry as { version: string; value: V; size: number; used: boolean });
+        continue;
+      }
       this.size -= entry.size;
     }
-    this.entries.set(key, { version, value, size });
+    this.entries.set(key, { version, value, size, used: false });
     this.size += size;
   }
 }

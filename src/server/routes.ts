@@ -21,6 +21,9 @@ const ALLOWED_METHODS = new Map<string, string>(
   ),
 );
 
+/** Query strings whose validated input each GET route keeps, at most (then it starts again). */
+const QUERIES_KEPT = 256;
+
 /** The answers of the GET routes (the lists) kept at most, in bytes of JSON. */
 const ANSWERS_KEPT_BYTES = 32 * 1024 * 1024;
 
@@ -66,6 +69,24 @@ export const routes = sharedPlugin<{ observer?: AppObserver | undefined }>((app,
       answers.set(version, key, bytes);
       return bytes;
     };
+    /**
+     * The validated input of a query string and its part of a kept answer's key, by the query string as sent: the
+     * same text parses to the same query, so a route validates each query it is asked once, not every request.
+     * Invalid ones are not kept: each such request gets its error, as it did.
+     */
+    const queries = new Map<string, { input: unknown; key: string }>();
+    const queryOf = (request: FastifyRequest): { input: unknown; key: string } => {
+      const at = request.url.indexOf('?');
+      const text = at === -1 ? '' : request.url.slice(at + 1);
+      let query = queries.get(text);
+      if (query === undefined) {
+        const input = parseInput(route.input.schema, { ...(request.query as object) }, 'query');
+        query = { input, key: `\u0000${name}\u0000${JSON.stringify(input)}` };
+        if (queries.size >= QUERIES_KEPT) queries.clear();
+        queries.set(text, query);
+      }
+      return query;
+    };
     const write = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
       const input = parseInput(route.input.schema, request.body, 'request body');
       const principal = request.principal as Principal;
@@ -87,11 +108,11 @@ export const routes = sharedPlugin<{ observer?: AppObserver | undefined }>((app,
       // A read whose answer is kept is sent at once, without a turn of the event loop.
       handler: (request, reply) => {
         if (route.method !== 'GET') return write(request, reply);
-        const input = parseInput(route.input.schema, { ...(request.query as object) }, 'query');
+        const { input, key: queryKey } = queryOf(request);
         const principal = request.principal as Principal;
         // The organization's own version where the store has one: another organization's writes keep its answers.
         const version = request.readVersion === undefined || store.dataVersion === undefined ? request.readVersion : store.dataVersion(principal.orgId);
-        const key = `${principal.orgId}\u0000${name}\u0000${JSON.stringify(input)}`;
+        const key = `${principal.orgId}${queryKey}`;
         const kept = version === undefined ? undefined : answers.get(version, key);
         observer?.keptAnswer(name, kept !== undefined);
         if (kept !== undefined) return send(reply, 200, kept);

@@ -182,6 +182,26 @@ describe('the request log', () => {
   });
 });
 
+describe('the request line', () => {
+  it('is the line pino writes for request.log.info(line, "request"), byte for byte but the time, whatever the path holds', () => {
+    const written: string[] = [];
+    const logger = createLogger('info', { format: 'json', sink: (line) => written.push(line) });
+    const cases = [
+      { method: 'GET', path: '/v1/health', status: 200, ms: 0.02 },
+      { method: 'POST', path: '/v1/ns_list?q="quoted"\\back\u0001ctl\u00e9\u2028', status: 404, ms: 12.5 },
+      { method: undefined, path: '', status: 400, ms: 0 },
+      { method: 'GET', path: '/x', status: 500, ms: Number.NaN },
+    ];
+    for (const line of cases) {
+      logger.requestLine('r-1"x', line);
+      logger.pino.child({ reqId: 'r-1"x' }).info(line, 'request');
+    }
+    const untimed = written.map((line) => line.replace(/"time":\d+/, '"time":0'));
+    expect(untimed).toHaveLength(2 * cases.length);
+    for (let i = 0; i < cases.length; i++) expect(untimed[2 * i]).toBe(untimed[2 * i + 1]);
+  });
+});
+
 describe('the pretty format', () => {
   it('puts a request on one short line, and an error stack under its line', () => {
     const request = prettyLine('{"level":"info","time":1795460400000,"reqId":"r-1","method":"GET","path":"/v1/health","status":200,"ms":0.42,"msg":"request"}\n');

@@ -279,6 +279,7 @@ describe('400: the request is malformed', () => {
     // Refused while parsing (prototype poisoning), with the field named.
     ['a __proto__ field', 'POST', '/v1/ns_create', { payload: '{"__proto__":{"key":"abc"}}', headers: json }, /^Request body has a forbidden field: __proto__$/],
     ['a constructor.prototype field', 'POST', '/v1/ns_create', { payload: '{"constructor":{"prototype":{}}}', headers: json }, /^Request body has a forbidden field: constructor$/],
+    ['a __proto__ field spelled with an escape', 'POST', '/v1/ns_create', { payload: '{"\\u005f_proto__":{"key":"abc"}}', headers: json }, /^Request body has a forbidden field: __proto__$/],
     ['a constructor field', 'POST', '/v1/ns_create', { json: { constructor: 'abc' } }, /^Invalid request body: unknown field: constructor$/],
     ['base_list without a namespace', 'GET', '/v1/base_list', {}, /^Invalid query: namespace: is required$/],
     ['base_list with a malformed namespace', 'GET', '/v1/base_list?namespace=a%20b', {}, /^Invalid query: namespace: a key is/],
@@ -289,6 +290,13 @@ describe('400: the request is malformed', () => {
   it.each(cases)('rejects %s', async (_what, method, path, options, message) => {
     const body = expectFailure(await request(method, path, { token: acme, ...options }), 400);
     expect(body.message).toMatch(message);
+  });
+
+  it('refuses an invalid query every time it is asked, and answers a valid one every time', async () => {
+    for (let i = 0; i < 3; i++) {
+      expect(expectFailure(await request('GET', '/v1/ns_list?limit=10', { token: acme }), 400).message).toBe('Invalid query: unknown field: limit');
+      expect((await request('GET', '/v1/ns_list', { token: acme })).status).toBe(200);
+    }
   });
 
   it('names an unknown field and lists the allowed ones in help', async () => {

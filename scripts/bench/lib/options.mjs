@@ -14,6 +14,8 @@ the budget and PASS/FAIL.
   --scale N          bases to create in the scale section (default 100000)
   --engine NAME      storage engine of kb serve: sqlite (default) or postgres (kb serve --database)
   --replicas N       kb serve processes over one database (postgres only; default 1)
+  --server-parts L   parts of the server section, comma-separated: throughput (req/s of each endpoint),
+                     cost (CPU per request beside node:http, silent and metrics on) (default: both)
   --json FILE        also write the results as JSON to FILE
   --quick            a smoke run (under a minute): 5 runs, 1 s wrk runs, 2,000 namespaces and bases
                      for the large lists, 10,000 in the scale section, export-scale up to 10,000
@@ -38,6 +40,7 @@ export function parseOptions(argv) {
       scale: { type: 'string' },
       engine: { type: 'string', default: 'sqlite' },
       replicas: { type: 'string', default: '1' },
+      'server-parts': { type: 'string', default: 'throughput,cost' },
       json: { type: 'string' },
       quick: { type: 'boolean', default: false },
       check: { type: 'boolean', default: false },
@@ -51,8 +54,12 @@ export function parseOptions(argv) {
   const unknown = only.filter((s) => !SECTIONS.includes(s));
   if (unknown.length > 0) throw new Error(`--only: unknown section ${unknown.join(', ')}; the sections are ${SECTIONS.join(', ')}`);
   if (!['sqlite', 'postgres'].includes(values.engine)) throw new Error(`--engine must be sqlite or postgres, not ${JSON.stringify(values.engine)}`);
+  const serverParts = values['server-parts'].split(',').map((s) => s.trim()).filter(Boolean);
+  const unknownParts = serverParts.filter((s) => !['throughput', 'cost'].includes(s));
+  if (unknownParts.length > 0) throw new Error(`--server-parts: unknown part ${unknownParts.join(', ')}; the parts are throughput, cost`);
   return {
     help: values.help,
+    serverParts,
     only: SECTIONS.filter((s) => only.includes(s)),
     runs: values.runs === undefined ? (quick ? 5 : 21) : integer('runs', values.runs, 11),
     warmup: quick ? 1 : 2,

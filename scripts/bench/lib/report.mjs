@@ -9,6 +9,7 @@ const UNITS = {
   B: (x) => `${Math.round(x).toLocaleString('en-US')} B`,
   count: (x) => Math.round(x).toLocaleString('en-US'),
   x: (x) => `${x.toFixed(1)}`,
+  'µs/req': (x) => `${x.toFixed(1)} µs/req`,
 };
 
 export function format(value, unit) {
@@ -32,10 +33,11 @@ const OPS = {
 
 /**
  * A figure. `budget` is { on: 'ratio' | 'value', op, limit } (a limit on the value is in the value's unit);
- * without one the figure is for information. The ratio is value / baseline.
+ * without one the figure is for information. The ratio is value / baseline, or with `efficiency` (for costs, where
+ * less is better) baseline / value: how efficient the subject is beside its baseline.
  */
-export function figure({ name, value, unit, baseline, budget, note, stats }) {
-  const ratio = baseline === undefined || baseline === null ? undefined : value / baseline;
+export function figure({ name, value, unit, baseline, budget, note, stats, efficiency = false }) {
+  const ratio = baseline === undefined || baseline === null ? undefined : efficiency ? baseline / value : value / baseline;
   let result = 'info';
   if (budget) {
     const measured = budget.on === 'ratio' ? ratio : value;

@@ -1,5 +1,9 @@
-// Section 3: kb serve under wrk on loopback, each endpoint beside a bare node:http server, run by run alternately.
+// Section 3: kb serve under wrk on loopback, each endpoint beside a bare node:http server, run by run alternately;
+// then what a request costs kb serve in CPU time beside node:http, beside itself silent and beside itself with metrics.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runWrkCpu, warmUntilSettled } from '../lib/cpu.mjs';
 import { childEnv } from '../lib/env.mjs';
 import { ApiClient, pool } from '../lib/http.mjs';
 import { spawnTracked } from '../lib/lifecycle.mjs';
@@ -9,14 +13,15 @@ import { LUA, runWrkGroup } from '../lib/wrk.mjs';
 
 const BASELINE_SERVER = fileURLToPath(new URL('../baselines/http-server.mjs', import.meta.url));
 
-function startBaseline(env) {
+/** The baseline server, answering kb's health body, or with `bodyFile` that file's bytes. */
+function startBaseline(env, bodyFile) {
   return new Promise((resolve, reject) => {
-    const child = spawnTracked(process.execPath, [BASELINE_SERVER], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawnTracked(process.execPath, [BASELINE_SERVER, ...(bodyFile === undefined ? [] : [bodyFile])], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk) => {
       out += chunk;
       const url = /listening on (\S+)/.exec(out)?.[1];
-      if (url) resolve({ child, url });
+      if (url) resolve({ child, url, urls: [url], pids: [child.pid] });
     });
     child.once('exit', (code) => reject(new Error(`the baseline server exited (${code}) before listening`)));
   });
@@ -40,6 +45,21 @@ export async function seedServerData(ctx) {
 }
 
 export async function serverSection(ctx) {
+  const { options } = ctx;
+  const parts = options.serverParts ?? ['throughput', 'cost'];
+  const throughput = parts.includes('throughput') ? await throughputPart(ctx) : undefined;
+  const cost = parts.includes('cost') && ctx.engine.name === 'sqlite' ? await costPart(ctx) : undefined;
+  const done = [throughput, cost].filter(Boolean);
+  return {
+    title: `3. Server: wrk on loopback, ${options.connections} connections${options.replicas > 1 ? ` to each of ${options.replicas} replicas (req/s summed)` : ''}, beside bare node:http`,
+    figures: done.flatMap((p) => p.figures),
+    details: done.flatMap((p) => p.details),
+    notes: done.flatMap((p) => p.notes),
+    raw: Object.assign({}, ...done.map((p) => p.raw)),
+  };
+}
+
+async function throughputPart(ctx) {
   const { options, main } = ctx;
   await seedServerData(ctx);
   const large = options.large.toLocaleString('en-US');
@@ -102,32 +122,6 @@ export async function serverSection(ctx) {
       figures.push(figure({ name: `${endpoint.name}: replies other than 200`, value: errors, baseline: results.baseline.reduce((sum, r) => sum + r.errors, 0), unit: 'count', budget: { on: 'value', op: '=', limit: 0 } }));
     }
   }
-  // The admin port's metrics (kb serve --admin-port) against none, side by side: what counting every request costs.
-  if (ctx.engine.name === 'sqlite') {
-    ctx.progress('server: starting a kb serve with --admin-port (metrics on)');
-    const metrics = await ctx.engine.group('metrics', ctx.home, 1, ['--admin-port', '0']);
-    try {
-      for (const endpoint of [endpoints[0], endpoints[1]]) {
-        const token = { off: endpoint.token, on: endpoint.token === undefined ? undefined : metrics.firstToken };
-        const urls = { off: main.urls, on: metrics.urls };
-        const results = { off: [], on: [] };
-        for (let round = 1; round <= options.rounds; round++) {
-          for (const side of ['off', 'on']) {
-            ctx.progress(`server: ${endpoint.name}: metrics ${side}, round ${round} of ${options.rounds}`);
-            const env = childEnv(ctx.home, { KB_BENCH_TOKEN: token[side] ?? '', KB_BENCH_RUN: `${process.pid}x${runId++}`, KB_BENCH_NAMESPACE: 'bench-create' });
-            const result = await runWrkGroup(urls[side].map((url) => url + endpoint.path), { ...wrk, duration: options.duration, script: endpoint.script, env });
-            results[side].push(result);
-            rows.push([`${endpoint.name}, metrics ${side}`, 'kb serve', round, Math.round(result.rps).toLocaleString('en-US'), result.p50.toFixed(2), result.p99.toFixed(2), result.max.toFixed(1), result.errors, Math.round(result.bytesPerReply)]);
-          }
-        }
-        const rps = (side) => median(results[side].map((r) => r.rps));
-        figures.push(figure({ name: `${endpoint.name}: --admin-port (metrics on) vs without`, value: rps('on'), baseline: rps('off'), unit: 'req/s', budget: { on: 'ratio', op: '>=', limit: 0.9 } }));
-      }
-    } finally {
-      await metrics.stop();
-    }
-  }
-
   // Errors on a read endpoint void its figure: say so rather than hide it in the details.
   const readErrors = Object.entries(raw).filter(([id]) => id !== 'base_create').flatMap(([id, r]) => r.kb.filter((x) => x.errors > 0).map(() => id));
 
@@ -135,8 +129,8 @@ export async function serverSection(ctx) {
   const created = (await probe.get('/base_list?namespace=bench-create')).length;
   probe.close();
 
+  for (const baseline of baselines) baseline.child.kill('SIGTERM');
   return {
-    title: `3. Server: wrk on loopback, ${options.connections} connections${options.replicas > 1 ? ` to each of ${options.replicas} replicas (req/s summed)` : ''}, beside bare node:http`,
     figures,
     details: [
       {
@@ -152,6 +146,110 @@ export async function serverSection(ctx) {
       `base_create: every request a new key (run, thread, counter) in one namespace; ${created.toLocaleString('en-US')} bases were in it at the end.`,
       `Seeding through the API (node:http, 32 at a time): ${Math.round(ctx.shared.seedRate).toLocaleString('en-US')} writes/s.`,
       ...(readErrors.length > 0 ? [`ERRORS on ${[...new Set(readErrors)].join(', ')}: see the wrk runs above.`] : []),
+    ],
+    raw,
+  };
+}
+
+/**
+ * CPU time per request, each server warmed until its CPU per request settles, then measured in rounds that alternate
+ * the servers of a comparison (A B C A B C), wrk's req/s beside it. The budgets are ratios of CPU per request:
+ * node:http's over kb serve's (how efficient kb is beside the least any Node server pays), kb at its default log level
+ * over kb silent (what the request log costs), kb without --admin-port over kb with it (what metrics cost).
+ */
+async function costPart(ctx) {
+  const { options, main } = ctx;
+  const env = childEnv(ctx.home);
+  const nsBody = join(ctx.root, 'ns-list-body.json');
+  const answer = await fetch(`${main.url}/v1/ns_list`, { headers: { authorization: `Bearer ${ctx.tokens.small}` } });
+  if (answer.status !== 200) throw new Error(`GET /v1/ns_list answered ${answer.status}`);
+  writeFileSync(nsBody, Buffer.from(await answer.arrayBuffer()));
+  ctx.progress('server cost: starting the node:http baselines, a kb serve --log-level silent and a kb serve --admin-port');
+  const nodeHealth = await startBaseline(env);
+  const nodeNs = await startBaseline(env, nsBody);
+  const silent = await ctx.engine.group('silent', ctx.home, 1, ['--log-level', 'silent']);
+  const metrics = await ctx.engine.group('metrics', ctx.home, 1, ['--admin-port', '0']);
+  const server = (name, group, token) => ({ name, urls: group.urls, pids: group.pids ?? group.servers?.map((s) => s.pid), token });
+  const servers = {
+    node: server('node:http, same body', nodeHealth),
+    nodeNs: server('node:http, same body', nodeNs),
+    info: server('kb serve (log level info)', main, ctx.tokens.small),
+    silent: server('kb serve --log-level silent', silent, silent.firstToken),
+    metrics: server('kb serve --admin-port (metrics on)', metrics, metrics.firstToken),
+  };
+  const comparisons = [
+    { name: 'GET /v1/health', path: '/v1/health', sides: ['node', 'info', 'silent', 'metrics'] },
+    { name: 'GET /v1/auth', path: '/v1/auth', sides: ['info', 'metrics'] },
+    { name: `GET /v1/ns_list (${ctx.seed.smallCount} ns)`, path: '/v1/ns_list', sides: ['nodeNs', 'info'] },
+  ];
+  const wrk = { connections: options.connections, threads: options.wrkThreads, script: LUA.get };
+  const warmSeconds = options.quick ? 1 : 2;
+  const rows = [];
+  const warmRows = [];
+  const figures = [];
+  const raw = {};
+  let runId = 0;
+  try {
+    for (const comparison of comparisons) {
+      const go = (side, duration) => {
+        const s = servers[side];
+        const runEnv = childEnv(ctx.home, { KB_BENCH_TOKEN: s.token ?? '', KB_BENCH_RUN: `${process.pid}c${runId++}` });
+        return runWrkCpu(s.urls.map((url) => url + comparison.path), s.pids, { ...wrk, duration, env: runEnv });
+      };
+      for (const side of comparison.sides) {
+        ctx.progress(`server cost: ${comparison.name}: warming ${servers[side].name}`);
+        const seen = await warmUntilSettled(() => go(side, warmSeconds), { maxRuns: options.quick ? 3 : 8 });
+        warmRows.push([comparison.name, servers[side].name, seen.length, seen.map((x) => x.toFixed(1)).join(' → ')]);
+      }
+      const results = Object.fromEntries(comparison.sides.map((side) => [side, []]));
+      for (let round = 1; round <= options.rounds; round++) {
+        for (const side of comparison.sides) {
+          ctx.progress(`server cost: ${comparison.name}: ${servers[side].name}, round ${round} of ${options.rounds}`);
+          const result = await go(side, options.duration);
+          results[side].push(result);
+          rows.push([comparison.name, servers[side].name, round, result.cpuUsPerRequest.toFixed(1), Math.round(result.rps).toLocaleString('en-US'), result.errors]);
+        }
+      }
+      raw[`cost ${comparison.name}`] = results;
+      const cpu = (side) => median(results[side].map((r) => r.cpuUsPerRequest));
+      const has = (side) => comparison.sides.includes(side);
+      if (has('node')) {
+        figures.push(figure({ name: `${comparison.name} CPU/req: kb serve (info) beside node:http (node:http's over kb's)`, value: cpu('info'), baseline: cpu('node'), unit: 'µs/req', efficiency: true, budget: { on: 'ratio', op: '>=', limit: 0.8 } }));
+      }
+      if (has('nodeNs')) {
+        figures.push(figure({ name: `${comparison.name} CPU/req: kb serve (info) beside node:http with the same body (node:http's over kb's)`, value: cpu('info'), baseline: cpu('nodeNs'), unit: 'µs/req', efficiency: true, budget: { on: 'ratio', op: '>=', limit: 0.6 } }));
+      }
+      if (has('silent')) {
+        figures.push(figure({ name: `${comparison.name} CPU/req: log level info vs silent`, value: cpu('info'), baseline: cpu('silent'), unit: 'µs/req', budget: { on: 'ratio', op: '<=', limit: 1.05 } }));
+      }
+      if (has('metrics')) {
+        figures.push(figure({ name: `${comparison.name} CPU/req: --admin-port (metrics on) vs without (without's over on's)`, value: cpu('metrics'), baseline: cpu('info'), unit: 'µs/req', efficiency: true, budget: { on: 'ratio', op: '>=', limit: 0.9 } }));
+      }
+    }
+  } finally {
+    await Promise.all([silent.stop(), metrics.stop()]);
+    nodeHealth.child.kill('SIGTERM');
+    nodeNs.child.kill('SIGTERM');
+  }
+  return {
+    figures,
+    details: [
+      {
+        title: `CPU per request (utime + stime of the server process over a wrk run, over the requests wrk counted; ${options.duration} s runs, alternately each server of an endpoint; a figure is the median over its rounds)`,
+        headers: ['endpoint', 'server', 'round', 'CPU µs/req', 'req/s', 'errors'],
+        align: ['l', 'l', 'r', 'r', 'r', 'r'],
+        rows,
+      },
+      {
+        title: `Warm-up of each server before its rounds (${warmSeconds} s runs until two in a row are within 5% in CPU per request)`,
+        headers: ['endpoint', 'server', 'runs', 'CPU µs/req, run by run'],
+        align: ['l', 'l', 'r', 'l'],
+        rows: warmRows,
+      },
+    ],
+    notes: [
+      'CPU per request is the budget\'s measure: on a shared machine req/s follows the load of other processes, CPU time per request much less.',
+      `The node:http baselines (scripts/bench/baselines/http-server.mjs) answer the same bytes as kb serve (the health body, or the ns_list answer of ${ctx.seed.smallCount} namespaces captured once) with the same headers.`,
     ],
     raw,
   };
