@@ -334,6 +334,11 @@ export class PostgresStore implements Store {
     );
   }
 
+  /** From the notifications (tokens) and this replica's own token writes; undefined while not listening. */
+  tokensVersion(): string | undefined {
+    return this.changes.version('tokens');
+  }
+
   async authenticate(tokenHash: Buffer): Promise<Principal | null> {
     const version = this.changes.version('tokens');
     const id = tokenHash.toString('hex');

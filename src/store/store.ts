@@ -156,6 +156,14 @@ export interface Store {
   dataVersion?(orgId: number): string | undefined;
 
   /**
+   * The version of the tokens (and organizations): as readVersion(), but changed only by what may change whom a token
+   * stands for (a token created or revoked, by this process or another), so that what authentication keeps outlives
+   * writes of data. Read once readVersion() has resolved for the request, and before the token is looked up. Undefined
+   * when nothing may be kept now. Optional: without it, known tokens are kept by readVersion().
+   */
+  tokensVersion?(): string | undefined;
+
+  /**
    * Why the store cannot serve right now (a database that does not answer, a LISTEN connection that is down), or
    * undefined when it can: the readiness of docs/contract.md, "Operating behind a load balancer". One round trip at
    * most. Optional: a store without it is ready while it is open.
