@@ -194,9 +194,9 @@ export class BatchCommit {
       columns.description.push(encode(base.description));
     }
     if (sent.length === 0) return verdicts;
-    let rows: Array<{ n: number; created: boolean }>;
+    let rows: Array<{ n: number; found: boolean }>;
     try {
-      ({ rows } = await client.query<{ n: number; created: boolean }>({
+      ({ rows } = await client.query<{ n: number; found: boolean }>({
         name: 'insert_bases',
         text: INSERT_BASES,
         values: [columns.org, columns.namespace, columns.key, columns.description],
@@ -205,7 +205,8 @@ export class BatchCommit {
       if (this.broken.has(client) || isConnectionFailure(error)) throw error;
       return undefined;
     }
-    for (const row of rows) verdicts[sent[row.n - 1] as number] = row.created ? 'created' : 'exists';
+    for (const n of sent) verdicts[n] = 'created';
+    for (const row of rows) verdicts[sent[row.n - 1] as number] = row.found ? 'exists' : 'alone';
     return verdicts;
   }
 

@@ -149,7 +149,8 @@ export function keptRecord(row: KeptRow): IdempotencyRecord {
 
 /**
  * The base rows of a batch (see insertBases), as arrays, one a column: one prepared statement whatever the batch's size.
- * A row appears in the result when its namespace exists, created or not; n is its place in the arrays, from 1.
+ * Only the rows not created come back (most batches: none), n their place in the arrays, from 1: found when the
+ * namespace exists (the key is taken already), else not (the row is left to its write's own op).
  */
 export const INSERT_BASES = `
   WITH input AS (
@@ -162,7 +163,9 @@ export const INSERT_BASES = `
     SELECT namespace_id, key, description, now(), now() FROM target ORDER BY namespace_id, key
     ON CONFLICT (namespace_id, key) DO NOTHING
     RETURNING namespace_id, key)
-  SELECT target.n, created.key IS NOT NULL AS created FROM target LEFT JOIN created USING (namespace_id, key)`;
+  SELECT input.n, target.n IS NOT NULL AS found
+  FROM input LEFT JOIN (target LEFT JOIN created USING (namespace_id, key)) ON target.n = input.n
+  WHERE created.key IS NULL`;
 
 /** The start and the end of the statement that keeps replies under Idempotency-Keys (a later reply replaces one expired). */
 export const KEEP_REPLIES = 'INSERT INTO idempotency (org_id, key, fingerprint, status, body, created_at)';

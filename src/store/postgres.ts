@@ -115,6 +115,11 @@ export class PostgresStore implements Store {
   private principalsVersion: string | undefined;
   private readonly batches: BatchCommit;
   private onCommit: CommitObserver | undefined;
+  /**
+   * Connections the group commit keeps between its batches (no checkout per batch), CONCURRENT_BATCHES at most. They
+   * go back to the pool when a request waits for a connection and none is free, and when the store closes.
+   */
+  private readonly writers: Client[] = [];
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -122,6 +127,7 @@ export class PostgresStore implements Store {
     /** Broken connections, told by their 'error' event: released to the pool as broken, never reused. */
     private readonly broken: WeakMap<pg.ClientBase, Error>,
     private readonly queueLimit: number,
+    private readonly poolSize: number,
     private readonly authFailureLimit: number,
     private readonly authFailureWindowMs: number,
   ) {
@@ -171,7 +177,7 @@ export class PostgresStore implements Store {
     // Requests beyond the pool wait for a connection, up to this many; past them a request is refused at once (503):
     // a flood of slow lists must not queue everyone else for the connection timeout.
     const queueLimit = options.queueLimit ?? poolSize * 8;
-    const store = new PostgresStore(pool, changes, broken, queueLimit, options.authFailureLimit ?? LIMITS.authFailures, options.authFailureWindowMs ?? LIMITS.authFailureWindowMs);
+    const store = new PostgresStore(pool, changes, broken, queueLimit, poolSize, options.authFailureLimit ?? LIMITS.authFailures, options.authFailureWindowMs ?? LIMITS.authFailureWindowMs);
     store.onCommit = options.onCommit;
     return store;
   }
@@ -192,11 +198,32 @@ export class PostgresStore implements Store {
   private async checkout(): Promise<Client> {
     if (this.pool.waitingCount >= this.queueLimit) throw overloaded();
     if (checkouts.hasSubscribers) checkouts.publish({ store: this });
+    // Every connection taken: the group commit's idle ones go back first.
+    if (this.writers.length > 0 && this.pool.idleCount === 0 && this.pool.totalCount >= this.poolSize) this.releaseWriters();
     try {
       return await this.pool.connect();
     } catch (error) {
       throw storageFailure(error);
     }
+  }
+
+  /** A connection for a batch: one the group commit kept (unless it broke meanwhile), else one of the pool. */
+  private writer(): Promise<Client> {
+    for (let kept = this.writers.pop(); kept !== undefined; kept = this.writers.pop()) {
+      if (!this.broken.has(kept)) return Promise.resolve(kept);
+      this.release(kept);
+    }
+    return this.checkout();
+  }
+
+  /** Keeps a batch's connection for the next batch, unless a request waits for one or the store closes. */
+  private keepWriter(client: Client): void {
+    if (this.closing || this.pool.waitingCount > 0 || this.broken.has(client) || this.writers.length >= CONCURRENT_BATCHES) this.release(client);
+    else this.writers.push(client);
+  }
+
+  private releaseWriters(): void {
+    for (const client of this.writers.splice(0)) this.release(client);
   }
 
   /** Gives a connection back; one that broke, or whose state is unknown after an error, is closed instead. */
@@ -268,7 +295,7 @@ export class PostgresStore implements Store {
     const started = performance.now();
     let client: Client;
     try {
-      client = await this.checkout();
+      client = await this.writer();
     } catch (error) {
       return failAll(batch, error);
     }
@@ -283,7 +310,7 @@ export class PostgresStore implements Store {
       this.release(client, failure);
       return failAll(batch, this.broken.has(client) ? unreachable() : storageFailure(error));
     }
-    this.release(client);
+    this.keepWriter(client);
     this.onCommit?.(batch.length, (performance.now() - started) / 1000);
     const changed = new Set<Changes>();
     const later: Pending[] = [];
@@ -544,6 +571,7 @@ export class PostgresStore implements Store {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await Promise.allSettled([...this.running]);
+      this.releaseWriters();
       await this.changes.close();
       await this.pool.end();
     })();
