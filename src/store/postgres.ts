@@ -276,11 +276,11 @@ export class PostgresStore implements Store {
    * commit's failure (503 for a lost connection), which then kept nothing of any write of the batch. A base create
    * gives its row, so that its batch can insert it with the others in one statement.
    */
-  private write<T>(op: (step: WriteStep) => Promise<T>, capture?: IdempotencyCapture, changes: Changes = 'data', row?: BaseRow): Promise<T> {
+  private write<T>(op: (step: WriteStep) => Promise<T>, capture?: IdempotencyCapture, changes: Changes = 'data', row?: BaseRow, tokenId?: string): Promise<T> {
     return this.track(
       () =>
         new Promise<T>((resolve, reject) => {
-          this.queue.push({ op, capture, changes, row, resolve: resolve as (value: unknown) => void, reject });
+          this.queue.push({ op, capture, changes, row, tokenId, resolve: resolve as (value: unknown) => void, reject });
         }),
     );
   }
@@ -360,6 +360,12 @@ export class PostgresStore implements Store {
       () => unknown(),
     );
   }
+
+  /**
+   * A write's token is checked in the write's own transaction (Write.tokenId), so a write needs no fence: the server
+   * authenticates it without waiting for readVersion().
+   */
+  readonly fencesWrites = false;
 
   /** From the notifications (tokens) and this replica's own token writes; undefined while not listening. */
   tokensVersion(): string | undefined {
@@ -454,7 +460,7 @@ export class PostgresStore implements Store {
   /** Queues a write; with a capture, its promise resolves with a KeyedResult (flush). */
   private dispatch(write: Write, capture: IdempotencyCapture | undefined): Promise<unknown> {
     const { op, row } = operationOf(write);
-    return this.write(op, capture, 'data', row);
+    return this.write(op, capture, 'data', row, write.tokenId);
   }
 
   async nsList(orgId: number): Promise<Namespace[]> {
