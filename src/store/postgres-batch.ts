@@ -59,8 +59,14 @@ type RowVerdict = 'created' | 'exists' | 'revoked' | 'alone';
  * in shared memory: past that, every other session's snapshots must look subtransactions up on disk (suboverflow).
  */
 export const MAX_BATCH = 64;
-/** Group commits in flight at once per replica: one gathers writes while the other waits for PostgreSQL's flush. */
+/**
+ * Group commits in flight at once per replica: one gathers writes while the other waits for PostgreSQL's flush, once
+ * OVERLAP_FROM writes wait. Fewer wait for the batch in flight and go together in the next: a batch costs a replica
+ * a round trip and a wake-up whatever its size, so at a moderate load one batch at a time carries more writes each for
+ * less CPU per write, and at a heavy one two overlap.
+ */
 export const CONCURRENT_BATCHES = 2;
+export const OVERLAP_FROM = MAX_BATCH;
 /** Commits the batches of one replica's pool. */
 export class BatchCommit {
   constructor(
