@@ -18,10 +18,11 @@ const CLIENTS = 32;
 /** Clock ticks per second of /proc/PID/stat's times (USER_HZ: 100 on Linux). */
 const TICKS_PER_SECOND = 100;
 /**
- * Warm-up runs of each server: at least WARMUP_MIN (a fresh server's JIT takes some 10 s of load), at most WARMUP_RUNS,
- * and how close the last two runs' CPU per create must be to call it settled.
+ * Warm-up runs of each server: at least WARMUP_MIN and WARMUP_SECONDS of load (a fresh server's JIT takes some 10 s),
+ * at most WARMUP_RUNS, and how close the last two runs' CPU per create must be to call it settled.
  */
 const WARMUP_MIN = 3;
+const WARMUP_SECONDS = 15;
 const WARMUP_RUNS = 8;
 const SETTLED = 0.1;
 
@@ -127,7 +128,8 @@ export async function replicasSection(ctx) {
       sqlite: () => withCpu(sqliteGroup, () => wrk(sqliteGroup.urls, '/v1/base_create', tokens.sqlite.create, LUA.create, CLIENTS)),
     };
     const warmup = { pg: [], sqlite: [] };
-    const settled = (list) => list.length >= WARMUP_MIN && Math.abs(list.at(-1) - list.at(-2)) <= SETTLED * list.at(-2);
+    const least = Math.max(WARMUP_MIN, Math.ceil(WARMUP_SECONDS / options.duration));
+    const settled = (list) => list.length >= least && Math.abs(list.at(-1) - list.at(-2)) <= SETTLED * list.at(-2);
     for (let run = 1; run <= WARMUP_RUNS && !(settled(warmup.pg) && settled(warmup.sqlite)); run++) {
       ctx.progress(`replicas: warm-up ${run}, until the CPU per create settles`);
       for (const side of ['pg', 'sqlite']) if (!settled(warmup[side])) warmup[side].push((await creates[side]()).cpuPerRequest);
@@ -199,7 +201,7 @@ export async function replicasSection(ctx) {
       notes: [
         `Everything on one machine: PostgreSQL, the ${REPLICAS} replicas, the SQLite server, wrk and the plain pg program share its cores.`,
         'Plain pg: scripts/bench/baselines/pg-inserts.mjs, a connection per client, each INSERT its own transaction, into a table shaped like bases.',
-        `CPU µs/create: user + system time of the kb serve processes (/proc/PID/stat) over the run, per create; for PostgreSQL, both replicas' over both replicas' creates (PostgreSQL's own backends not counted). Each server first ran creates (${WARMUP_MIN} runs at least) until two runs in a row were within ${SETTLED * 100}% of each other (warm-up runs, CPU µs/create: PostgreSQL ${warmup.pg.map((x) => x.toFixed(0)).join(', ')}; SQLite ${warmup.sqlite.map((x) => x.toFixed(0)).join(', ')}).`,
+        `CPU µs/create: user + system time of the kb serve processes (/proc/PID/stat) over the run, per create; for PostgreSQL, both replicas' over both replicas' creates (PostgreSQL's own backends not counted). Each server first ran creates (${least} runs at least) until two runs in a row were within ${SETTLED * 100}% of each other (warm-up runs, CPU µs/create: PostgreSQL ${warmup.pg.map((x) => x.toFixed(0)).join(', ')}; SQLite ${warmup.sqlite.map((x) => x.toFixed(0)).join(', ')}).`,
         'writes/commit: the writes counted over the transactions pg_stat_database counted in the database meanwhile, read-only ones included (each replica\'s fence before a turn of requests is one); writes/xid: over the transaction ids handed out meanwhile (one per transaction that wrote, one per savepoint that wrote), so over the write transactions alone; writes/WAL flush: over the WAL fsyncs of the cluster (pg_stat_io), the cost a durable commit pays.',
       ],
       raw: { settings, runs, warmup, commitRatios, writeRatios, flushRatios },
