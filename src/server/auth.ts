@@ -11,8 +11,9 @@ import { hashToken } from './tokens.js';
 declare module 'fastify' {
   interface FastifyInstance {
     /**
-     * Tokens known to the store, for as long as no write (a revocation, say) has committed since. Keyed by the token
-     * itself, which the request holds in memory anyway, so a repeat costs neither a hash nor a query.
+     * Tokens known to the store, for as long as no token has changed since (the store's tokensVersion(): a revocation,
+     * say, of this server or another). Keyed by the token itself, which the request holds in memory anyway, so a repeat
+     * costs neither a hash nor a query.
      */
     principals: VersionedCache<Principal>;
     /** The failed-authentication limit per client address. */
@@ -52,10 +53,10 @@ function bearerToken(request: FastifyRequest): string | undefined {
 }
 
 /** A valid token is always served; an address with too many recent failures gets 429 instead of another 401. */
-async function principalOf(app: FastifyInstance, request: FastifyRequest, token: string | undefined): Promise<Principal> {
+async function principalOf(app: FastifyInstance, request: FastifyRequest, token: string | undefined, tokens: string | undefined): Promise<Principal> {
   const principal = token === undefined ? null : await app.store.authenticate(hashToken(token));
   if (principal) {
-    if (request.readVersion !== undefined) app.principals.set(request.readVersion, token as string, principal);
+    if (tokens !== undefined) app.principals.set(tokens, token as string, principal);
     return principal;
   }
   const waitMs = await app.authFailures.recordFailure(request.ip);
@@ -79,6 +80,8 @@ export const auth = sharedPlugin<AuthOptions>((app, options, done) => {
   app.decorateRequest('readVersion', undefined);
   const store: Store = app.store;
   app.decorate('authenticate', function authenticate(request, reply, next) {
+    // A write the store checks its token for in its own transaction waits for no fence (Store.fencesWrites).
+    if (store.fencesWrites === false && request.method !== 'GET' && request.method !== 'HEAD') return authenticateNow(request, reply, next);
     const version = store.readVersion?.();
     // A store over a network (PostgreSQL) may first wait to hear what other servers committed.
     if (typeof version === 'object') {
@@ -90,7 +93,7 @@ export const auth = sharedPlugin<AuthOptions>((app, options, done) => {
     request.readVersion = version;
     authenticateNow(request, reply, next);
   });
-  /** Authentication once the read version is known: a token seen at this version costs no hash and no query. */
+  /** Authentication once the read version is known: a token seen at this tokens version costs no hash and no query. */
   const authenticateNow = (request: FastifyRequest, reply: FastifyReply, next: (error?: Error) => void): void => {
     let token: string | undefined;
     try {
@@ -105,9 +108,11 @@ export const auth = sharedPlugin<AuthOptions>((app, options, done) => {
       // A read has no preParsing hook (one fewer step for every read): its untyped body is refused here, after the 401.
       next((request.method === 'GET' || request.method === 'HEAD' ? untypedBody(request) : null) ?? undefined);
     };
-    const known = token === undefined || request.readVersion === undefined ? undefined : app.principals.get(request.readVersion, token);
+    // Read after readVersion() has resolved (what other servers committed before the request is counted), before the lookup.
+    const tokens = store.tokensVersion === undefined ? request.readVersion : store.tokensVersion();
+    const known = token === undefined || tokens === undefined ? undefined : app.principals.get(tokens, token);
     if (known) return authenticated(known);
-    principalOf(app, request, token).then(authenticated, next);
+    principalOf(app, request, token, tokens).then(authenticated, next);
   };
   done();
 });

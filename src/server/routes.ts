@@ -91,7 +91,7 @@ export const routes = sharedPlugin<{ observer?: AppObserver | undefined }>((app,
       const input = parseInput(route.input.schema, request.body, 'request body');
       const principal = request.principal as Principal;
       const key = checkIdempotencyKey(request.headers['idempotency-key']);
-      const write = (writeOf as WriteOf)(principal, input);
+      const write: Write = { ...(writeOf as WriteOf)(principal, input), tokenId: principal.tokenId };
       if (key === undefined) return send(reply, 200, { success: true, data: await store.perform(write) });
       const done = await app.idempotency.run(principal, key, fingerprint(route.name, input), (capture) => store.performKeyed(write, capture));
       if (done.replayed) {

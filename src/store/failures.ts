@@ -9,6 +9,13 @@ export const failures = {
   baseExists: (namespace: string, key: string) => new KbApiError('conflict', `Base ${key} already exists in namespace ${namespace}`),
   namespaceNotFound: (key: string) => new KbApiError('not_found', `Namespace ${key} not found`),
   baseNotFound: (namespace: string, key: string) => new KbApiError('not_found', `Base ${key} not found in namespace ${namespace}`),
+  // As the server's own 401 words it (src/server/auth.ts): a token revoked before the write's transaction began.
+  tokenRevoked: () =>
+    new KbApiError(
+      'unauthorized',
+      'Authentication required: send a valid token as "Authorization: Bearer <token>"',
+      'Check the token, or create one on the server with `kb serve token create --org ORG`.',
+    ),
   shuttingDown: () => new KbApiError('unavailable', 'The server is shutting down'),
   busy: () => new KbApiError('unavailable', 'The database is busy; nothing was written', 'Retry in a moment.'),
   // The file's path is the server's business, not its clients': the message does not name it.

@@ -21,8 +21,9 @@ export type Settled = WriteOutcome | KeyedResult;
 
 /**
  * Batches of the writes queued in one turn of the event loop, at most `maxBatch` writes each, `concurrent` batches
- * in flight at once. `flush` commits a batch and settles its writes (settle); a synchronous engine (SQLite) commits
- * within the call, an asynchronous one returns a promise.
+ * in flight at once; with `overlapFrom`, a batch starts while another is in flight only once that many writes wait
+ * (fewer wait for the one in flight to finish, and go together in the next). `flush` commits a batch and settles its
+ * writes (settle); a synchronous engine (SQLite) commits within the call, an asynchronous one returns a promise.
  */
 export class WriteQueue<W extends QueuedWrite> {
   private queue: W[] = [];
@@ -31,7 +32,7 @@ export class WriteQueue<W extends QueuedWrite> {
 
   constructor(
     private readonly flush: (batch: W[]) => void | Promise<void>,
-    private readonly limits: { maxBatch: number; concurrent: number },
+    private readonly limits: { maxBatch: number; concurrent: number; overlapFrom?: number },
   ) {}
 
   push(write: W): void {
@@ -61,6 +62,7 @@ export class WriteQueue<W extends QueuedWrite> {
 
   private pump(): void {
     while (this.queue.length > 0 && this.inFlight < this.limits.concurrent) {
+      if (this.inFlight > 0 && this.queue.length < (this.limits.overlapFrom ?? 0)) return;
       const batch = this.queue.splice(0, this.limits.maxBatch);
       this.inFlight++;
       const done = this.flush(batch);

@@ -4,6 +4,7 @@ import { failures } from './failures.js';
 import { followers, planAwaited, type QueuedWrite, type Settled } from './group-commit.js';
 import type { Changes } from './postgres-changes.js';
 import {
+  activeTokens,
   type Client,
   encode,
   idempotencyLock,
@@ -35,6 +36,8 @@ export interface Pending extends QueuedWrite {
   changes: Changes;
   /** Set on a base create that may go into its batch's one INSERT; cleared when it must run on its own (op). */
   row?: BaseRow | undefined;
+  /** The token the write was sent with: it runs only while that token is active (Write.tokenId). */
+  tokenId?: string | undefined;
 }
 
 /** What the claim of a batch's keys decided: writes settled before they run, and later copies of a key (their first's index). */
@@ -45,16 +48,25 @@ interface Claimed {
   refused: Map<number, WriteOutcome>;
 }
 
-/** What the batch's INSERT of base rows decided for a write: inserted, taken already, or left to the write's own op. */
-type RowVerdict = 'created' | 'exists' | 'alone';
+/**
+ * What the batch's INSERT of base rows decided for a write: inserted, taken already, refused (its token was revoked),
+ * or left to the write's own op.
+ */
+type RowVerdict = 'created' | 'exists' | 'revoked' | 'alone';
 
 /**
  * Writes of one group commit at most. Each write's savepoint takes a subtransaction id, and a backend keeps 64 of them
  * in shared memory: past that, every other session's snapshots must look subtransactions up on disk (suboverflow).
  */
 export const MAX_BATCH = 64;
-/** Group commits in flight at once per replica: one gathers writes while the other waits for PostgreSQL's flush. */
+/**
+ * Group commits in flight at once per replica: one gathers writes while the other waits for PostgreSQL's flush, once
+ * OVERLAP_FROM writes wait. Fewer wait for the batch in flight and go together in the next: a batch costs a replica
+ * a round trip and a wake-up whatever its size, so at a moderate load one batch at a time carries more writes each for
+ * less CPU per write, and at a heavy one two overlap.
+ */
 export const CONCURRENT_BATCHES = 2;
+export const OVERLAP_FROM = MAX_BATCH;
 /** Commits the batches of one replica's pool. */
 export class BatchCommit {
   constructor(
@@ -68,12 +80,15 @@ export class BatchCommit {
    * Idempotency-Keys, is that one statement on its own, committed by itself: one round trip. Otherwise the transaction
    * takes the keys first (claim), then inserts the bases, then runs every other write in a savepoint of its own, so
    * that one failing write (a 409, a 404) is undone alone; the replies kept under keys are committed with their writes.
+   * A write whose token is no longer active (Write.tokenId) fails with 401 and runs nothing: the INSERT leaves its row
+   * out; otherwise the transaction, which looked its tokens up first, is rolled back and the batch's other writes are
+   * left to the next one.
    */
   async commit(client: Client, batch: Pending[]): Promise<Array<Settled | undefined>> {
     const outcomes: Array<WriteOutcome | undefined> = batch.map(() => undefined);
     const keyed = batch.some((item) => item.capture !== undefined);
     if (!keyed && batch.every((item) => item.row !== undefined)) {
-      const verdicts = await this.insertBases(client, batch);
+      const verdicts = await this.insertBases(client, batch, true);
       // Refused as a whole: nothing was written (the statement committed, or failed, by itself). Each write runs alone.
       if (verdicts === undefined) return this.commit(client, alone(batch));
       batch.forEach((item, index) => {
@@ -87,11 +102,16 @@ export class BatchCommit {
     const claimed: Claimed = { kept: new Map(), refused: new Map() };
     const following = followers(batch);
     for (const index of following.keys()) (batch[index] as Pending).row = undefined;
-    await (keyed ? this.claim(client, batch, following, claimed) : client.query('BEGIN'));
+    const active = await (keyed ? this.claim(client, batch, following, claimed) : this.begin(client, batch));
+    if (active !== undefined && batch.some((item) => item.tokenId !== undefined && !active.has(item.tokenId))) {
+      await client.query('ROLLBACK');
+      return batch.map((item) => (item.tokenId === undefined || active.has(item.tokenId) ? undefined : { ok: false, error: failures.tokenRevoked() }));
+    }
     // The base creates that run at all (not replayed, not held elsewhere, not later copies of a key) go into one INSERT.
     const rows = batch.filter((item, index) => item.row !== undefined && !claimed.kept.has(index) && !following.has(index));
     if (rows.length > 0) {
-      const verdicts = await this.insertBases(client, rows);
+      // Their tokens were looked up as the transaction began: a revocation since is concurrent with these writes.
+      const verdicts = await this.insertBases(client, rows, false);
       if (verdicts === undefined) {
         await client.query('ROLLBACK');
         return this.commit(client, alone(batch));
@@ -133,7 +153,7 @@ export class BatchCommit {
    * too); a key whose lock another connection holds and that has no reply yet is busy (its first request runs there
    * now). A second copy of a key in the batch follows the first (commit gives it the first's reply).
    */
-  private async claim(client: Client, batch: Pending[], following: ReadonlyMap<number, number>, claimed: Claimed): Promise<void> {
+  private async claim(client: Client, batch: Pending[], following: ReadonlyMap<number, number>, claimed: Claimed): Promise<ReadonlySet<string> | undefined> {
     const claims: Array<{ index: number; capture: IdempotencyCapture; lock: string; org: string; key: string }> = [];
     for (const [index, { capture }] of batch.entries()) {
       if (capture === undefined || following.has(index)) continue;
@@ -145,25 +165,36 @@ export class BatchCommit {
         claimed.refused.set(index, { ok: false, error });
       }
     }
-    if (claims.length === 0) {
-      await client.query('BEGIN');
-      return;
-    }
-    const [, locks, kept] = (await client.query(
+    if (claims.length === 0) return this.begin(client, batch);
+    const tokens = activeTokens(batch.map((item) => item.tokenId));
+    const [, locks, kept, active] = (await client.query(
       `BEGIN;
        SELECT pg_try_advisory_xact_lock(claim.lock) AS locked FROM unnest(ARRAY[${claims.map((claim) => claim.lock).join(', ')}]::int8[])
          WITH ORDINALITY AS claim(lock, n) ORDER BY claim.n;
        SELECT claim.n, kept.fingerprint, kept.status, kept.body, kept.created_at
          FROM (VALUES ${claims.map((claim, n) => `(${n}, ${claim.org}::int8, ${claim.key}::text)`).join(', ')}) AS claim(n, org_id, key)
          JOIN idempotency kept ON kept.org_id = claim.org_id AND kept.key = claim.key COLLATE "C"
-         WHERE kept.created_at >= now() - ${sql.integer(IDEMPOTENCY_RETENTION_MS)}::float8 * interval '1 millisecond'`,
-    )) as unknown as [pg.QueryResult, pg.QueryResult<{ locked: boolean }>, pg.QueryResult<KeptRow & { n: number }>];
+         WHERE kept.created_at >= now() - ${sql.integer(IDEMPOTENCY_RETENTION_MS)}::float8 * interval '1 millisecond'
+       ${tokens === undefined ? '' : `; ${tokens}`}`,
+    )) as unknown as [pg.QueryResult, pg.QueryResult<{ locked: boolean }>, pg.QueryResult<KeptRow & { n: number }>, pg.QueryResult<{ id: string }>?];
     const keptBy = new Map(kept.rows.map((row) => [row.n, row]));
     claims.forEach((claim, n) => {
       const row = keptBy.get(n);
       if (row) claimed.kept.set(claim.index, keptRecord(row));
       else if (!locks.rows[n]?.locked) claimed.kept.set(claim.index, 'busy');
     });
+    return active && new Set(active.rows.map((row) => row.id));
+  }
+
+  /** Opens the batch's transaction, and looks up which of its writes' tokens are active (undefined: none named). */
+  private async begin(client: Client, batch: Pending[]): Promise<ReadonlySet<string> | undefined> {
+    const tokens = activeTokens(batch.map((item) => item.tokenId));
+    if (tokens === undefined) {
+      await client.query('BEGIN');
+      return undefined;
+    }
+    const [, active] = (await client.query(`BEGIN; ${tokens}`)) as unknown as [pg.QueryResult, pg.QueryResult<{ id: string }>];
+    return new Set(active.rows.map((row) => row.id));
   }
 
   /**
@@ -174,10 +205,10 @@ export class BatchCommit {
    * is left 'alone', to its write's own op. Undefined when PostgreSQL refused the statement as a whole,
    * which then wrote nothing; a lost connection throws.
    */
-  private async insertBases(client: Client, items: Pending[]): Promise<RowVerdict[] | undefined> {
+  private async insertBases(client: Client, items: Pending[], checkTokens: boolean): Promise<RowVerdict[] | undefined> {
     const verdicts: RowVerdict[] = items.map(() => 'alone');
     const sent: number[] = [];
-    const columns = { org: [] as number[], namespace: [] as string[], key: [] as string[], description: [] as Array<Buffer | null> };
+    const columns = { org: [] as number[], namespace: [] as string[], key: [] as string[], description: [] as Array<Buffer | null>, token: [] as Array<string | null> };
     const seen = new Set<string>();
     for (const [n, item] of items.entries()) {
       const { orgId, base } = item.row as BaseRow;
@@ -192,20 +223,22 @@ export class BatchCommit {
       columns.namespace.push(base.namespace);
       columns.key.push(base.key);
       columns.description.push(encode(base.description));
+      columns.token.push(checkTokens ? (item.tokenId ?? null) : null);
     }
     if (sent.length === 0) return verdicts;
-    let rows: Array<{ n: number; created: boolean }>;
+    let rows: Array<{ n: number; revoked: boolean; found: boolean }>;
     try {
-      ({ rows } = await client.query<{ n: number; created: boolean }>({
+      ({ rows } = await client.query<{ n: number; revoked: boolean; found: boolean }>({
         name: 'insert_bases',
         text: INSERT_BASES,
-        values: [columns.org, columns.namespace, columns.key, columns.description],
+        values: [columns.org, columns.namespace, columns.key, columns.description, columns.token],
       }));
     } catch (error) {
       if (this.broken.has(client) || isConnectionFailure(error)) throw error;
       return undefined;
     }
-    for (const row of rows) verdicts[sent[row.n - 1] as number] = row.created ? 'created' : 'exists';
+    for (const n of sent) verdicts[n] = 'created';
+    for (const row of rows) verdicts[sent[row.n - 1] as number] = row.revoked ? 'revoked' : row.found ? 'exists' : 'alone';
     return verdicts;
   }
 
@@ -243,8 +276,9 @@ function alone(batch: Pending[]): Pending[] {
 }
 
 /** A base create's outcome as the batch's INSERT decided it. */
-function rowOutcome(item: Pending, verdict: 'created' | 'exists'): WriteOutcome {
+function rowOutcome(item: Pending, verdict: 'created' | 'exists' | 'revoked'): WriteOutcome {
   const { base } = item.row as BaseRow;
+  if (verdict === 'revoked') return { ok: false, error: failures.tokenRevoked() };
   return verdict === 'created'
     ? { ok: true, value: { namespace: base.namespace, key: base.key, description: base.description } }
     : { ok: false, error: failures.baseExists(base.namespace, base.key) };

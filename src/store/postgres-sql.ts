@@ -149,20 +149,39 @@ export function keptRecord(row: KeptRow): IdempotencyRecord {
 
 /**
  * The base rows of a batch (see insertBases), as arrays, one a column: one prepared statement whatever the batch's size.
- * A row appears in the result when its namespace exists, created or not; n is its place in the arrays, from 1.
+ * A row is inserted only when the token it was sent with (if any) is still active. Only the rows not created come back
+ * (most batches: none), n their place in the arrays, from 1: revoked when its token is not active, else found when the
+ * namespace exists (the key is taken already), else neither (the row is left to its write's own op).
  */
 export const INSERT_BASES = `
   WITH input AS (
-    SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::bytea[]) WITH ORDINALITY AS input (org_id, namespace, key, description, n)),
+    SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::bytea[], $5::text[])
+      WITH ORDINALITY AS input (org_id, namespace, key, description, token, n)),
+  allowed AS (
+    SELECT input.* FROM input
+    WHERE input.token IS NULL OR EXISTS (SELECT 1 FROM tokens t WHERE t.id = input.token COLLATE "C" AND t.revoked_at IS NULL)),
   target AS (
-    SELECT input.n, ns.id AS namespace_id, input.key COLLATE "C" AS key, input.description
-    FROM input JOIN namespaces ns ON ns.org_id = input.org_id AND ns.key = input.namespace COLLATE "C"),
+    SELECT allowed.n, ns.id AS namespace_id, allowed.key COLLATE "C" AS key, allowed.description
+    FROM allowed JOIN namespaces ns ON ns.org_id = allowed.org_id AND ns.key = allowed.namespace COLLATE "C"),
   created AS (
     INSERT INTO bases (namespace_id, key, description, created_at, updated_at)
     SELECT namespace_id, key, description, now(), now() FROM target ORDER BY namespace_id, key
     ON CONFLICT (namespace_id, key) DO NOTHING
     RETURNING namespace_id, key)
-  SELECT target.n, created.key IS NOT NULL AS created FROM target LEFT JOIN created USING (namespace_id, key)`;
+  SELECT input.n, allowed.n IS NULL AS revoked, target.n IS NOT NULL AS found
+  FROM input LEFT JOIN allowed ON allowed.n = input.n
+    LEFT JOIN (target LEFT JOIN created USING (namespace_id, key)) ON target.n = input.n
+  WHERE created.key IS NULL`;
+
+/**
+ * The statement that tells which of the tokens writes were sent with are active now (its rows: their ids), for a
+ * batch's transaction; undefined when no write names its token.
+ */
+export function activeTokens(tokenIds: ReadonlyArray<string | undefined>): string | undefined {
+  const ids = [...new Set(tokenIds.filter((id) => id !== undefined))];
+  if (ids.length === 0) return undefined;
+  return `SELECT id FROM tokens WHERE id IN (${ids.map((id) => sql.text(id)).join(', ')}) AND revoked_at IS NULL`;
+}
 
 /** The start and the end of the statement that keeps replies under Idempotency-Keys (a later reply replaces one expired). */
 export const KEEP_REPLIES = 'INSERT INTO idempotency (org_id, key, fingerprint, status, body, created_at)';

@@ -21,7 +21,7 @@ import {
   type Write,
 } from './store.js';
 import { failAll, outcomeOf, type Settled, settle, WriteQueue } from './group-commit.js';
-import { BatchCommit, type BaseRow, CONCURRENT_BATCHES, MAX_BATCH, type Pending } from './postgres-batch.js';
+import { BatchCommit, type BaseRow, CONCURRENT_BATCHES, MAX_BATCH, OVERLAP_FROM, type Pending } from './postgres-batch.js';
 import { ChangeListener, type Changes } from './postgres-changes.js';
 import { type DescribedRow, operationOf } from './postgres-writes.js';
 import { migrate, waitForDatabase } from './postgres-open.js';
@@ -107,7 +107,7 @@ export class PostgresStore implements Store {
    * costs the database one transaction per window, not one per request.
    */
   private readonly limited = new Map<string, number>();
-  private readonly queue = new WriteQueue<Pending>((batch) => this.flush(batch), { maxBatch: MAX_BATCH, concurrent: CONCURRENT_BATCHES });
+  private readonly queue = new WriteQueue<Pending>((batch) => this.flush(batch), { maxBatch: MAX_BATCH, concurrent: CONCURRENT_BATCHES, overlapFrom: OVERLAP_FROM });
   /** Versions handed out while the listener is down: each different, so nothing read then is kept. */
   private unlistened = 0;
   /** Active tokens by hash (hex), at the tokens version they were read at: authentication without a query. */
@@ -115,6 +115,11 @@ export class PostgresStore implements Store {
   private principalsVersion: string | undefined;
   private readonly batches: BatchCommit;
   private onCommit: CommitObserver | undefined;
+  /**
+   * Connections the group commit keeps between its batches (no checkout per batch), CONCURRENT_BATCHES at most. They
+   * go back to the pool when a request waits for a connection and none is free, and when the store closes.
+   */
+  private readonly writers: Client[] = [];
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -122,6 +127,7 @@ export class PostgresStore implements Store {
     /** Broken connections, told by their 'error' event: released to the pool as broken, never reused. */
     private readonly broken: WeakMap<pg.ClientBase, Error>,
     private readonly queueLimit: number,
+    private readonly poolSize: number,
     private readonly authFailureLimit: number,
     private readonly authFailureWindowMs: number,
   ) {
@@ -171,7 +177,7 @@ export class PostgresStore implements Store {
     // Requests beyond the pool wait for a connection, up to this many; past them a request is refused at once (503):
     // a flood of slow lists must not queue everyone else for the connection timeout.
     const queueLimit = options.queueLimit ?? poolSize * 8;
-    const store = new PostgresStore(pool, changes, broken, queueLimit, options.authFailureLimit ?? LIMITS.authFailures, options.authFailureWindowMs ?? LIMITS.authFailureWindowMs);
+    const store = new PostgresStore(pool, changes, broken, queueLimit, poolSize, options.authFailureLimit ?? LIMITS.authFailures, options.authFailureWindowMs ?? LIMITS.authFailureWindowMs);
     store.onCommit = options.onCommit;
     return store;
   }
@@ -192,11 +198,32 @@ export class PostgresStore implements Store {
   private async checkout(): Promise<Client> {
     if (this.pool.waitingCount >= this.queueLimit) throw overloaded();
     if (checkouts.hasSubscribers) checkouts.publish({ store: this });
+    // Every connection taken: the group commit's idle ones go back first.
+    if (this.writers.length > 0 && this.pool.idleCount === 0 && this.pool.totalCount >= this.poolSize) this.releaseWriters();
     try {
       return await this.pool.connect();
     } catch (error) {
       throw storageFailure(error);
     }
+  }
+
+  /** A connection for a batch: one the group commit kept (unless it broke meanwhile), else one of the pool. */
+  private writer(): Promise<Client> {
+    for (let kept = this.writers.pop(); kept !== undefined; kept = this.writers.pop()) {
+      if (!this.broken.has(kept)) return Promise.resolve(kept);
+      this.release(kept);
+    }
+    return this.checkout();
+  }
+
+  /** Keeps a batch's connection for the next batch, unless a request waits for one or the store closes. */
+  private keepWriter(client: Client): void {
+    if (this.closing || this.pool.waitingCount > 0 || this.broken.has(client) || this.writers.length >= CONCURRENT_BATCHES) this.release(client);
+    else this.writers.push(client);
+  }
+
+  private releaseWriters(): void {
+    for (const client of this.writers.splice(0)) this.release(client);
   }
 
   /** Gives a connection back; one that broke, or whose state is unknown after an error, is closed instead. */
@@ -249,11 +276,11 @@ export class PostgresStore implements Store {
    * commit's failure (503 for a lost connection), which then kept nothing of any write of the batch. A base create
    * gives its row, so that its batch can insert it with the others in one statement.
    */
-  private write<T>(op: (step: WriteStep) => Promise<T>, capture?: IdempotencyCapture, changes: Changes = 'data', row?: BaseRow): Promise<T> {
+  private write<T>(op: (step: WriteStep) => Promise<T>, capture?: IdempotencyCapture, changes: Changes = 'data', row?: BaseRow, tokenId?: string): Promise<T> {
     return this.track(
       () =>
         new Promise<T>((resolve, reject) => {
-          this.queue.push({ op, capture, changes, row, resolve: resolve as (value: unknown) => void, reject });
+          this.queue.push({ op, capture, changes, row, tokenId, resolve: resolve as (value: unknown) => void, reject });
         }),
     );
   }
@@ -268,7 +295,7 @@ export class PostgresStore implements Store {
     const started = performance.now();
     let client: Client;
     try {
-      client = await this.checkout();
+      client = await this.writer();
     } catch (error) {
       return failAll(batch, error);
     }
@@ -283,7 +310,7 @@ export class PostgresStore implements Store {
       this.release(client, failure);
       return failAll(batch, this.broken.has(client) ? unreachable() : storageFailure(error));
     }
-    this.release(client);
+    this.keepWriter(client);
     this.onCommit?.(batch.length, (performance.now() - started) / 1000);
     const changed = new Set<Changes>();
     const later: Pending[] = [];
@@ -332,6 +359,17 @@ export class PostgresStore implements Store {
       () => this.changes.version('all') ?? unknown(),
       () => unknown(),
     );
+  }
+
+  /**
+   * A write's token is checked in the write's own transaction (Write.tokenId), so a write needs no fence: the server
+   * authenticates it without waiting for readVersion().
+   */
+  readonly fencesWrites = false;
+
+  /** From the notifications (tokens) and this replica's own token writes; undefined while not listening. */
+  tokensVersion(): string | undefined {
+    return this.changes.version('tokens');
   }
 
   async authenticate(tokenHash: Buffer): Promise<Principal | null> {
@@ -422,7 +460,7 @@ export class PostgresStore implements Store {
   /** Queues a write; with a capture, its promise resolves with a KeyedResult (flush). */
   private dispatch(write: Write, capture: IdempotencyCapture | undefined): Promise<unknown> {
     const { op, row } = operationOf(write);
-    return this.write(op, capture, 'data', row);
+    return this.write(op, capture, 'data', row, write.tokenId);
   }
 
   async nsList(orgId: number): Promise<Namespace[]> {
@@ -539,6 +577,7 @@ export class PostgresStore implements Store {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await Promise.allSettled([...this.running]);
+      this.releaseWriters();
       await this.changes.close();
       await this.pool.end();
     })();

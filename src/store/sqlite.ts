@@ -280,6 +280,15 @@ export class SqliteStore implements Store {
   }
 
   /**
+   * The writes of no organization (tokens, and the store's own methods), with other connections' commits (a `kb serve
+   * token revoke` beside the server): the API's writes leave it as it is.
+   */
+  tokensVersion(): string {
+    this.ensureOpen();
+    return `${this.sharedWrites}.${this.others()}`;
+  }
+
+  /**
    * PRAGMA data_version: it changes when another connection commits. Reading it costs a read transaction (a lock on
    * the WAL index), so it is read once per turn of the event loop, which is enough: a request read from a socket in
    * this turn was sent before the read below, so any commit it could have seen acknowledged is counted; bytes that

@@ -45,13 +45,19 @@ export interface IdempotencyCapture {
   reply(outcome: WriteOutcome): StoredReply | undefined;
 }
 
-/** One write of the API, as data: what a store runs, keyed or not. */
-export type Write =
+/**
+ * One write of the API, as data: what a store runs, keyed or not. `tokenId` is the token it was sent with: a store whose
+ * server authenticates writes without hearing first what other servers committed (PostgreSQL: no fence for a write)
+ * checks, in the write's own transaction, that the token is still active, and fails the write with 401 when it is not,
+ * running and keeping nothing of it.
+ */
+export type Write = (
   | { op: 'nsCreate'; orgId: number; ns: Namespace }
   | { op: 'nsUpdate'; orgId: number; key: string; patch: DescriptionPatch }
   | { op: 'baseCreate'; orgId: number; base: Base }
   | { op: 'baseUpdate'; orgId: number; namespace: string; key: string; patch: DescriptionPatch }
-  | { op: 'baseDelete'; orgId: number; namespace: string; key: string };
+  | { op: 'baseDelete'; orgId: number; namespace: string; key: string }
+) & { tokenId?: string | undefined };
 
 /**
  * What became of a write sent under an Idempotency-Key. A store resolves every keyed write with one of these, and
@@ -147,6 +153,13 @@ export interface Store {
   readVersion?(): string | Promise<string>;
 
   /**
+   * Whether a write needs readVersion() before it is authenticated. False when the store checks a write's token in
+   * the write's own transaction (Write.tokenId), which is ordered after every commit acknowledged before the request
+   * was sent: the write then skips the round trip readVersion() may cost. Absent is true.
+   */
+  readonly fencesWrites?: boolean;
+
+  /**
    * The version of one organization's data: as readVersion(), but changed only by what may change that organization's
    * reads (its own writes, a token's, another process's or an administrator's), so that one organization's writes keep
    * another's answers (docs/contract.md, "Operating behind a load balancer"). Read once readVersion() has resolved for
@@ -154,6 +167,14 @@ export interface Store {
    * by readVersion().
    */
   dataVersion?(orgId: number): string | undefined;
+
+  /**
+   * The version of the tokens (and organizations): as readVersion(), but changed only by what may change whom a token
+   * stands for (a token created or revoked, by this process or another), so that what authentication keeps outlives
+   * writes of data. Read once readVersion() has resolved for the request, and before the token is looked up. Undefined
+   * when nothing may be kept now. Optional: without it, known tokens are kept by readVersion().
+   */
+  tokensVersion?(): string | undefined;
 
   /**
    * Why the store cannot serve right now (a database that does not answer, a LISTEN connection that is down), or

@@ -245,7 +245,7 @@ describe('every reply of the server conforms to the document', () => {
     const broken = new Proxy(store, {
       get(target, property, receiver) {
         const value: unknown = Reflect.get(target, property, receiver);
-        if (property === 'authenticate' || property === 'readVersion' || property === 'dataVersion' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
+        if (property === 'authenticate' || property === 'readVersion' || property === 'tokensVersion' || property === 'dataVersion' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
         return () => Promise.reject(new Error('the disk is on fire'));
       },
     });

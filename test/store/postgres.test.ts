@@ -618,6 +618,35 @@ describe('PostgresStore: group commit', () => {
   });
 });
 
+describe('PostgresStore: a write sent with a token (Write.tokenId) runs only while the token is active', () => {
+  it('refuses, with 401 and nothing written or kept, the writes of a token revoked through another store, in every kind of batch', async () => {
+    const database = await freshDatabase();
+    const [a, b] = [await open(database), await open(database)];
+    const [live, doomed] = [generateToken(), generateToken()];
+    await a.createToken('acme', live.id, live.hash);
+    await a.createToken('acme', doomed.id, doomed.hash);
+    const org = await orgId(a, 'acme');
+    await a.nsCreate(org, { key: 'ns', description: null });
+    await b.revokeToken(doomed.id);
+    const capture = (key: string): IdempotencyCapture => ({ orgId: org, key, fingerprint: key, reply: () => ({ status: 200, body: key }) });
+    const base = (key: string, tokenId: string): Write => ({ op: 'baseCreate', orgId: org, base: { namespace: 'ns', key, description: null }, tokenId });
+    // Base creates alone (one INSERT); with a namespace create (savepoints); keyed (the keys claimed first).
+    const batches: Array<Array<[Write, IdempotencyCapture?]>> = [
+      [[base('rows-live', live.id)], [base('rows-doomed', doomed.id)]],
+      [[base('mixed-live', live.id)], [{ op: 'nsCreate', orgId: org, ns: { key: 'mixed-doomed', description: null }, tokenId: doomed.id }]],
+      [[base('keyed-live', live.id), capture('keyed-live')], [base('keyed-doomed', doomed.id), capture('keyed-doomed')]],
+    ];
+    for (const batch of batches) {
+      const [ran, refused] = await Promise.allSettled(batch.map(([change, keyed]) => write(a, change, keyed)));
+      expect(ran).toMatchObject({ status: 'fulfilled' });
+      expect(refused).toMatchObject({ status: 'rejected', reason: { status: 401, code: 'unauthorized' } });
+    }
+    expect(await database.sql("SELECT key FROM bases ORDER BY key")).toEqual([{ key: 'keyed-live' }, { key: 'mixed-live' }, { key: 'rows-live' }]);
+    expect(await database.sql("SELECT key FROM namespaces ORDER BY key")).toEqual([{ key: 'ns' }]);
+    expect(await database.sql('SELECT key FROM idempotency')).toEqual([{ key: 'keyed-live' }]);
+  });
+});
+
 describe('PostgresStore: what it keeps between requests', () => {
   it("changes its readVersion at once for another store's commit, and for SQL run behind kb's back; keeps it otherwise", async () => {
     const database = await freshDatabase();

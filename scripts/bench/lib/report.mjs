@@ -4,6 +4,7 @@ import os from 'node:os';
 
 const UNITS = {
   ms: (x) => `${x.toFixed(x < 10 ? 2 : 1)} ms`,
+  µs: (x) => `${x.toFixed(x < 10 ? 2 : 1)} µs`,
   'req/s': (x) => `${Math.round(x).toLocaleString('en-US')} req/s`,
   MB: (x) => `${x.toFixed(1)} MB`,
   B: (x) => `${Math.round(x).toLocaleString('en-US')} B`,

@@ -1,6 +1,8 @@
 // Section 5: kb serve replicas over PostgreSQL beside the SQLite engine and beside a plain `pg` program, in one run:
 // durable creates through 2 replicas with 32 clients (and how many creates each commit carried), and ns_list of
-// 10,000 namespaces per replica. PostgreSQL keeps its defaults: fsync and synchronous_commit on.
+// 10,000 namespaces per replica, and the CPU time each server process spends per create (warmed until it settles).
+// PostgreSQL keeps its defaults: fsync and synchronous_commit on.
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { createEngine } from '../lib/engines.mjs';
 import { childEnv } from '../lib/env.mjs';
@@ -13,6 +15,31 @@ import { LUA, runWrkGroup } from '../lib/wrk.mjs';
 const PG_INSERTS = fileURLToPath(new URL('../baselines/pg-inserts.mjs', import.meta.url));
 const REPLICAS = 2;
 const CLIENTS = 32;
+/** Clock ticks per second of /proc/PID/stat's times (USER_HZ: 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+/**
+ * Warm-up runs of each server: at least WARMUP_MIN and WARMUP_SECONDS of load (a fresh server's JIT takes some 10 s),
+ * at most WARMUP_RUNS, and how close the last two runs' CPU per create must be to call it settled.
+ */
+const WARMUP_MIN = 3;
+const WARMUP_SECONDS = 15;
+const WARMUP_RUNS = 8;
+const SETTLED = 0.1;
+
+/** CPU seconds (user + system) a process has used so far: /proc/PID/stat, fields 14 and 15. */
+function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+}
+
+/** Runs `load` (a wrk run of the group) and adds the microseconds of CPU its servers spent per request, summed over them. */
+async function withCpu(group, load) {
+  const cpu = () => group.pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
+  const before = cpu();
+  const result = await load();
+  return { ...result, cpuPerRequest: ((cpu() - before) / Math.max(1, result.requests)) * 1e6 };
+}
 
 async function withClient(url, fn) {
   const { default: pg } = await import('pg');
@@ -94,15 +121,23 @@ export async function replicasSection(ctx) {
     const writeRatios = [];
     const flushRatios = { kb: [], plain: [] };
     const rows = [];
-    if (options.wrkWarmup > 0) {
-      ctx.progress('replicas: warm-up');
-      await wrk(pgGroup.urls, '/v1/base_create', tokens.pg.create, LUA.create, perReplica);
-      await wrk(sqliteGroup.urls, '/v1/base_create', tokens.sqlite.create, LUA.create, CLIENTS);
+    // A fresh server costs more per request while its JIT warms up: each runs creates, alternately, until its CPU per
+    // create settles (two runs in a row within SETTLED of each other), so the figures below are of warm servers.
+    const creates = {
+      pg: () => withCpu(pgGroup, () => wrk(pgGroup.urls, '/v1/base_create', tokens.pg.create, LUA.create, perReplica)),
+      sqlite: () => withCpu(sqliteGroup, () => wrk(sqliteGroup.urls, '/v1/base_create', tokens.sqlite.create, LUA.create, CLIENTS)),
+    };
+    const warmup = { pg: [], sqlite: [] };
+    const least = Math.max(WARMUP_MIN, Math.ceil(WARMUP_SECONDS / options.duration));
+    const settled = (list) => list.length >= least && Math.abs(list.at(-1) - list.at(-2)) <= SETTLED * list.at(-2);
+    for (let run = 1; run <= WARMUP_RUNS && !(settled(warmup.pg) && settled(warmup.sqlite)); run++) {
+      ctx.progress(`replicas: warm-up ${run}, until the CPU per create settles`);
+      for (const side of ['pg', 'sqlite']) if (!settled(warmup[side])) warmup[side].push((await creates[side]()).cpuPerRequest);
     }
     for (let round = 1; round <= options.rounds; round++) {
       ctx.progress(`replicas: creates through ${REPLICAS} PostgreSQL replicas, round ${round}`);
       const before = await counters(pgUrl);
-      const pg = await wrk(pgGroup.urls, '/v1/base_create', tokens.pg.create, LUA.create, perReplica);
+      const pg = await creates.pg();
       const after = await counters(pgUrl);
       runs.pg.push(pg);
       const perCommit = pg.requests / Math.max(1, after.commits - before.commits);
@@ -111,7 +146,7 @@ export async function replicasSection(ctx) {
       commitRatios.push(perCommit);
       writeRatios.push(perWrite);
       flushRatios.kb.push(perFlush);
-      rows.push(['base_create', `kb serve x${REPLICAS}, PostgreSQL`, round, Math.round(pg.rps).toLocaleString('en-US'), pg.p99.toFixed(2), pg.errors, perCommit.toFixed(1), perWrite.toFixed(1), perFlush.toFixed(1)]);
+      rows.push(['base_create', `kb serve x${REPLICAS}, PostgreSQL`, round, Math.round(pg.rps).toLocaleString('en-US'), pg.p99.toFixed(2), pg.errors, pg.cpuPerRequest.toFixed(1), perCommit.toFixed(1), perWrite.toFixed(1), perFlush.toFixed(1)]);
 
       ctx.progress(`replicas: one INSERT per commit from a plain pg program, round ${round}`);
       const plainBefore = await counters(pgUrl);
@@ -121,31 +156,33 @@ export async function replicasSection(ctx) {
       runs.baseline.push({ rps: plain.inserts / plain.seconds });
       const plainPerFlush = plain.inserts / Math.max(1, plainAfter.fsyncs - plainBefore.fsyncs);
       flushRatios.plain.push(plainPerFlush);
-      rows.push(['INSERT', `plain pg, ${CLIENTS} clients`, round, Math.round(plain.inserts / plain.seconds).toLocaleString('en-US'), '', 0, (plain.inserts / Math.max(1, plainAfter.commits - plainBefore.commits)).toFixed(1), (plain.inserts / Math.max(1, plainAfter.xids - plainBefore.xids)).toFixed(1), plainPerFlush.toFixed(1)]);
+      rows.push(['INSERT', `plain pg, ${CLIENTS} clients`, round, Math.round(plain.inserts / plain.seconds).toLocaleString('en-US'), '', 0, '', (plain.inserts / Math.max(1, plainAfter.commits - plainBefore.commits)).toFixed(1), (plain.inserts / Math.max(1, plainAfter.xids - plainBefore.xids)).toFixed(1), plainPerFlush.toFixed(1)]);
 
       ctx.progress(`replicas: creates through kb serve on SQLite, round ${round}`);
-      const sqlite = await wrk(sqliteGroup.urls, '/v1/base_create', tokens.sqlite.create, LUA.create, CLIENTS);
+      const sqlite = await creates.sqlite();
       runs.sqlite.push(sqlite);
-      rows.push(['base_create', 'kb serve, SQLite', round, Math.round(sqlite.rps).toLocaleString('en-US'), sqlite.p99.toFixed(2), sqlite.errors, '', '', '']);
+      rows.push(['base_create', 'kb serve, SQLite', round, Math.round(sqlite.rps).toLocaleString('en-US'), sqlite.p99.toFixed(2), sqlite.errors, sqlite.cpuPerRequest.toFixed(1), '', '', '']);
 
       ctx.progress(`replicas: ns_list of ${large.toLocaleString('en-US')} namespaces, round ${round}`);
       // What one replica serves: the other is idle meanwhile (on their own hosts, each would have its own cores).
       const pgList = await wrk(pgGroup.urls.slice(0, 1), '/v1/ns_list', tokens.pg.large, LUA.get, CLIENTS);
       runs.pgList.push(pgList);
-      rows.push([`ns_list (${large.toLocaleString('en-US')})`, 'one kb serve replica, PostgreSQL', round, Math.round(pgList.rps).toLocaleString('en-US'), pgList.p99.toFixed(2), pgList.errors, '', '', '']);
+      rows.push([`ns_list (${large.toLocaleString('en-US')})`, 'one kb serve replica, PostgreSQL', round, Math.round(pgList.rps).toLocaleString('en-US'), pgList.p99.toFixed(2), pgList.errors, '', '', '', '']);
       const sqliteList = await wrk(sqliteGroup.urls, '/v1/ns_list', tokens.sqlite.large, LUA.get, CLIENTS);
       runs.sqliteList.push(sqliteList);
-      rows.push([`ns_list (${large.toLocaleString('en-US')})`, 'kb serve, SQLite', round, Math.round(sqliteList.rps).toLocaleString('en-US'), sqliteList.p99.toFixed(2), sqliteList.errors, '', '', '']);
+      rows.push([`ns_list (${large.toLocaleString('en-US')})`, 'kb serve, SQLite', round, Math.round(sqliteList.rps).toLocaleString('en-US'), sqliteList.p99.toFixed(2), sqliteList.errors, '', '', '', '']);
     }
     const rps = (list) => median(list.map((r) => r.rps));
     const errors = [...runs.pg, ...runs.sqlite].reduce((sum, r) => sum + r.errors, 0);
     const listErrors = [...runs.pgList, ...runs.sqliteList].reduce((sum, r) => sum + r.errors, 0);
     const pgListPerReplica = rps(runs.pgList);
+    const cpu = (list) => median(list.map((r) => r.cpuPerRequest));
     return {
       title: `5. Replicas: ${REPLICAS} kb serve over one PostgreSQL ${settings.version} (fsync ${settings.fsync}, synchronous_commit ${settings.synchronous_commit}) beside SQLite and plain pg`,
       figures: [
         figure({ name: `durable base_create through ${REPLICAS} PostgreSQL replicas, ${CLIENTS} clients, vs plain pg (one INSERT per commit)`, value: rps(runs.pg), baseline: rps(runs.baseline), unit: 'req/s', budget: { on: 'value', op: '>=', limit: 5000 } }),
-        figure({ name: `durable base_create through ${REPLICAS} PostgreSQL replicas vs kb serve on SQLite`, value: rps(runs.pg), baseline: rps(runs.sqlite), unit: 'req/s' }),
+        figure({ name: `durable base_create through ${REPLICAS} PostgreSQL replicas vs one kb serve on SQLite, same client`, value: rps(runs.pg), baseline: rps(runs.sqlite), unit: 'req/s', budget: { on: 'ratio', op: '>=', limit: 0.6 } }),
+        figure({ name: `CPU per durable create: a PostgreSQL replica (of ${REPLICAS}, ${perReplica} clients each) vs kb serve on SQLite (${CLIENTS} clients), warm`, value: cpu(runs.pg), baseline: cpu(runs.sqlite), unit: 'µs', budget: { on: 'ratio', op: '<=', limit: 1.3 } }),
         figure({ name: 'creates per PostgreSQL commit (pg_stat_database.xact_commit, reads included)', value: median(commitRatios), unit: 'x' }),
         figure({ name: 'creates per write transaction (transaction ids assigned, savepoints included)', value: median(writeRatios), unit: 'x' }),
         figure({ name: 'creates per WAL flush (pg_stat_io) vs plain pg inserts per WAL flush', value: median(flushRatios.kb), baseline: median(flushRatios.plain), unit: 'x', budget: { on: 'value', op: '>', limit: 1 } }),
@@ -156,17 +193,18 @@ export async function replicasSection(ctx) {
       details: [
         {
           title: `Runs (${options.duration} s each, ${options.rounds} round${options.rounds > 1 ? 's' : ''}; creates on PostgreSQL: one wrk of ${perReplica} connections per replica at once, req/s summed; ns_list on PostgreSQL: one wrk of ${CLIENTS} on one replica; SQLite: one wrk of ${CLIENTS})`,
-          headers: ['what', 'server', 'round', 'req/s', 'p99 ms', 'errors', 'writes/commit', 'writes/xid', 'writes/WAL flush'],
-          align: ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+          headers: ['what', 'server', 'round', 'req/s', 'p99 ms', 'errors', 'CPU µs/create', 'writes/commit', 'writes/xid', 'writes/WAL flush'],
+          align: ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
           rows,
         },
       ],
       notes: [
         `Everything on one machine: PostgreSQL, the ${REPLICAS} replicas, the SQLite server, wrk and the plain pg program share its cores.`,
         'Plain pg: scripts/bench/baselines/pg-inserts.mjs, a connection per client, each INSERT its own transaction, into a table shaped like bases.',
+        `CPU µs/create: user + system time of the kb serve processes (/proc/PID/stat) over the run, per create; for PostgreSQL, both replicas' over both replicas' creates (PostgreSQL's own backends not counted). Each server first ran creates (${least} runs at least) until two runs in a row were within ${SETTLED * 100}% of each other (warm-up runs, CPU µs/create: PostgreSQL ${warmup.pg.map((x) => x.toFixed(0)).join(', ')}; SQLite ${warmup.sqlite.map((x) => x.toFixed(0)).join(', ')}).`,
         'writes/commit: the writes counted over the transactions pg_stat_database counted in the database meanwhile, read-only ones included (each replica\'s fence before a turn of requests is one); writes/xid: over the transaction ids handed out meanwhile (one per transaction that wrote, one per savepoint that wrote), so over the write transactions alone; writes/WAL flush: over the WAL fsyncs of the cluster (pg_stat_io), the cost a durable commit pays.',
       ],
-      raw: { settings, runs, commitRatios, writeRatios, flushRatios },
+      raw: { settings, runs, warmup, commitRatios, writeRatios, flushRatios },
     };
   } finally {
     await pgGroup.stop();
