@@ -40,6 +40,7 @@ With --json, stdout holds {dryRun, changes, counts, kept, applied}.`;
     return syncResources(client, this.io, desired, {
       // oclif leaves a boolean flag that was not given undefined.
       prune: flags.prune === true,
+      pruneFlag: true,
       dryRun: flags['dry-run'] === true,
       yes: flags.yes === true,
       json: this.jsonEnabled(),
