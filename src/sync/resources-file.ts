@@ -29,8 +29,8 @@ export const RESOURCES_VERSION = 1;
 /** The format as --help shows it. */
 export const FILE_FORMAT_HELP = `The file is what \`kb export\` writes, YAML or JSON: \`version: 1\` and \`namespaces\`, a list of namespaces, each with a key, a description and a list of bases, each with a key and a description. In YAML flow style:
 
-version: 1
-namespaces: [{key: docs, description: Docs, bases: [{key: faq}]}]
+  version: 1
+  namespaces: [{key: docs, description: Docs, bases: [{key: faq}]}]
 
 A missing description means none, and missing bases mean none. Keys and descriptions follow the API's rules and are checked before anything is sent; a problem is reported as FILE:LINE:COLUMN with the path of the field.`;
 
