@@ -123,6 +123,17 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
     });
   });
 
+  it('--json says what it does in kb\'s words, alike on every command that takes it', async () => {
+    const env = isolatedEnv();
+    const results = await Promise.all(commands.map((words) => kb([...words, '--help'], { env })));
+    const withJson = results.filter((result) => /^ {2}\$ kb .*\[--json\]/m.test(result.stdout));
+    expect(withJson.length).toBeGreaterThan(10);
+    for (const result of results) {
+      expect(result.stdout, describeRun(result)).not.toContain('Format output as json');
+      if (withJson.includes(result)) expect(result.stdout, describeRun(result)).toMatch(/^ {2}--json +Print the data as JSON: one document, nothing else\.$/m);
+    }
+  });
+
   it('kb help exit-codes and kb help environment print the root help\'s tables alone', async () => {
     const env = isolatedEnv();
     const [root, codes, environment] = await Promise.all([
