@@ -1,3 +1,5 @@
+import { existsSync, readlinkSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import YAML, { isMap, isScalar, LineCounter, Scalar, type Node as YamlNode } from 'yaml';
 import * as z from '../api/zod.js';
 import { codePointLength, Description, Key, KEY_PATTERN, LIMITS } from '../api/schemas.js';
@@ -437,6 +439,25 @@ export async function writeResourcesFile(path: string, text: string): Promise<bo
     return true;
   } catch (error) {
     if (errno(error) === 'EPIPE') return false;
+    if (errno(error) === 'ENOENT') throw new CliError(`Cannot write ${path}: ${missingDirectory(path)} does not exist`, EXIT.failure);
     throw new CliError(`Cannot write ${path}: ${describeSystemError(error)}`, EXIT.failure);
   }
+}
+
+/**
+ * Which directory is missing when a file cannot be made (ENOENT): the nearest one of the path, or of the link it
+ * names, that does not exist, as the user wrote it when it is the path's own.
+ */
+function missingDirectory(path: string): string {
+  let dir = dirname(path);
+  if (existsSync(dir)) {
+    // A dangling link whose target's directory is missing (the file itself is made when missing).
+    try {
+      dir = dirname(resolve(dirname(path), readlinkSync(path)));
+    } catch {
+      return 'its directory';
+    }
+  }
+  while (!existsSync(dirname(dir)) && dirname(dir) !== dir) dir = dirname(dir);
+  return `the directory ${dir}`;
 }
