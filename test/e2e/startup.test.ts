@@ -215,3 +215,19 @@ describe('kb --version without oclif', () => {
     }
   });
 });
+
+describe('kb from a checkout that was never built', () => {
+  it('says in one line that it is not built and how to build it, exit 1; --version needs no build', async () => {
+    // `npm ci --ignore-scripts`: the package and its dependencies, no dist.
+    const dir = tempDir('kb-unbuilt-');
+    for (const entry of ['bin', 'package.json']) cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+    const result = await runProcess(process.execPath, [join(dir, 'bin/run.js'), 'ns', 'list'], { env: isolatedEnv() });
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(`Error: kb is not built (${join(dir, 'dist/cli/run.js')} is missing): run \`npm run build\` in ${dir}\n`);
+    const version = await runProcess(process.execPath, [join(dir, 'bin/run.js'), '--version'], { env: isolatedEnv() });
+    expect(version.code, version.stderr).toBe(0);
+    expect(version.stdout).toMatch(/^kb\/\d+\.\d+\.\d+ /);
+  });
+});
