@@ -35,7 +35,7 @@ With --json, stdout holds {dryRun, changes, counts, kept, applied}.`;
   async run(): Promise<SyncResult> {
     const { flags } = await this.parse(Apply);
     const source = flags.file === '-' ? '<stdin>' : flags.file;
-    const desired = parseResources(await readTextSource(this.io, flags.file, '-f'), source);
+    const desired = await parseResources(await readTextSource(this.io, flags.file, '-f'), source);
     const { client } = await this.connect(flags);
     return syncResources(client, this.io, desired, {
       // oclif leaves a boolean flag that was not given undefined.
