@@ -125,4 +125,11 @@ describe.concurrent('kb export -o: a regular file is replaced whole; a dangling 
     expectFailure(nested, 1, `Cannot write ${join(dir, 'a', 'b', 'kb.json')}: the directory ${join(dir, 'a')} does not exist`);
     expect(readdirSync(dir)).toEqual([]);
   });
+
+  it('to a path that ends in a slash: a directory, as a shell\'s > takes it, never a file of that name', async () => {
+    const dir = tempDir('kb-targets-');
+    const result = await runShell('"$@" export -o missing-dir/', KB, { env, cwd: dir });
+    expectFailure(result, 1, 'Cannot write missing-dir/: it is a directory (EISDIR)');
+    expect(readdirSync(dir)).toEqual([]);
+  });
 });
