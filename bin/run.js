@@ -4,12 +4,21 @@ import module from 'node:module';
 import { arch, platform, release } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
+const RUN = new URL('../dist/cli/run.js', import.meta.url);
+
 /**
  * dist/cli/run.js, the bundle of src/cli/run.ts: imported by its URL, so that the type check reads the source it is
- * built from rather than the bundle (tsconfig.json checks this file).
+ * built from rather than the bundle (tsconfig.json checks this file). A checkout that was never built (`npm ci
+ * --ignore-scripts`) has none: one line says so and how to build it, and kb exits 1.
  * @returns {Promise<typeof import('../src/cli/run.js')>}
  */
-const loadRun = () => import(new URL('../dist/cli/run.js', import.meta.url).href);
+const loadRun = () =>
+  import(RUN.href).catch((error) => {
+    if (existsSync(RUN)) throw error;
+    const root = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+    process.stderr.write(`Error: kb is not built (${fileURLToPath(RUN)} is missing): run \`npm run build\` in ${root}\n`);
+    process.exit(1);
+  });
 
 /** node:module, with what Node 22 added (@types/node is Node 20's). */
 const nodeModule = /** @type {typeof module & { enableCompileCache?: () => unknown }} */ (module);

@@ -16,8 +16,12 @@ function oclifExit(error: unknown): number | undefined {
   return typeof meta?.exit === 'number' ? meta.exit : undefined;
 }
 
-/** What every command that takes --json takes beside it (KbCommand.baseFlags). */
+/**
+ * What every command that takes --json takes (KbCommand.baseFlags): --json itself, said in kb's words (oclif's own
+ * flag, which this one replaces, says "Format output as json."), and --query beside it.
+ */
 export const queryFlags = {
+  json: Flags.boolean({ summary: 'Print the data as JSON: one document, nothing else.', helpGroup: 'GLOBAL' }),
   query: Flags.string({
     summary: 'A JMESPath expression over the JSON data ("[].key" on a list, "key" on one object): prints its result (implies --json).',
     helpGroup: 'GLOBAL',

@@ -54,13 +54,17 @@ class KbCommandHelp extends CommandHelp {
     const { summary, description } = this.command;
     if (!description) return undefined;
     const text = [summary, joinParagraphs(this.render(description))].filter(Boolean).join('\n\n');
-    // Each line is a paragraph now; one that begins with spaces (a command to copy) keeps them.
+    // Each line is a paragraph now; one that begins with spaces (a command or a file's lines, to copy) keeps them,
+    // and what it wraps onto the next line goes two further in, as YAML and a reader take a continued line.
     const width = this.opts.maxWidth - this.indentSpacing;
     return text
       .split('\n')
       .flatMap((line) => {
         const indent = /^ */.exec(line)?.[0] ?? '';
-        return line.trim() === '' ? [''] : wrapWords(line, width - indent.length).map((part) => `${indent}${part}`);
+        if (line.trim() === '') return [''];
+        if (indent === '') return wrapWords(line, width);
+        const [first = '', ...rest] = wrapWords(line, width - indent.length);
+        return [`${indent}${first}`, ...wrapWords(rest.join(' '), width - indent.length - 2).map((part) => `${indent}  ${part}`)];
       })
       .join('\n');
   }

@@ -35,11 +35,12 @@ With --json, stdout holds {dryRun, changes, counts, kept, applied}.`;
   async run(): Promise<SyncResult> {
     const { flags } = await this.parse(Apply);
     const source = flags.file === '-' ? '<stdin>' : flags.file;
-    const desired = parseResources(await readTextSource(this.io, flags.file, '-f'), source);
+    const desired = await parseResources(await readTextSource(this.io, flags.file, '-f'), source);
     const { client } = await this.connect(flags);
     return syncResources(client, this.io, desired, {
       // oclif leaves a boolean flag that was not given undefined.
       prune: flags.prune === true,
+      pruneFlag: true,
       dryRun: flags['dry-run'] === true,
       yes: flags.yes === true,
       json: this.jsonEnabled(),

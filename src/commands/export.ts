@@ -30,7 +30,7 @@ The format is YAML unless --format json is given, or -o names a .json file. A re
     const format = (flags.format ?? (output?.toLowerCase().endsWith('.json') ? 'json' : 'yaml')) as ResourcesFormat;
     const { client } = await this.connect(flags);
     const resources = await this.request('Reading namespaces and bases', readResources(client, { namespaces: flags.namespace }));
-    const text = serializeResources(resources, format);
+    const text = await serializeResources(resources, format);
     if (output === undefined) {
       this.io.stdout(text);
       return;

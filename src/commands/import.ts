@@ -31,8 +31,8 @@ With --json, stdout holds {dryRun, changes, counts, kept, applied}.`;
   async run(): Promise<SyncResult> {
     const { args, flags } = await this.parse(Import);
     const source = args.file === '-' ? '<stdin>' : args.file;
-    const desired = parseResources(await readTextSource(this.io, args.file, 'FILE'), source);
+    const desired = await parseResources(await readTextSource(this.io, args.file, 'FILE'), source);
     const { client } = await this.connect(flags);
-    return syncResources(client, this.io, desired, { prune: false, dryRun: flags['dry-run'] === true, yes: false, json: this.jsonEnabled() });
+    return syncResources(client, this.io, desired, { prune: false, pruneFlag: false, dryRun: flags['dry-run'] === true, yes: false, json: this.jsonEnabled() });
   }
 }

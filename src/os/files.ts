@@ -96,6 +96,8 @@ async function writeDescriptor(fd: number, data: string): Promise<void> {
  * error, with nothing left beside the file.
  */
 export async function writeFileAtomic(path: string, data: string): Promise<void> {
+  // A path that ends in a slash names a directory, as open() takes it: never a file of the name without the slash.
+  if (path.endsWith('/')) throw Object.assign(new Error(`EISDIR: illegal operation on a directory, open '${path}'`), { code: 'EISDIR', errno: -21, syscall: 'open', path });
   const target = await resolveTarget(path);
   if (target.kind === 'descriptor') return writeDescriptor(target.fd, data);
   const existing = target.stats;

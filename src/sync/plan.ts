@@ -206,8 +206,11 @@ function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
 
-/** The plan as people read it: one line a change, the counts, and what is left as it is. */
-export function renderPlan(io: Pick<IO, 'color'>, plan: Plan): string {
+/**
+ * The plan as people read it: one line a change, the counts, and what is left as it is, a line each, saying what
+ * would delete it: `--prune` where the command has it (apply), `apply --prune` where it has not (import).
+ */
+export function renderPlan(io: Pick<IO, 'color'>, plan: Plan, options: { pruneFlag: boolean }): string {
   const lines: string[] = [];
   if (plan.changes.length === 0) lines.push('No changes: the deployment already matches the file.');
   else {
@@ -216,9 +219,12 @@ export function renderPlan(io: Pick<IO, 'color'>, plan: Plan): string {
     lines.push(`${plan.counts.create} to create, ${plan.counts.update} to update, ${plan.counts.delete} to delete.`);
   }
   const kept: string[] = [];
-  if (plan.kept.namespaces > 0) kept.push(`${plural(plan.kept.namespaces, 'namespace')} (namespaces are never deleted)`);
-  if (plan.kept.bases > 0) kept.push(`${plural(plan.kept.bases, 'base')} (--prune deletes them)`);
-  if (kept.length > 0) lines.push(`On the deployment but not in the file, left as they are: ${kept.join('; ')}.`);
+  if (plan.kept.namespaces > 0) kept.push(`  ${plural(plan.kept.namespaces, 'namespace')} (namespaces are never deleted)`);
+  if (plan.kept.bases > 0) {
+    const them = plan.kept.bases === 1 ? 'it' : 'them';
+    kept.push(`  ${plural(plan.kept.bases, 'base')} (${options.pruneFlag ? `--prune deletes ${them}` : `import never deletes; apply --prune deletes ${them}`})`);
+  }
+  if (kept.length > 0) lines.push('Left as they are, on the deployment but not in the file:', ...kept);
   return `${lines.join('\n')}\n`;
 }
 
@@ -329,6 +335,8 @@ const PROGRESS_AFTER = 20;
 
 export interface SyncOptions {
   prune: boolean;
+  /** Whether the command has --prune (apply), for what the plan says about the bases it leaves. */
+  pruneFlag: boolean;
   dryRun: boolean;
   /** Delete without asking. */
   yes: boolean;
@@ -355,7 +363,7 @@ export async function syncResources(client: SyncClient, io: IO, desired: Resourc
   const say = (text: string) => {
     if (!options.json) io.stderr(text);
   };
-  say(renderPlan(io, plan));
+  say(renderPlan(io, plan, options));
   if (options.dryRun) {
     if (plan.changes.length > 0) say('Dry run: nothing was changed.\n');
     return result;
@@ -363,7 +371,7 @@ export async function syncResources(client: SyncClient, io: IO, desired: Resourc
   if (plan.changes.length === 0) return result;
   if (plan.counts.delete > 0 && !options.yes) {
     // Nobody confirms what they have not seen: with --json the plan was not shown yet.
-    if (options.json && io.canPrompt) io.stderr(renderPlan(io, plan));
+    if (options.json && io.canPrompt) io.stderr(renderPlan(io, plan, options));
     const sure = await confirm(
       io,
       `Delete ${plural(plan.counts.delete, 'base')}, with all their data?`,

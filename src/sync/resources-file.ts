@@ -1,4 +1,5 @@
-import YAML, { isMap, isScalar, LineCounter, Scalar, type Node as YamlNode } from 'yaml';
+import { existsSync, readlinkSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import * as z from '../api/zod.js';
 import { codePointLength, Description, Key, KEY_PATTERN, LIMITS } from '../api/schemas.js';
 import { valueAt } from '../api/validation.js';
@@ -7,6 +8,7 @@ import { EXIT } from '../client/exit-codes.js';
 import { describeSystemError, errno } from '../os/errors.js';
 import { escapeJsonControls, hasJsonUnsafe } from '../text/controls.js';
 import { writeFileAtomic } from '../os/files.js';
+import type * as ResourcesYaml from './resources-yaml.js';
 import { isPlainNonString, type Path, pathId, type Places, readResourcesText } from './resources-reader.js';
 
 /**
@@ -29,8 +31,8 @@ export const RESOURCES_VERSION = 1;
 /** The format as --help shows it. */
 export const FILE_FORMAT_HELP = `The file is what \`kb export\` writes, YAML or JSON: \`version: 1\` and \`namespaces\`, a list of namespaces, each with a key, a description and a list of bases, each with a key and a description. In YAML flow style:
 
-version: 1
-namespaces: [{key: docs, description: Docs, bases: [{key: faq}]}]
+  version: 1
+  namespaces: [{key: docs, description: Docs, bases: [{key: faq}]}]
 
 A missing description means none, and missing bases mean none. Keys and descriptions follow the API's rules and are checked before anything is sent; a problem is reported as FILE:LINE:COLUMN with the path of the field.`;
 
@@ -114,7 +116,7 @@ export function normalizeResources(file: { namespaces: readonly { key: string; d
  * that would drive or reorder a terminal (a bidi override, a C1 control) is written with it as a `\uXXXX` escape,
  * the same text once read, so that `cat` or a pager shows the file as it is.
  */
-export function serializeResources(resources: Resources, format: ResourcesFormat): string {
+export async function serializeResources(resources: Resources, format: ResourcesFormat): Promise<string> {
   const { namespaces } = normalizeResources(resources);
   if (format === 'json') {
     // Built field by field, so the order of keys in the output is fixed here and nowhere else.
@@ -130,41 +132,34 @@ export function serializeResources(resources: Resources, format: ResourcesFormat
   }
   if (namespaces.length === 0) return `version: ${RESOURCES_VERSION}\nnamespaces: []\n`;
   const parts = [`version: ${RESOURCES_VERSION}\nnamespaces:\n`];
-  for (const ns of namespaces) parts.push(yamlNamespace(ns));
+  // The `yaml` package is loaded only for a namespace that needs it (src/sync/resources-yaml.ts).
+  let writer: typeof ResourcesYaml | undefined;
+  for (const ns of namespaces) {
+    const plain = plainYamlNamespace(ns);
+    if (plain !== undefined) parts.push(plain);
+    else {
+      writer ??= await import('./resources-yaml.js');
+      parts.push(writer.yamlNamespace(ns));
+    }
+  }
   return parts.join('');
 }
 
 /**
  * One namespace of the YAML file, as the \`yaml\` package writes it within the whole document (a test holds the two
- * byte for byte): written here when every key and description is a plain scalar, which the package would write as
- * it is, and by the package otherwise.
+ * byte for byte), when every key and description is a plain scalar, which the package would write as it is; undefined
+ * otherwise, for the package to write.
  */
-function yamlNamespace(ns: NamespaceEntry): string {
-  let text = '';
-  if (isPlain(ns.key) && (ns.description === null || isPlain(ns.description))) {
-    text = `  - key: ${ns.key}\n    description: ${ns.description ?? 'null'}\n    bases:`;
-    if (ns.bases.length === 0) return `${text} []\n`;
-    text += '\n';
-    for (const base of ns.bases) {
-      if (!isPlain(base.key) || (base.description !== null && !isPlain(base.description))) {
-        text = '';
-        break;
-      }
-      text += `      - key: ${base.key}\n        description: ${base.description ?? 'null'}\n`;
-    }
-    if (text !== '') return text;
+function plainYamlNamespace(ns: NamespaceEntry): string | undefined {
+  if (!isPlain(ns.key) || (ns.description !== null && !isPlain(ns.description))) return undefined;
+  let text = `  - key: ${ns.key}\n    description: ${ns.description ?? 'null'}\n    bases:`;
+  if (ns.bases.length === 0) return `${text} []\n`;
+  text += '\n';
+  for (const base of ns.bases) {
+    if (!isPlain(base.key) || (base.description !== null && !isPlain(base.description))) return undefined;
+    text += `      - key: ${base.key}\n        description: ${base.description ?? 'null'}\n`;
   }
-  // The package, on a document of this namespace alone, at the depth it has in the whole file.
-  const document = {
-    namespaces: [
-      {
-        key: ns.key,
-        description: yamlSafe(ns.description),
-        bases: ns.bases.map((base) => ({ key: base.key, description: yamlSafe(base.description) })),
-      },
-    ],
-  };
-  return escapeJsonControls(YAML.stringify(document, { lineWidth: 0, aliasDuplicateObjects: false })).slice('namespaces:\n'.length);
+  return text;
 }
 
 /** What the \`yaml\` package would not write as a plain scalar (src/stringify/stringifyString.ts, plainString). */
@@ -178,17 +173,6 @@ function isPlain(text: string): boolean {
   if (text === '' || NOT_PLAIN.test(text) || isPlainNonString(text)) return false;
   // Printable ASCII holds no control, no surrogate and nothing a terminal would be fooled by: no need to look.
   return PRINTABLE_ASCII.test(text) || (!QUOTED_ALWAYS.test(text) && !hasJsonUnsafe(text));
-}
-
-/**
- * YAML takes a `\uXXXX` escape only in a double-quoted string: a description that will get one is written so. (Keys
- * are letters, digits, - and _ only.)
- */
-function yamlSafe(description: string | null): string | null | Scalar {
-  if (description === null || !hasJsonUnsafe(description)) return description;
-  const scalar = new Scalar(description);
-  scalar.type = Scalar.QUOTE_DOUBLE;
-  return scalar;
 }
 
 /** A file that is not valid YAML/JSON or not a valid resources file: exit 2, naming where. */
@@ -216,28 +200,8 @@ function pathText(path: readonly PropertyKey[]): string {
   return text === '' ? 'the file' : text;
 }
 
-/** The node an issue is about, or its nearest ancestor that is in the file (a missing field points at its object). */
-function nodeAt(doc: YAML.Document, path: readonly PropertyKey[], unknownKey?: string): YamlNode | undefined {
-  for (let length = path.length; length >= 0; length--) {
-    const node = length === 0 ? doc.contents : doc.getIn(path.slice(0, length) as (string | number)[], true);
-    if (node === null || typeof node !== 'object' || !('range' in node) || !node.range) continue;
-    if (unknownKey !== undefined && length === path.length && isMap(node)) {
-      const pair = node.items.find((item) => isScalar(item.key) && String(item.key.value) === unknownKey);
-      if (pair && isScalar(pair.key)) return pair.key;
-    }
-    return node as YamlNode;
-  }
-  return undefined;
-}
-
-/** A plain scalar's text as the file writes it (`0x10`, not the 16 YAML read), for a hint that quotes it. */
-function writtenText(doc: YAML.Document, text: string, path: readonly PropertyKey[]): string | undefined {
-  const node = doc.getIn(path as (string | number)[], true);
-  if (!isScalar(node) || node.type !== Scalar.PLAIN || !node.range) return undefined;
-  return text.slice(node.range[0], node.range[1]).trimEnd();
-}
-
-function describeIssue(
+/** What an issue says, and where it points: in the file's words (src/sync/resources-yaml.ts reads them too). */
+export function describeIssue(
   issue: z.core.$ZodIssue,
   value: unknown,
   written: (path: readonly PropertyKey[]) => string | undefined,
@@ -272,9 +236,10 @@ function describeIssue(
  * The files kb writes, and those written like them, are read by src/sync/resources-reader.ts to plain values, with
  * no parse tree kept: places are looked up only for problems. Any other text is read by the full YAML parser.
  */
-export function parseResources(text: string, source: string): Resources {
+export async function parseResources(text: string, source: string): Promise<Resources> {
   const fast = readResourcesText(text);
-  if (fast === undefined) return parseDocument(text, source);
+  // Only then is the `yaml` package loaded (src/sync/resources-yaml.ts).
+  if (fast === undefined) return (await import('./resources-yaml.js')).parseDocument(text, source);
   const { value } = fast;
   if (value === null || value === undefined) {
     throw new ResourcesFileError(source, [`${source}: the file is empty: expected version: ${RESOURCES_VERSION} and namespaces`]);
@@ -383,46 +348,6 @@ function linePos(starts: readonly number[], offset: number): string {
   return `${low + 1}:${offset - (starts[low] as number) + 1}`;
 }
 
-/** The full YAML parser's reading, for any text beyond src/sync/resources-reader.ts. */
-function parseDocument(text: string, source: string): Resources {
-  const lineCounter = new LineCounter();
-  const doc = YAML.parseDocument(text, { lineCounter, prettyErrors: true, uniqueKeys: true });
-  const at = (offset: number) => {
-    const { line, col } = lineCounter.linePos(offset);
-    return `${source}:${line}:${col}`;
-  };
-  if (doc.errors.length > 0) {
-    throw new ResourcesFileError(
-      source,
-      doc.errors.map((error) => {
-        const message = (error.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '');
-        return `${at(error.pos[0])}: not valid YAML or JSON: ${message}`;
-      }),
-    );
-  }
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: 100 });
-  } catch (error) {
-    throw new ResourcesFileError(source, [`${source}: ${(error as Error).message}`]);
-  }
-  if (value === null || value === undefined) {
-    throw new ResourcesFileError(source, [`${source}: the file is empty: expected version: ${RESOURCES_VERSION} and namespaces`]);
-  }
-  const result = ResourcesFile.safeParse(value);
-  if (!result.success) {
-    throw new ResourcesFileError(
-      source,
-      result.error.issues.map((issue) => {
-        const { path, message, unknownKey } = describeIssue(issue, value, (path) => writtenText(doc, text, path));
-        const node = nodeAt(doc, path, unknownKey);
-        return `${node?.range ? at(node.range[0]) : source}: ${message}`;
-      }),
-    );
-  }
-  return normalizeResources(result.data);
-}
-
 export function countBases(resources: Resources): number {
   return resources.namespaces.reduce((sum, ns) => sum + ns.bases.length, 0);
 }
@@ -437,6 +362,25 @@ export async function writeResourcesFile(path: string, text: string): Promise<bo
     return true;
   } catch (error) {
     if (errno(error) === 'EPIPE') return false;
+    if (errno(error) === 'ENOENT') throw new CliError(`Cannot write ${path}: ${missingDirectory(path)} does not exist`, EXIT.failure);
     throw new CliError(`Cannot write ${path}: ${describeSystemError(error)}`, EXIT.failure);
   }
+}
+
+/**
+ * Which directory is missing when a file cannot be made (ENOENT): the nearest one of the path, or of the link it
+ * names, that does not exist, as the user wrote it when it is the path's own.
+ */
+function missingDirectory(path: string): string {
+  let dir = dirname(path);
+  if (existsSync(dir)) {
+    // A dangling link whose target's directory is missing (the file itself is made when missing).
+    try {
+      dir = dirname(resolve(dirname(path), readlinkSync(path)));
+    } catch {
+      return 'its directory';
+    }
+  }
+  while (!existsSync(dirname(dir)) && dirname(dir) !== dir) dir = dirname(dir);
+  return `the directory ${dir}`;
 }

@@ -287,6 +287,16 @@ describe.concurrent('kb health', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(human.stdout).toContain(String(expected.body.data));
     expect(jsonOut(json)).toEqual(expected.body.data);
   });
+
+  it('with nothing configured, says how to name a deployment: KB_URL, no token', async () => {
+    const result = await kb(['health'], { env: isolatedEnv() });
+    expectFailure(
+      result,
+      4,
+      'no kb deployment to check: none is configured',
+      'Name one by its URL (no token needed): `KB_URL=https://kb.example.com kb health`.',
+    );
+  });
 });
 
 describe.concurrent('exit codes (docs/contract.md)', { timeout: TEST_TIMEOUT_MS }, () => {

@@ -8,7 +8,7 @@ import { lstatSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSy
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KB_BIN } from '../helpers/cli.js';
-import { apiData, describeRun, kb, orgEnv, runShell, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
+import { apiData, describeRun, expectFailure, kb, orgEnv, runShell, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 
 let server: TestServer;
@@ -113,5 +113,23 @@ describe.concurrent('kb export -o: a regular file is replaced whole; a dangling 
     expect(readlinkSync(link)).toBe('exports/kb.yaml');
     expect(readFileSync(join(dir, 'exports', 'kb.yaml'), 'utf8')).toBe(exported);
     expect(readdirSync(join(dir, 'exports'))).toEqual(['kb.yaml']);
+  });
+
+  it('into a directory that does not exist: one line naming it, exit 1, nothing made', async () => {
+    const dir = tempDir('kb-targets-');
+    const [relative, nested] = await Promise.all([
+      runShell('"$@" export -o missing-dir/kb.yaml', KB, { env, cwd: dir }),
+      kb(['export', '-o', join(dir, 'a', 'b', 'kb.json')], { env }),
+    ]);
+    expectFailure(relative, 1, 'Cannot write missing-dir/kb.yaml: the directory missing-dir does not exist');
+    expectFailure(nested, 1, `Cannot write ${join(dir, 'a', 'b', 'kb.json')}: the directory ${join(dir, 'a')} does not exist`);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('to a path that ends in a slash: a directory, as a shell\'s > takes it, never a file of that name', async () => {
+    const dir = tempDir('kb-targets-');
+    const result = await runShell('"$@" export -o missing-dir/', KB, { env, cwd: dir });
+    expectFailure(result, 1, 'Cannot write missing-dir/: it is a directory (EISDIR)');
+    expect(readdirSync(dir)).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import YAML from 'yaml';
 import { isolatedEnv, ROOT } from '../helpers/cli.js';
 import { describeRun, kb, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 
@@ -25,7 +26,8 @@ function overWide(text: string, width: number): string[] {
 /**
  * Lines of prose broken where they did not need to be: within a run of lines of one indentation (no table row, list
  * item, example or option line), a line after which the next line's first word would still have fitted. That is a
- * paragraph hard-wrapped in the source and wrapped again: "...so you can run" / "your own instance".
+ * paragraph hard-wrapped in the source and wrapped again: "...so you can run" / "your own instance". A DESCRIPTION's
+ * lines indented past its paragraphs are written as they are (a command, a file's lines), not prose.
  */
 function raggedBreaks(text: string, width: number): string[] {
   const prose = (line: string) => {
@@ -35,9 +37,12 @@ function raggedBreaks(text: string, width: number): string[] {
   const indentOf = (line: string) => line.length - line.trimStart().length;
   const lines = text.split('\n');
   const found: string[] = [];
+  let section = '';
   for (let i = 0; i + 1 < lines.length; i++) {
     const line = lines[i] as string;
     const next = lines[i + 1] as string;
+    if (/^[A-Z][A-Z ]*$/.test(line)) section = line;
+    if (section === 'DESCRIPTION' && indentOf(line) > 2) continue;
     if (!prose(line) || !prose(next) || indentOf(line) !== indentOf(next)) continue;
     const word = next.trimStart().split(' ')[0] as string;
     if (line.length + 1 + word.length <= width - 2) found.push(`${line}⏎\n${next}`);
@@ -49,8 +54,26 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
   it('the check finds a hard-wrapped paragraph and a line too wide', () => {
     const ragged = '  Serves the whole kb API from an SQLite database, so you can run\n  your own instance, and test scripts without a remote deployment.';
     expect(raggedBreaks(ragged, 80)).toHaveLength(1);
+    expect(raggedBreaks(`DESCRIPTION\n${ragged}`, 80)).toHaveLength(1);
+    expect(raggedBreaks(`DESCRIPTION\n  In YAML:\n    version: 1\n    namespaces: []`, 80)).toEqual([]);
     expect(overWide(`  ${'x'.repeat(79)}`, 80)).toHaveLength(1);
   });
+
+  for (const width of [80, 60]) {
+    it(`kb apply --help and kb import --help at ${width} columns: the file's example is YAML that kb reads`, async () => {
+      const env = isolatedEnv(width === 80 ? {} : { OCLIF_COLUMNS: String(width) });
+      for (const command of ['apply', 'import']) {
+        const result = await kb([command, '--help'], { env });
+        const label = describeRun(result);
+        // The lines indented under "In YAML flow style:", up to the next paragraph.
+        const example = /In YAML flow style:\n\n((?: {4}.*\n)+)/.exec(result.stdout)?.[1];
+        expect(example, label).toBeDefined();
+        const yaml = (example as string).replace(/^ {4}/gm, '');
+        if (width === 80) expect(yaml, label).toBe('version: 1\nnamespaces: [{key: docs, description: Docs, bases: [{key: faq}]}]\n');
+        expect(YAML.parse(yaml), label).toEqual({ version: 1, namespaces: [{ key: 'docs', description: 'Docs', bases: [{ key: 'faq' }] }] });
+      }
+    });
+  }
 
   for (const width of [80, 60]) {
     it(`every command's --help, the topics' and the root's, piped at ${width} columns: no line wider, no ragged paragraph`, async () => {
@@ -98,6 +121,17 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
         if (/^ *\$ /.test(line)) expect(line.replace(/'[^']*'|"[^"]*"/g, "''"), label).not.toMatch(/\S\[[^\]\s]*\]/);
       });
     });
+  });
+
+  it('--json says what it does in kb\'s words, alike on every command that takes it', async () => {
+    const env = isolatedEnv();
+    const results = await Promise.all(commands.map((words) => kb([...words, '--help'], { env })));
+    const withJson = results.filter((result) => /^ {2}\$ kb .*\[--json\]/m.test(result.stdout));
+    expect(withJson.length).toBeGreaterThan(10);
+    for (const result of results) {
+      expect(result.stdout, describeRun(result)).not.toContain('Format output as json');
+      if (withJson.includes(result)) expect(result.stdout, describeRun(result)).toMatch(/^ {2}--json +Print the data as JSON: one document, nothing else\.$/m);
+    }
   });
 
   it('kb help exit-codes and kb help environment print the root help\'s tables alone', async () => {

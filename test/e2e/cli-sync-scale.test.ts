@@ -87,7 +87,7 @@ describe('kb export and kb apply at 100,000 namespaces', () => {
       })),
     });
     const text = readFileSync(path, 'utf8');
-    expect(text).toBe(serializeResources(expected, 'yaml'));
+    expect(text).toBe(await serializeResources(expected, 'yaml'));
     expect(text).toContain('  - key: ns-000070\n    description: "a: b # c"\n');
 
     const dry = await kb(['apply', '--dry-run', '-f', path, '--json'], { env, timeoutMs: 120_000 });

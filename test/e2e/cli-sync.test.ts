@@ -158,7 +158,9 @@ describe.concurrent('kb export, apply and import against real servers', { timeou
 
     const kept = await kb(['apply', '-f', path], { env });
     expect(kept.code, describeRun(kept)).toBe(0);
-    expect(lines(kept.stderr)).toContain('On the deployment but not in the file, left as they are: 1 namespace (namespaces are never deleted); 1 base (--prune deletes them).');
+    expect(kept.stderr, describeRun(kept)).toContain(
+      '\nLeft as they are, on the deployment but not in the file:\n  1 namespace (namespaces are never deleted)\n  1 base (--prune deletes it)\n',
+    );
     expect(await bases('docs')).toEqual(['add', 'drop', 'keep']);
 
     const pruned = await kb(['apply', '-f', path, '--prune', '--yes', '--json'], { env });
@@ -174,6 +176,14 @@ describe.concurrent('kb export, apply and import against real servers', { timeou
     const [imported, prune] = await Promise.all([kb(['import', path, '--json'], { env }), kb(['import', path, '--prune'], { env })]);
     expect(jsonOut(imported)).toMatchObject({ changes: [], kept: { bases: 1 } });
     expect(prune.code, describeRun(prune)).toBe(2);
+    // What it leaves, it says so in import's words: import has no --prune.
+    const plain = await kb(['import', path], { env });
+    expect(plain.code, describeRun(plain)).toBe(0);
+    expect(lines(plain.stderr), describeRun(plain)).toEqual([
+      'No changes: the deployment already matches the file.',
+      'Left as they are, on the deployment but not in the file:',
+      '  1 base (import never deletes; apply --prune deletes it)',
+    ]);
     expect(await apiData(server.url, token, 'GET', '/base_list?namespace=docs')).toEqual([{ namespace: 'docs', key: 'extra', description: null }]);
   });
 

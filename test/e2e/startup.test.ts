@@ -52,6 +52,24 @@ describe('the start-up path loads only what the command needs', () => {
     expect(queried).toContain('node_modules/jmespath/jmespath.js');
   });
 
+  it('kb export, kb apply and kb import load the yaml package only for a file their own reader and writer cannot handle', async () => {
+    const env = isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token });
+    const yaml = (sources: string[]) => sources.filter((source) => /node_modules\/yaml\//.test(source));
+    const dir = tempDir('kb-startup-');
+    const json = join(dir, 'kb.json');
+    writeFileSync(json, '{"version": 1, "namespaces": [{"key": "startup-docs", "description": "Docs", "bases": [{"key": "faq"}]}]}\n');
+    const block = join(dir, 'kb.yaml');
+    writeFileSync(block, 'version: 1\nnamespaces:\n  - key: startup-docs\n    description: Docs\n    bases:\n      - key: faq\n');
+    const flow = join(dir, 'flow.yaml');
+    writeFileSync(flow, 'version: 1\nnamespaces: [{key: startup-docs, description: Docs, bases: [{key: faq}]}]\n');
+    expect(yaml(await sourcesLoaded(['export', '--format', 'json'], env))).toEqual([]);
+    expect(yaml(await sourcesLoaded(['export'], env))).toEqual([]);
+    expect(yaml(await sourcesLoaded(['apply', '-f', json, '--dry-run'], env))).toEqual([]);
+    expect(yaml(await sourcesLoaded(['import', block, '--dry-run'], env))).toEqual([]);
+    // Flow style is beyond the fast reader: the package reads it.
+    expect(yaml(await sourcesLoaded(['apply', '-f', flow, '--dry-run'], env))).not.toEqual([]);
+  });
+
   it('kb ns list runs oclif and undici from the vendor bundle, compiled from its code cache (scripts/vendor.mjs)', async () => {
     // NODE_ENV=development would have oclif look for kb's TypeScript sources and load tsx to run them.
     const loaded = await sourcesLoaded(['ns', 'list', '--json'], isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token, NODE_ENV: 'development' }));
@@ -213,5 +231,21 @@ describe('kb --version without oclif', () => {
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toBe(`${config.userAgent}\n`);
     }
+  });
+});
+
+describe('kb from a checkout that was never built', () => {
+  it('says in one line that it is not built and how to build it, exit 1; --version needs no build', async () => {
+    // `npm ci --ignore-scripts`: the package and its dependencies, no dist.
+    const dir = tempDir('kb-unbuilt-');
+    for (const entry of ['bin', 'package.json']) cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+    const result = await runProcess(process.execPath, [join(dir, 'bin/run.js'), 'ns', 'list'], { env: isolatedEnv() });
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(`Error: kb is not built (${join(dir, 'dist/cli/run.js')} is missing): run \`npm run build\` in ${dir}\n`);
+    const version = await runProcess(process.execPath, [join(dir, 'bin/run.js'), '--version'], { env: isolatedEnv() });
+    expect(version.code, version.stderr).toBe(0);
+    expect(version.stdout).toMatch(/^kb\/\d+\.\d+\.\d+ /);
   });
 });

@@ -189,7 +189,7 @@ describe('planChanges', () => {
   it('renders the plan with one line a change and the counts', async () => {
     const deployment = new FakeDeployment(CURRENT);
     const plan = planChanges(await readCurrentState(deployment, DESIRED), DESIRED, { prune: true });
-    expect(renderPlan({ color: false }, plan).split('\n')).toEqual([
+    expect(renderPlan({ color: false }, plan, { pruneFlag: true }).split('\n')).toEqual([
       'Plan:',
       '  ~ namespace docs: description "Docs" -> "All the docs"',
       '  + namespace fresh (description: none)',
@@ -198,11 +198,12 @@ describe('planChanges', () => {
       '  + base fresh/first (description: none)',
       '  - base docs/old',
       '3 to create, 2 to update, 1 to delete.',
-      'On the deployment but not in the file, left as they are: 1 namespace (namespaces are never deleted).',
+      'Left as they are, on the deployment but not in the file:',
+      '  1 namespace (namespaces are never deleted)',
       '',
     ]);
     const none = planChanges(await readCurrentState(deployment, CURRENT), CURRENT, { prune: false });
-    expect(renderPlan({ color: false }, none)).toBe('No changes: the deployment already matches the file.\n');
+    expect(renderPlan({ color: false }, none, { pruneFlag: true })).toBe('No changes: the deployment already matches the file.\n');
   });
 });
 
@@ -374,7 +375,7 @@ describe('syncResources', () => {
   it('with dryRun prints the plan and writes nothing', async () => {
     const deployment = new FakeDeployment(CURRENT);
     const io = memoryIO();
-    const result = await syncResources(deployment, io, DESIRED, { prune: true, dryRun: true, yes: false, json: false });
+    const result = await syncResources(deployment, io, DESIRED, { prune: true, pruneFlag: true, dryRun: true, yes: false, json: false });
     expect(deployment.writes).toEqual([]);
     expect(deployment.snapshot()).toEqual(CURRENT);
     expect(result).toMatchObject({ dryRun: true, applied: 0, counts: { create: 3, update: 2, delete: 1 } });
@@ -385,14 +386,14 @@ describe('syncResources', () => {
 
   it('refuses to delete without a terminal or --yes, before any change, naming the flag', async () => {
     const deployment = new FakeDeployment(CURRENT);
-    const error = await rejection(syncResources(deployment, memoryIO(), DESIRED, { prune: true, dryRun: false, yes: false, json: false }));
+    const error = await rejection(syncResources(deployment, memoryIO(), DESIRED, { prune: true, pruneFlag: true, dryRun: false, yes: false, json: false }));
     expect(error).toMatchObject({ exitCode: 2, message: expect.stringContaining('--yes') });
     expect(deployment.writes).toEqual([]);
   });
 
   it('needs no --yes when nothing is deleted, even with prune', async () => {
     const deployment = new FakeDeployment();
-    const result = await syncResources(deployment, memoryIO(), DESIRED, { prune: true, dryRun: false, yes: false, json: false });
+    const result = await syncResources(deployment, memoryIO(), DESIRED, { prune: true, pruneFlag: true, dryRun: false, yes: false, json: false });
     expect(result.applied).toBe(6);
     expect(deployment.snapshot()).toEqual(DESIRED);
   });
@@ -400,10 +401,10 @@ describe('syncResources', () => {
   it('says so when there is nothing to do, and with json prints nothing on stderr', async () => {
     const deployment = new FakeDeployment(CURRENT);
     const io = memoryIO();
-    expect(await syncResources(deployment, io, CURRENT, { prune: true, dryRun: false, yes: true, json: false })).toMatchObject({ applied: 0, changes: [] });
+    expect(await syncResources(deployment, io, CURRENT, { prune: true, pruneFlag: true, dryRun: false, yes: true, json: false })).toMatchObject({ applied: 0, changes: [] });
     expect(io.err).toBe('No changes: the deployment already matches the file.\n');
     const quiet = memoryIO();
-    await syncResources(deployment, quiet, DESIRED, { prune: true, dryRun: false, yes: true, json: true });
+    await syncResources(deployment, quiet, DESIRED, { prune: true, pruneFlag: true, dryRun: false, yes: true, json: true });
     expect(quiet.err).toBe('');
     expect(deployment.writes).toHaveLength(6);
   });
@@ -417,7 +418,7 @@ describe('syncResources', () => {
       writes.push(text);
       write(text);
     };
-    const result = await syncResources(new FakeDeployment(), io, desired, { prune: false, dryRun: false, yes: false, json: false });
+    const result = await syncResources(new FakeDeployment(), io, desired, { prune: false, pruneFlag: true, dryRun: false, yes: false, json: false });
     expect(result.applied).toBe(40);
     const done = io.err.split('\n').filter((line) => line.startsWith('✓ '));
     expect(done.sort()).toEqual(Array.from({ length: 40 }, (_, i) => `✓ + namespace ns-${String(i).padStart(2, '0')} (description: "n${i}")`));
@@ -430,7 +431,7 @@ describe('syncResources', () => {
     const deployment = new FakeDeployment(CURRENT);
     deployment.failAt = { index: 1, error: apiError(500, 'Internal server error') };
     const io = memoryIO();
-    const error = await rejection(syncResources(deployment, io, DESIRED, { prune: false, dryRun: false, yes: false, json: true }));
+    const error = await rejection(syncResources(deployment, io, DESIRED, { prune: false, pruneFlag: true, dryRun: false, yes: false, json: true }));
     expect(error).toBeInstanceOf(ApplyError);
     expect((error as ApplyError).exitCode).toBe(1);
     expect(io.err.split('\n').slice(0, 4)).toEqual([
@@ -445,9 +446,9 @@ describe('syncResources', () => {
     const deployment = new FakeDeployment(CURRENT);
     deployment.baseListOffered = false;
     const fresh = resources([{ key: 'fresh', bases: [{ key: 'first' }] }]);
-    await syncResources(deployment, memoryIO(), fresh, { prune: false, dryRun: false, yes: false, json: true });
+    await syncResources(deployment, memoryIO(), fresh, { prune: false, pruneFlag: true, dryRun: false, yes: false, json: true });
     expect(deployment.writes).toEqual(['ns_create fresh', 'base_create fresh/first']);
-    const error = await rejection(syncResources(deployment, memoryIO(), DESIRED, { prune: false, dryRun: false, yes: false, json: true }));
+    const error = await rejection(syncResources(deployment, memoryIO(), DESIRED, { prune: false, pruneFlag: true, dryRun: false, yes: false, json: true }));
     expect(error).toMatchObject({ exitCode: 1, message: expect.stringContaining('does not offer base_list') });
     expect(deployment.writes).toHaveLength(2);
   });

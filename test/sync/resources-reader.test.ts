@@ -105,10 +105,10 @@ const resourcesArb = fc
   .map((namespaces) => normalizeResources({ namespaces }));
 
 describe('serializeResources writes YAML as the yaml package does', () => {
-  it('byte for byte, for any keys and descriptions (property)', () => {
-    fc.assert(
-      fc.property(resourcesArb, (resources) => {
-        expect(serializeResources(resources, 'yaml')).toBe(referenceYaml(resources));
+  it('byte for byte, for any keys and descriptions (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(resourcesArb, async (resources) => {
+        expect(await serializeResources(resources, 'yaml')).toBe(referenceYaml(resources));
       }),
       { numRuns: 500 },
     );
@@ -116,17 +116,17 @@ describe('serializeResources writes YAML as the yaml package does', () => {
 });
 
 describe('the fast reader', () => {
-  it('reads what export writes, giving the yaml package\'s values and places, in YAML and JSON (property)', () => {
-    fc.assert(
-      fc.property(resourcesArb, (resources) => {
-        expectSameAsYaml(serializeResources(resources, 'yaml'));
-        expectSameAsYaml(serializeResources(resources, 'json'));
+  it('reads what export writes, giving the yaml package\'s values and places, in YAML and JSON (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(resourcesArb, async (resources) => {
+        expectSameAsYaml(await serializeResources(resources, 'yaml'));
+        expectSameAsYaml(await serializeResources(resources, 'json'));
       }),
       { numRuns: 300 },
     );
   });
 
-  it('reads an export of ordinary keys and descriptions itself, in both formats', () => {
+  it('reads an export of ordinary keys and descriptions itself, in both formats', async () => {
     const resources = normalizeResources({
       namespaces: [
         { key: 'docs', description: 'Product documentation, v2 (draft): see https://x.test/a#b', bases: [{ key: 'faq', description: "It's -1 and 100%" }] },
@@ -134,7 +134,7 @@ describe('the fast reader', () => {
         { key: 'emoji', description: 'café 日本 \u{1F600}', bases: [{ key: 'n-1', description: null }] },
       ],
     });
-    for (const format of ['yaml', 'json'] as const) expect(expectSameAsYaml(serializeResources(resources, format))).toBe(true);
+    for (const format of ['yaml', 'json'] as const) expect(expectSameAsYaml(await serializeResources(resources, format))).toBe(true);
   });
 
   it('reads the same file written in other block styles, or leaves it to the yaml package (property)', () => {
@@ -165,8 +165,8 @@ describe('the fast reader', () => {
     expect(read).toBeGreaterThan(40);
   });
 
-  it('reads a file with random edits as the yaml package does, or leaves it to it (property)', () => {
-    const base = serializeResources(
+  it('reads a file with random edits as the yaml package does, or leaves it to it (property)', async () => {
+    const base = await serializeResources(
       normalizeResources({
         namespaces: [
           { key: 'docs', description: 'Product docs', bases: [{ key: 'faq', description: null }, { key: 'guides', description: "it's" }] },
@@ -266,7 +266,7 @@ describe('the check without zod', () => {
     }, { requiredKeys: [] })
     .map(({ extra: field, ...file }) => withExtra(file, field));
 
-  it('accepts only what zod accepts, and what is valid (property)', () => {
+  it('accepts only what zod accepts, and what is valid (property)', async () => {
     let accepted = 0;
     fc.assert(
       fc.property(fileArb, (value) => {
@@ -278,10 +278,10 @@ describe('the check without zod', () => {
       }),
       { numRuns: 3000 },
     );
-    fc.assert(
-      fc.property(resourcesArb, (resources) => {
+    await fc.assert(
+      fc.asyncProperty(resourcesArb, async (resources) => {
         // Files as export writes them, valid or not (a key listed twice, a key too short): the two agree.
-        const file: unknown = JSON.parse(serializeResources(resources, 'json'));
+        const file: unknown = JSON.parse(await serializeResources(resources, 'json'));
         expect(plainlyValid(file)).toBe(ResourcesFile.safeParse(file).success);
       }),
       { numRuns: 300 },
@@ -300,9 +300,9 @@ describe('a problem deep in a big file', () => {
     })),
   });
 
-  function problemsOf(text: string, source: string): string[] {
+  async function problemsOf(text: string, source: string): Promise<string[]> {
     try {
-      parseResources(text, source);
+      await parseResources(text, source);
     } catch (error) {
       expect(error).toBeInstanceOf(ResourcesFileError);
       return [...(error as ResourcesFileError).problems];
@@ -310,8 +310,8 @@ describe('a problem deep in a big file', () => {
     throw new Error('expected the file to be rejected');
   }
 
-  it.each(['yaml', 'json'] as const)('%s: is named by its line and column, among 100,000 namespaces', (format) => {
-    const text = serializeResources(resources, format);
+  it.each(['yaml', 'json'] as const)('%s: is named by its line and column, among 100,000 namespaces', async (format) => {
+    const text = await serializeResources(resources, format);
     expect(readResourcesText(text)).toBeDefined();
     // The last namespace's key made too short, and a base's description made a number, near the end.
     const broken = text.replace('ns-099999', 'n9').replace(format === 'yaml' ? 'description: Namespace 99990\n' : '"description": "Namespace 99990"', format === 'yaml' ? 'description: 0x10\n' : '"description": 16');
@@ -322,7 +322,7 @@ describe('a problem deep in a big file', () => {
     const descriptionColumn = (lines[descriptionLine - 1] as string).indexOf(format === 'yaml' ? '0x10' : '16') + 1;
     expect(keyLine).toBeGreaterThan(300_000);
     const source = `kb.${format}`;
-    expect(problemsOf(broken, source)).toEqual([
+    expect(await problemsOf(broken, source)).toEqual([
       expect.stringMatching(new RegExp(`^kb\\.${format}:${descriptionLine}:${descriptionColumn}: namespaces\\[99990\\]\\.description: .*YAML read ${format === 'yaml' ? '0x10' : '16'} as a number`)),
       expect.stringMatching(new RegExp(`^kb\\.${format}:${keyLine}:${keyColumn}: namespaces\\[99999\\]\\.key: .*3 to 63`)),
     ]);
