@@ -99,7 +99,7 @@ export function BaseView(props: BaseViewProps) {
     (command === undefined ? <StatusLines status={props.status} /> : <PromptLines sign=":" text={command.text} width={props.width} hint={COMMAND_LINE_HINT} />);
 
   const hints: readonly Hint[] =
-    flow.hints ?? (command !== undefined ? PROMPT_HINTS : hintsFor('base', [...disabled, ...(props.onRefresh ? [] : ['refresh' as const])]));
+    flow.hints ?? (command !== undefined ? PROMPT_HINTS : hintsFor('base', [...disabled, ...(props.onRefresh ? [] : ['refresh' as const])], props.status?.keys));
 
   const title = (
     <>

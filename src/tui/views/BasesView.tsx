@@ -142,8 +142,12 @@ export function BasesView(props: BasesViewProps) {
         source={{ rows, loading: bases.loading, error: bases.error, updatedAt: bases.updatedAt, reload: refresh }}
         ops={listOps}
         autoRefresh={!fallback}
-        empty={fallback ? 'No base opened yet: o opens one by key, n creates one.' : 'No bases in this namespace yet: n creates one.'}
-        notice={fallback ? NO_BASE_LIST_NOTICE : undefined}
+        empty={
+          fallback
+            ? { text: 'No base opened yet', offers: [['openByKey', 'o opens one by key'], ['new', 'n creates one']] }
+            : { text: 'No bases in this namespace yet', offers: [['new', 'n creates one']] }
+        }
+        notice={fallback ? { lines: NO_BASE_LIST_NOTICE, keys: ['openByKey', 'new'] } : undefined}
         status={status}
         setStatus={setStatus}
         onOpen={(row) => {
@@ -156,7 +160,7 @@ export function BasesView(props: BasesViewProps) {
         disabled={missing ? MISSING_NAMESPACE_OFFERS_NO : undefined}
         instead={
           missing
-            ? { tone: 'error', text: `Namespace ${namespace} does not exist.`, help: 'esc goes back to the namespaces; :ns KEY opens another; r asks again.' }
+            ? { tone: 'error', text: `Namespace ${namespace} does not exist.`, help: 'esc goes back to the namespaces; :ns KEY opens another; r asks again.', keys: ['back', 'commandLine', 'refresh'] }
             : undefined
         }
       />
