@@ -267,8 +267,17 @@ describe('the table columns', () => {
 });
 
 describe('small words', () => {
-  it('ago says how long since, in the largest whole unit', () => {
-    expect([ago(0, 999), ago(0, 3_000), ago(0, 125_000), ago(0, 7_300_000)]).toEqual(['0s ago', '3s ago', '2m ago', '2h ago']);
+  it('ago says how long since, in the largest whole unit; under 5 seconds, just now', () => {
+    expect([ago(0, 0), ago(0, 999), ago(0, 4_999), ago(0, 5_000), ago(0, 125_000), ago(0, 7_300_000)]).toEqual([
+      'just now',
+      'just now',
+      'just now',
+      '5s ago',
+      '2m ago',
+      '2h ago',
+    ]);
+    // A clock read before the load landed is not a negative age.
+    expect(ago(10_000, 9_000)).toBe('just now');
   });
 
   it('osc52 is the "set clipboard" sequence with the text in base64', () => {
