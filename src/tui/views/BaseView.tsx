@@ -76,7 +76,11 @@ export function BaseView(props: BaseViewProps) {
   useKeys((input, key) => (command === undefined ? onKey(input, key) : onCommandKey(input, key, command)), props.active && !flow.open);
 
   const description =
-    row.description === undefined ? '(not read: this deployment cannot read a single base; e sets it)' : row.description === null ? '(none)' : row.description;
+    row.description === undefined
+      ? `(not read: this deployment cannot read a single base${disabled.includes('edit') ? '' : '; e sets it'})`
+      : row.description === null
+        ? '(none)'
+        : row.description;
   // The key and the namespace always show; the description takes the rows left, its last line cut with "…".
   const rows = bodyHeight(props.height);
   const valueWidth = Math.max(1, props.width - LABEL_WIDTH);
