@@ -94,7 +94,7 @@ export function App(props: AppProps) {
         return undefined;
       }
       if ((name === 'profile' || name === 'ctx' || name === 'context') && extra.length === 0) {
-        if (argument === undefined) return { tone: 'info', text: `Profile: ${deployment.profile ?? '(none: KB_URL)'}`, help: ':profile NAME switches to another.' };
+        if (argument === undefined) return { tone: 'info', text: `Profile: ${deployment.profile ?? '(none: KB_URL)'}`, help: ':profile NAME switches to another.', keys: ['commandLine'] };
         if (connect === undefined) return { tone: 'warning', text: 'This kb tui cannot switch profiles.' };
         connect(argument).then(
           (next) => {
@@ -115,12 +115,12 @@ export function App(props: AppProps) {
           return undefined;
         }
         const checked = Key.safeParse(argument);
-        if (!checked.success) return { tone: 'error', text: `Not a namespace key: ${argument}: ${checked.error.issues[0]?.message ?? ''}`, help: COMMANDS_HELP };
+        if (!checked.success) return { tone: 'error', text: `Not a namespace key: ${argument}: ${checked.error.issues[0]?.message ?? ''}`, help: COMMANDS_HELP, keys: ['commandLine'] };
         setNamespace(argument);
         return undefined;
       }
       if (name === '') return undefined;
-      return { tone: 'error', text: `Unknown command: :${line.trim()}`, help: COMMANDS_HELP };
+      return { tone: 'error', text: `Unknown command: :${line.trim()}`, help: COMMANDS_HELP, keys: ['commandLine'] };
     },
     [exit, connect, deployment, namespace],
   );

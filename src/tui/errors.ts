@@ -1,5 +1,9 @@
 import { ApiError, BaseListUnsupportedError, NetworkError, ResponseFormatError } from '../client/errors.js';
+import type { Command } from './keymap.js';
 import type { Status } from './types.js';
+
+/** What the helps that end in "r retries" name. */
+const RETRY: readonly Command[] = ['refresh'];
 
 /** How to log in again, for the profile in use. */
 function loginHint(profile: string | undefined): string {
@@ -16,26 +20,29 @@ export function describeError(error: unknown, profile: string | undefined): Stat
       tone: 'error',
       text: error.message,
       help: 'Is the server running (`kb serve` for a local one) and the URL right? r retries.',
+      keys: RETRY,
     };
   }
   if (error instanceof ApiError) {
     const text = `${error.message} (${error.status})`;
     if (error.status === 401 || error.status === 403) {
-      return { tone: 'error', text, help: `The token was refused: log in again with \`${loginHint(profile)}\`, or set KB_TOKEN. r retries.` };
+      return { tone: 'error', text, help: `The token was refused: log in again with \`${loginHint(profile)}\`, or set KB_TOKEN. r retries.`, keys: RETRY };
     }
-    if (error.status === 404) return { tone: 'error', text, help: error.help ?? 'It may have been deleted elsewhere: r refreshes.' };
+    if (error.status === 404) return error.help === undefined ? { tone: 'error', text, help: 'It may have been deleted elsewhere: r refreshes.', keys: RETRY } : { tone: 'error', text, help: error.help };
     if (error.status === 409) return { tone: 'error', text, help: error.help ?? 'That key is taken: choose another, or leave the key empty to generate one.' };
-    if (error.status === 429) return { tone: 'error', text, help: 'Too many failed attempts from this address: wait a minute, then r retries.' };
-    if (error.status >= 500) return { tone: 'error', text, help: error.help ?? 'The server failed: r retries; if it persists, see the server log.' };
+    if (error.status === 429) return { tone: 'error', text, help: 'Too many failed attempts from this address: wait a minute, then r retries.', keys: RETRY };
+    if (error.status >= 500) {
+      return error.help === undefined ? { tone: 'error', text, help: 'The server failed: r retries; if it persists, see the server log.', keys: RETRY } : { tone: 'error', text, help: error.help };
+    }
     return { tone: 'error', text, help: error.help };
   }
   if (error instanceof ResponseFormatError) {
     return { tone: 'error', text: error.message, help: 'Is the URL a kb deployment? Check it with `kb auth status`.' };
   }
   if (error instanceof BaseListUnsupportedError) {
-    return { tone: 'warning', text: error.message, help: 'Open a base by key (o), or create one (n).' };
+    return { tone: 'warning', text: error.message, help: 'Open a base by key (o), or create one (n).', keys: ['openByKey', 'new'] };
   }
-  return { tone: 'error', text: error instanceof Error ? error.message : String(error), help: 'r retries.' };
+  return { tone: 'error', text: error instanceof Error ? error.message : String(error), help: 'r retries.', keys: RETRY };
 }
 
 /** Whether the error is a 409: a form then puts the focus back on the key. */

@@ -36,15 +36,27 @@ export function keyField(options: { generatedPrefix?: string }): FieldSpec {
   };
 }
 
+/**
+ * The description's rule in a form's words: the API's (src/api) ends "or null", JSON's word for none, where a form has
+ * an empty field and says what it means ("empty: no description").
+ */
+export const DESCRIPTION_WORDS = `a description is ${LIMITS.descriptionMin} to ${LIMITS.descriptionMax} characters`;
+
+/** What is wrong with a description to send, checked with the API's schema and told in a form's words; else undefined. */
+export function descriptionProblem(value: string): string | undefined {
+  const problem = firstIssue(Description.safeParse(value), DESCRIPTION_RULE);
+  return problem === DESCRIPTION_RULE ? DESCRIPTION_WORDS : problem;
+}
+
 /** The description field: `clears` when an empty value removes an existing description (an edit), else it means none. */
 export function descriptionField(options: { initial?: string | null | undefined; clears: boolean }): FieldSpec {
   return {
     id: 'description',
     label: 'description',
     initial: options.initial ?? '',
-    rule: DESCRIPTION_RULE,
+    rule: DESCRIPTION_WORDS,
     whenEmpty: options.clears ? 'empty: enter CLEARS the description' : 'empty: no description',
-    problem: (value) => (value === '' ? undefined : firstIssue(Description.safeParse(value), DESCRIPTION_RULE)),
+    problem: (value) => (value === '' ? undefined : descriptionProblem(value)),
     counter: (value) => `${codePointLength(value)}/${LIMITS.descriptionMax}`,
   };
 }

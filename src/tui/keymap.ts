@@ -73,7 +73,9 @@ function anyCommandFor(input: string, key: Keypress): Command | undefined {
 
 /**
  * One hint of the key-help line: the key as typed, what it does, and how much it matters (1 to 9, 5 unless told):
- * a narrow terminal drops the hints that matter least first, and never the way to help or out.
+ * a narrow terminal drops the hints that matter least first, and never the way to help or out. As k9s keeps its most
+ * used keys, those that open, create, edit and delete (enter, n, e, d) come before copy and sort; a key the screen
+ * tells the user to press (`hintsFor`'s `named`) comes before all (10).
  */
 export type Hint = readonly [keys: string, does: string, rank?: number];
 
@@ -102,11 +104,11 @@ const BINDINGS: readonly Binding[] = [
   { keys: 'up/down, j/k', commands: ['up', 'down'], does: 'move the selection', on: LISTS, hint: ['j/k', 'move', 1] },
   { keys: 'PgUp/PgDn', commands: ['pageUp', 'pageDown'], does: 'move a page', on: LISTS },
   { keys: 'g/Home, G/End', commands: ['first', 'last'], does: 'go to the first / the last row', on: LISTS },
-  { keys: 'enter', commands: ['open'], does: 'open the selected namespace', on: ['namespaces'], hint: ['enter', 'open', 6] },
-  { keys: 'enter', commands: ['open'], does: 'open the selected base', on: ['bases'], hint: ['enter', 'open', 6] },
-  { keys: 'n', commands: ['new'], does: 'new namespace (a form: key, then description)', on: ['namespaces'], hint: ['n', 'new', 4] },
-  { keys: 'n', commands: ['new'], does: 'new base (a form: key, then description)', on: ['bases'], hint: ['n', 'new', 4] },
-  { keys: 'e', commands: ['edit'], does: 'edit the description here, on one line', on: SCREENS, hint: ['e', 'edit', 4] },
+  { keys: 'enter', commands: ['open'], does: 'open the selected namespace', on: ['namespaces'], hint: ['enter', 'open', 8] },
+  { keys: 'enter', commands: ['open'], does: 'open the selected base', on: ['bases'], hint: ['enter', 'open', 8] },
+  { keys: 'n', commands: ['new'], does: 'new namespace (a form: key, then description)', on: ['namespaces'], hint: ['n', 'new', 7] },
+  { keys: 'n', commands: ['new'], does: 'new base (a form: key, then description)', on: ['bases'], hint: ['n', 'new', 7] },
+  { keys: 'e', commands: ['edit'], does: 'edit the description here, on one line', on: SCREENS, hint: ['e', 'edit', 7] },
   {
     keys: 'E',
     commands: ['editInEditor'],
@@ -115,18 +117,18 @@ const BINDINGS: readonly Binding[] = [
     hint: ['E', '$EDITOR', 5],
   },
   { keys: 'd', commands: ['delete'], does: 'namespaces cannot be deleted (the kb API has no namespace delete)', on: ['namespaces'] },
-  { keys: 'd', commands: ['delete'], does: 'delete the base, or the bases marked (asks first: y confirms, any other key cancels)', on: ['bases', 'base'], hint: ['d', 'delete', 5] },
-  { keys: 'space', commands: ['mark'], does: 'mark the base (again: unmark), for d to delete all those marked', on: ['bases'], hint: ['space', 'mark', 2] },
-  { keys: '/', commands: ['filter'], does: 'filter by key or description, a regular expression ignoring case (! first inverts): type to narrow, enter keeps, esc clears', on: LISTS, hint: ['/', 'filter', 7] },
-  { keys: 's', commands: ['sortByKey'], does: 'sort by key; again: the other way', on: LISTS, hint: ['s/S', 'sort', 6] },
+  { keys: 'd', commands: ['delete'], does: 'delete the base, or the bases marked (asks first: y confirms, any other key cancels)', on: ['bases', 'base'], hint: ['d', 'delete', 6] },
+  { keys: 'space', commands: ['mark'], does: 'mark the base (again: unmark), for d to delete all those marked', on: ['bases'], hint: ['space', 'mark', 3] },
+  { keys: '/', commands: ['filter'], does: 'filter by key or description, a regular expression ignoring case (! first inverts): type to narrow, enter keeps, esc clears', on: LISTS, hint: ['/', 'filter', 6] },
+  { keys: 's', commands: ['sortByKey'], does: 'sort by key; again: the other way', on: LISTS, hint: ['s/S', 'sort', 4] },
   { keys: 'S', commands: ['sortByDescription'], does: 'sort by description; again: the other way', on: LISTS },
-  { keys: 'c', commands: ['copy'], does: 'copy the key to the clipboard (OSC 52: works over ssh)', on: SCREENS, hint: ['c', 'copy', 5] },
+  { keys: 'c', commands: ['copy'], does: 'copy the key to the clipboard (OSC 52: works over ssh)', on: SCREENS, hint: ['c', 'copy', 4] },
   {
     keys: ':',
     commands: ['commandLine'],
     does: 'command line: :ns (namespaces), :ns KEY (open one), :profile NAME or :ctx NAME (switch profile), :help, :q (quit)',
     on: SCREENS,
-    hint: [':', 'command', 6],
+    hint: [':', 'command', 5],
   },
   { keys: 'y', commands: ['yaml'], does: 'the selected row as YAML, in a view that scrolls (esc closes it)', on: SCREENS, hint: ['y', 'yaml', 2] },
   { keys: 'r', commands: ['refresh'], does: 'refresh now (lists also refresh by themselves while idle)', on: SCREENS, hint: ['r', 'refresh', 2] },
@@ -158,12 +160,18 @@ export function commandFor(input: string, key: Keypress, topic: HelpTopic): Comm
   return command !== undefined && COMMANDS.get(topic)?.has(command) ? command : undefined;
 }
 
-/** The key-help line of a screen: its keys that have a hint, but for the commands it cannot give right now. */
-export function hintsFor(topic: HelpTopic, unavailable: readonly Command[] = []): readonly Hint[] {
+/** The rank of a hint whose key the screen's words name ("n creates one"): kept before any other. */
+export const NAMED_RANK = 10;
+
+/**
+ * The key-help line of a screen: its keys that have a hint, but for the commands it cannot give right now; those of
+ * the commands `named` (what the screen tells the user to press) are the last a narrow terminal drops.
+ */
+export function hintsFor(topic: HelpTopic, unavailable: readonly Command[] = [], named: readonly Command[] = []): readonly Hint[] {
   return BINDINGS.filter(
     (binding): binding is Binding & { hint: Hint } =>
       binding.hint !== undefined && binding.on.includes(topic) && !binding.commands.every((command) => unavailable.includes(command)),
-  ).map((binding) => binding.hint);
+  ).map(({ hint, commands }) => (commands.some((command) => named.includes(command)) ? [hint[0], hint[1], NAMED_RANK] : hint));
 }
 
 export const FORM_HINTS: readonly Hint[] = [

@@ -134,9 +134,17 @@ export function count(n: number, noun: string): string {
   return `${thousands(n)} ${n === 1 ? noun : plural}`;
 }
 
-/** "3s ago", "2m ago", "1h ago": how long since `then`, in the largest whole unit. */
+/** Under this many seconds, a list is as fresh as a refresh every few seconds keeps it: "just now", no count. */
+export const JUST_NOW_SECONDS = 5;
+
+/**
+ * "just now", "7s ago", "2m ago", "1h ago": how long since `then`, in the largest whole unit. A count starts only at
+ * 5 seconds, so a list just loaded (the first draw) or kept fresh by the refresh every 5 seconds reads as fresh,
+ * and a count means a refresh is late or failing.
+ */
 export function ago(then: number, now: number): string {
   const seconds = Math.max(0, Math.floor((now - then) / 1000));
+  if (seconds < JUST_NOW_SECONDS) return 'just now';
   if (seconds < 60) return `${seconds}s ago`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)}m ago`;
   return `${Math.floor(seconds / 3600)}h ago`;

@@ -1,5 +1,6 @@
 import type { KbClient } from '../client/client.js';
 import type { Deployment } from '../config/profiles.js';
+import type { Command } from './keymap.js';
 
 /** The operations the TUI uses: a KbClient, or anything shaped like one. The TUI never builds a client. */
 export type TuiClient = Pick<KbClient, 'auth' | 'nsList' | 'nsCreate' | 'nsUpdate' | 'baseList' | 'baseCreate' | 'baseUpdate' | 'baseDelete'>;
@@ -18,4 +19,6 @@ export interface Status {
   tone: 'info' | 'success' | 'warning' | 'error';
   text: string;
   help?: string | undefined;
+  /** The commands its words tell the user to press ("r retries"): the key-help line keeps their keys. */
+  keys?: readonly Command[] | undefined;
 }

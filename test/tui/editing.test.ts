@@ -74,7 +74,7 @@ describe('kb tui: E edits the description in $VISUAL/$EDITOR', () => {
     const { client, screen } = await open('editor-long', { editor: editor('long', `printf '%1025s' '' | tr ' ' x > "$1"`) });
     await screen.press('j', 'E');
     const frame = await screen.waitFor('Not saved:');
-    expect(frame).toContain('Error: Not saved: a description is 1 to 1024 characters, or null; nothing was sent.');
+    expect(frame).toContain('Error: Not saved: a description is 1 to 1024 characters; nothing was sent.');
     expect(await client.nsList()).toContainEqual({ key: 'docs', description: 'Old words' });
   });
 

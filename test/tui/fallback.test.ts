@@ -15,12 +15,12 @@ afterAll(async () => {
 });
 
 /** The app on the proxy, opened on namespace "legacy", which holds base faq; `direct` talks to the server itself. */
-async function insideLegacy(org: string): Promise<{ direct: KbClient; screen: Screen }> {
+async function insideLegacy(org: string, readonly = false): Promise<{ direct: KbClient; screen: Screen }> {
   const { client: direct, token } = await orgClient(tui.server, org);
   await direct.baseCreate({ namespace: 'legacy', key: 'faq', description: 'Questions' });
   const client = new KbClient({ url: proxy.url, token, retries: 0 });
   await expect(client.baseList('legacy')).rejects.toMatchObject({ name: 'BaseListUnsupportedError' });
-  const screen = tui.open({ client, deployment: { profile: 'remote', url: proxy.url } });
+  const screen = tui.open({ client, deployment: { profile: 'remote', url: proxy.url }, readonly });
   await screen.waitFor('legacy');
   await screen.press(KEY.enter);
   await screen.waitFor('does not offer base_list');
@@ -32,6 +32,22 @@ async function bases(direct: KbClient): Promise<{ key: string; description: stri
 }
 
 describe('kb tui: a deployment without base_list (documented API only)', () => {
+  it('with --readonly names only the key it offers: o opens by key, no n to create', async () => {
+    const { screen } = await insideLegacy('fallback-readonly', true);
+    await screen.press(KEY.escape);
+    const frame = await screen.waitFor('No base opened yet');
+    expect(frame).toContain('Open bases by key (o); they stay listed this session.');
+    expect(frame).toContain('No base opened yet: o opens one by key.');
+    expect(frame).not.toContain('(n)');
+    expect(frame).not.toContain('n creates');
+    expect(frame.split('\n').at(-1)).toContain('o open by key');
+
+    await screen.press('o');
+    await screen.type('faq');
+    await screen.press(KEY.enter);
+    expect(screen.frame()).toMatch(/^description +\(not read: this deployment cannot read a single base\)$/m);
+  });
+
   it('says so plainly and offers the open-by-key prompt; the base opens, unread, and an edit reads it', async () => {
     const { direct, screen } = await insideLegacy('fallback-open');
     let frame = screen.frame();

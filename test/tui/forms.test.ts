@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DESCRIPTION_RULE, KEY_RULE } from '../../src/api/schemas.js';
+import { KEY_RULE } from '../../src/api/schemas.js';
 import { tuiFixture } from './fixture.js';
 import { KEY, orgClient, pasted, type AppOptions } from './harness.js';
 
@@ -74,7 +74,8 @@ describe('kb tui: forms that create and edit, against a real server', () => {
     await screen.press(KEY.enter);
     // A pasted description arrives in one piece: 1025 characters, one too many.
     await screen.press(pasted('x'.repeat(1025)));
-    expect(flat(screen.frame())).toContain(`invalid: ${DESCRIPTION_RULE}`);
+    expect(flat(screen.frame())).toContain('invalid: a description is 1 to 1024 characters');
+    expect(screen.frame()).not.toContain('null');
     await screen.press(KEY.enter);
     let frame = screen.frame();
     expect(frame).toContain('Error: Fix the key first: nothing was sent.');
@@ -90,6 +91,36 @@ describe('kb tui: forms that create and edit, against a real server', () => {
     await screen.press(KEY.enter);
     await screen.waitFor('Created namespace abc.');
     expect(await client.nsList()).toEqual([{ key: 'abc', description: 'x'.repeat(1024) }]);
+  });
+
+  it('says in words what an empty description means, never JSON\'s null, and sends none for it', async () => {
+    const { client, screen } = await open('form-words', (c) => c.nsCreate({ key: 'docs', description: 'Docs' }));
+    await screen.press('n', KEY.tab);
+    let frame = screen.frame();
+    expect(field(frame, 'description')).toMatch(/^> description/);
+    expect(flat(frame)).toContain('empty: no description. a description is 1 to 1024 characters');
+    expect(frame).not.toMatch(/\bnull\b/);
+    await screen.press(pasted('x'.repeat(1025)));
+    expect(flat(screen.frame())).toContain('invalid: a description is 1 to 1024 characters');
+    expect(screen.frame()).not.toMatch(/\bnull\b/);
+    await screen.press(KEY.ctrlU, KEY.escape);
+
+    await screen.press('e');
+    await screen.waitFor('Description of namespace docs');
+    await screen.press(KEY.ctrlU);
+    frame = screen.frame();
+    expect(flat(frame)).toContain('empty: enter CLEARS the description');
+    expect(frame).not.toMatch(/\bnull\b/);
+    await screen.press(KEY.escape);
+
+    await screen.press('n');
+    await screen.type('faq');
+    await screen.press(KEY.enter, KEY.enter);
+    await screen.waitFor('Created namespace faq.');
+    expect(await client.nsList()).toEqual([
+      { key: 'docs', description: 'Docs' },
+      { key: 'faq', description: null },
+    ]);
   });
 
   it('shows a 409 in place, keeps the form open on the key, and creates once the key is changed', async () => {

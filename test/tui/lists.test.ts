@@ -148,7 +148,15 @@ describe('kb tui: lists refresh by themselves while idle', () => {
     frame = await screen.waitFor('able');
     expect(selected(frame)).toBe('beta');
     expect(frame).toContain('live › namespaces (6)');
-    await screen.waitFor(/updated \d+s ago/);
+    await screen.waitFor(/updated (just now|\d+s ago)/);
+  });
+
+  it('says the list was updated just now on the first draw, never a count of seconds that reads as stale', async () => {
+    const client = await fourNamespaces('fresh-first');
+    const screen = open({ client, organization: 'fresh-first', refreshSeconds: 5 });
+    const frame = await screen.waitFor((f) => f.includes('gamma') && f.includes('updated'));
+    expect(frame).toMatch(/^ +updated just now$/m);
+    expect(frame).not.toMatch(/\ds ago/);
   });
 
   it('shows a server that went away in place, keeps the list, and recovers by itself when it returns', async () => {
@@ -174,7 +182,7 @@ describe('kb tui: lists refresh by themselves while idle', () => {
     await screen.waitFor('gamma');
     await screen.press('n');
     // No load under way (the status line says when the last one landed); then a change elsewhere, and time for two refreshes.
-    await screen.waitFor(/updated \d+s ago/);
+    await screen.waitFor(/updated (just now|\d+s ago)/);
     await client.nsCreate({ key: 'zebra' });
     await sleep(2500);
     await screen.press(KEY.escape);

@@ -22,7 +22,7 @@ describe('kb tui: messages', () => {
     let frame = screen.frame();
     const note = frame.split('\n').find((line) => line.startsWith('Note: Namespaces cannot be deleted')) ?? '';
     // Cut with …, the list's freshness at its right end.
-    expect(note).toMatch(/…( +updated \d+s ago)?$/);
+    expect(note).toMatch(/…( +updated (just now|\d+s ago))?$/);
     expect(stringWidth(note)).toBeLessThanOrEqual(60);
     await screen.press('j');
     frame = screen.frame();

@@ -135,13 +135,19 @@ describe('createKeyReader: bracketed paste is text, everything else keys', () =>
 describe('fitHints: the key-help line of a narrow terminal', () => {
   const all = hintsFor('bases');
   const keys = (hints: readonly Hint[]) => hints.map(([typed]) => typed);
-  it('keeps every hint that fits, and drops those that matter least first, never help or quit', () => {
+  it('keeps every hint that fits, and drops those that matter least first (copy and sort before open, new, edit, delete), never help or quit', () => {
     expect(keys(all)).toEqual(['j/k', 'enter', 'n', 'e', 'E', 'd', 'space', '/', 's/S', 'c', ':', 'y', 'r', 'o', 'esc', '?', 'q']);
     expect(fitHints(all, 200)).toEqual(all);
-    expect(keys(fitHints(all, 100))).toEqual(['enter', 'd', '/', 's/S', 'c', ':', 'o', 'esc', '?', 'q']);
-    expect(keys(fitHints(all, 60))).toEqual(['/', ':', 'o', 'esc', '?', 'q']);
-    expect(keys(fitHints(all, 40))).toEqual(['o', 'esc', '?', 'q']);
+    expect(keys(fitHints(all, 100))).toEqual(['enter', 'n', 'e', 'd', '/', ':', 'o', 'esc', '?', 'q']);
+    expect(keys(fitHints(all, 80))).toEqual(['enter', 'n', 'e', '/', 'o', 'esc', '?', 'q']);
+    expect(keys(fitHints(all, 60))).toEqual(['enter', 'e', 'o', 'esc', '?', 'q']);
+    expect(keys(fitHints(all, 40))).toEqual(['enter', 'esc', '?', 'q']);
     expect(keys(fitHints(all, 20))).toEqual(['?', 'q']);
+  });
+
+  it('keeps the keys the screen names before any other', () => {
+    expect(keys(fitHints(hintsFor('bases', [], ['new', 'refresh']), 40))).toEqual(['n', 'r', '?', 'q']);
+    expect(keys(fitHints(hintsFor('namespaces', ['back'], ['new']), 40))).toEqual(['enter', 'n', '?', 'q']);
   });
 
   it('leaves out what a screen cannot do right now', () => {
@@ -209,6 +215,7 @@ describe('describeError: what went wrong and what to do', () => {
       tone: 'error',
       text: 'Invalid or revoked token (401)',
       help: 'The token was refused: log in again with `kb auth login --profile staging`, or set KB_TOKEN. r retries.',
+      keys: ['refresh'],
     });
   });
 
@@ -260,8 +267,17 @@ describe('the table columns', () => {
 });
 
 describe('small words', () => {
-  it('ago says how long since, in the largest whole unit', () => {
-    expect([ago(0, 999), ago(0, 3_000), ago(0, 125_000), ago(0, 7_300_000)]).toEqual(['0s ago', '3s ago', '2m ago', '2h ago']);
+  it('ago says how long since, in the largest whole unit; under 5 seconds, just now', () => {
+    expect([ago(0, 0), ago(0, 999), ago(0, 4_999), ago(0, 5_000), ago(0, 125_000), ago(0, 7_300_000)]).toEqual([
+      'just now',
+      'just now',
+      'just now',
+      '5s ago',
+      '2m ago',
+      '2h ago',
+    ]);
+    // A clock read before the load landed is not a negative age.
+    expect(ago(10_000, 9_000)).toBe('just now');
   });
 
   it('osc52 is the "set clipboard" sequence with the text in base64', () => {

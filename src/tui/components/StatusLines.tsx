@@ -1,7 +1,7 @@
 import { Box, Text } from 'ink';
 import type { ReactNode } from 'react';
 import { useNow } from '../hooks/useAutoRefresh.js';
-import { ago, printable } from '../text.js';
+import { ago, JUST_NOW_SECONDS, printable } from '../text.js';
 import { toneColor, useTheme } from '../theme.js';
 import type { Status } from '../types.js';
 
@@ -16,7 +16,7 @@ export interface Freshness {
 
 /**
  * The two lines above the key help: the last outcome, or an error and what to do about it; at the right end of
- * the first, how fresh the list is ("updated 3s ago"). `children` (a question, a prompt) take both lines instead.
+ * the first, how fresh the list is ("updated just now", "updated 7s ago"). `children` (a question, a prompt) take both lines instead.
  */
 export function StatusLines({ status, freshness, children }: { status?: Status | undefined; freshness?: Freshness | undefined; children?: ReactNode }) {
   const theme = useTheme();
@@ -51,10 +51,10 @@ export function StatusLines({ status, freshness, children }: { status?: Status |
   );
 }
 
-/** "updated 3s ago", ticking every second in this component alone, so the clock does not redraw the list. */
+/** "updated just now", "updated 7s ago": the clock ticks in this component alone, so it does not redraw the list. */
 function Fresh({ updatedAt, loading }: Freshness) {
   const theme = useTheme();
-  const now = useNow();
+  const now = useNow(loading ? undefined : updatedAt, JUST_NOW_SECONDS);
   const text = loading ? 'refreshing…' : updatedAt === undefined ? '' : `updated ${ago(updatedAt, now)}`;
   if (text === '') return null;
   return (

@@ -17,12 +17,19 @@ export function useAutoRefresh(reload: () => void, options: { seconds: number; i
   }, [seconds, idle, loading]);
 }
 
-/** The time now, updated every `ms`: for "updated 3s ago", in the one component that shows it. */
-export function useNow(ms = 1000): number {
+/**
+ * The time now, for "updated 7s ago" in the one component that shows it: read again as each whole second since
+ * `then` passes (not on a beat of its own, which shows an age up to a second behind), from `from` seconds after
+ * `then` on (an age below it reads the same), and never while `then` is undefined.
+ */
+export function useNow(then: number | undefined, from = 0): number {
   const [now, setNow] = useState(() => Date.now());
   useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), ms);
-    return () => clearInterval(timer);
-  }, [ms]);
+    if (then === undefined) return;
+    const elapsed = Math.max(0, Date.now() - then);
+    const next = Math.max(from * 1000, Math.floor(elapsed / 1000) * 1000 + 1000);
+    const timer = setTimeout(() => setNow(Date.now()), next - elapsed);
+    return () => clearTimeout(timer);
+  }, [then, now, from]);
   return now;
 }

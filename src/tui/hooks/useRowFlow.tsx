@@ -1,12 +1,11 @@
 import { type ReactNode, useState } from 'react';
-import { Description } from '../../api/schemas.js';
 import { Confirm } from '../components/Confirm.js';
 import { Form, type FormValues } from '../components/Form.js';
 import { Spinner } from '../components/Spinner.js';
 import { StatusLines } from '../components/StatusLines.js';
 import { useTui } from '../context.js';
 import { describeError } from '../errors.js';
-import { descriptionField } from '../fields.js';
+import { descriptionField, descriptionProblem } from '../fields.js';
 import { type Command, CONFIRM_HINTS, EDIT_HINTS, type Hint } from '../keymap.js';
 import { editInEditor } from '../terminal.js';
 import type { Row, Status } from '../types.js';
@@ -63,15 +62,15 @@ export function useRowFlow(
     redraw();
     if (outcome.kind === 'unchanged') return setStatus({ tone: 'info', text: `Unchanged: nothing was sent for ${noun} ${row.key}.` });
     if (outcome.kind === 'emptied') {
-      return setStatus({ tone: 'info', text: `The file was emptied: nothing was sent for ${noun} ${row.key}.`, help: 'To clear a description: e, then empty + enter.' });
+      return setStatus({ tone: 'info', text: `The file was emptied: nothing was sent for ${noun} ${row.key}.`, help: 'To clear a description: e, then empty + enter.', keys: ['edit'] });
     }
     if (outcome.kind === 'notFound') {
-      return setStatus({ tone: 'error', text: `${outcome.message}: nothing was sent.`, help: 'Set $VISUAL or $EDITOR to an editor that is installed (e.g. EDITOR=nano), or edit here with e.' });
+      return setStatus({ tone: 'error', text: `${outcome.message}: nothing was sent.`, help: 'Set $VISUAL or $EDITOR to an editor that is installed (e.g. EDITOR=nano), or edit here with e.', keys: ['edit'] });
     }
     if (outcome.kind === 'failed') return setStatus({ tone: 'error', text: `${outcome.message}: nothing was sent.`, help: 'Set $VISUAL or $EDITOR to an editor that waits until the file is closed.' });
-    const checked = Description.safeParse(outcome.text);
-    if (!checked.success) {
-      return setStatus({ tone: 'error', text: `Not saved: ${checked.error.issues[0]?.message ?? 'invalid description'}; nothing was sent.`, help: 'E opens the editor again.' });
+    const problem = descriptionProblem(outcome.text);
+    if (problem !== undefined) {
+      return setStatus({ tone: 'error', text: `Not saved: ${problem}; nothing was sent.`, help: 'E opens the editor again.', keys: ['editInEditor'] });
     }
     setStep({ kind: 'busy', label: `Saving the description of ${noun} ${row.key}` });
     ops.update(row, outcome.text).then(
@@ -149,6 +148,7 @@ export function useRowFlow(
       tone: 'error',
       text: `Deleted ${deleted.length} of ${rows.length} ${noun}s${deleted.length > 0 ? ` (${list(deleted)})` : ''}; not deleted: ${list(failed)}`,
       help: 'The ones not deleted stay marked: d tries them again.',
+      keys: ['delete'],
     });
   };
 

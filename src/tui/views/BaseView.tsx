@@ -76,7 +76,11 @@ export function BaseView(props: BaseViewProps) {
   useKeys((input, key) => (command === undefined ? onKey(input, key) : onCommandKey(input, key, command)), props.active && !flow.open);
 
   const description =
-    row.description === undefined ? '(not read: this deployment cannot read a single base; e sets it)' : row.description === null ? '(none)' : row.description;
+    row.description === undefined
+      ? `(not read: this deployment cannot read a single base${disabled.includes('edit') ? '' : '; e sets it'})`
+      : row.description === null
+        ? '(none)'
+        : row.description;
   // The key and the namespace always show; the description takes the rows left, its last line cut with "…".
   const rows = bodyHeight(props.height);
   const valueWidth = Math.max(1, props.width - LABEL_WIDTH);
@@ -99,7 +103,7 @@ export function BaseView(props: BaseViewProps) {
     (command === undefined ? <StatusLines status={props.status} /> : <PromptLines sign=":" text={command.text} width={props.width} hint={COMMAND_LINE_HINT} />);
 
   const hints: readonly Hint[] =
-    flow.hints ?? (command !== undefined ? PROMPT_HINTS : hintsFor('base', [...disabled, ...(props.onRefresh ? [] : ['refresh' as const])]));
+    flow.hints ?? (command !== undefined ? PROMPT_HINTS : hintsFor('base', [...disabled, ...(props.onRefresh ? [] : ['refresh' as const])], props.status?.keys));
 
   const title = (
     <>

@@ -44,10 +44,15 @@ function isRemoteNotFound(error: unknown): boolean {
 }
 
 // Two lines that fit 80 columns: a narrower terminal cuts them, a wider one has room for the rest of the screen.
-const NO_BASE_LIST_NOTICE = [
-  'This deployment does not offer base_list (a kb serve extension).',
-  'Open bases by key (o) or create them (n); they stay listed this session.',
-];
+const NO_BASE_LIST_NOTICE = {
+  lines: ['This deployment does not offer base_list (a kb serve extension).', 'Open bases by key (o) or create them (n); they stay listed this session.'],
+  keys: ['openByKey', 'new'],
+} as const;
+// With --readonly, nothing is created: the notice names only o.
+const NO_BASE_LIST_READONLY_NOTICE = {
+  lines: ['This deployment does not offer base_list (a kb serve extension).', 'Open bases by key (o); they stay listed this session.'],
+  keys: ['openByKey'],
+} as const;
 
 /** What a namespace that does not exist offers no key for. */
 const MISSING_NAMESPACE_OFFERS_NO: readonly Command[] = ['new', 'edit', 'editInEditor', 'delete', 'mark', 'copy', 'filter', 'sortByKey', 'sortByDescription', 'open', 'openByKey'];
@@ -57,7 +62,7 @@ const MISSING_NAMESPACE_OFFERS_NO: readonly Command[] = ['new', 'edit', 'editInE
  * opens bases by key, and lists those opened or created this session, so it still works with only the documented API.
  */
 export function BasesView(props: BasesViewProps) {
-  const { client } = useTui();
+  const { client, disabled } = useTui();
   const { namespace, memory } = props;
   const [status, setStatus] = useState<Status | undefined>(undefined);
   const [openKey, setOpenKey] = useState<string | undefined>(undefined);
@@ -142,8 +147,12 @@ export function BasesView(props: BasesViewProps) {
         source={{ rows, loading: bases.loading, error: bases.error, updatedAt: bases.updatedAt, reload: refresh }}
         ops={listOps}
         autoRefresh={!fallback}
-        empty={fallback ? 'No base opened yet: o opens one by key, n creates one.' : 'No bases in this namespace yet: n creates one.'}
-        notice={fallback ? NO_BASE_LIST_NOTICE : undefined}
+        empty={
+          fallback
+            ? { text: 'No base opened yet', offers: [['openByKey', 'o opens one by key'], ['new', 'n creates one']] }
+            : { text: 'No bases in this namespace yet', offers: [['new', 'n creates one']] }
+        }
+        notice={fallback ? (disabled.includes('new') ? NO_BASE_LIST_READONLY_NOTICE : NO_BASE_LIST_NOTICE) : undefined}
         status={status}
         setStatus={setStatus}
         onOpen={(row) => {
@@ -156,7 +165,7 @@ export function BasesView(props: BasesViewProps) {
         disabled={missing ? MISSING_NAMESPACE_OFFERS_NO : undefined}
         instead={
           missing
-            ? { tone: 'error', text: `Namespace ${namespace} does not exist.`, help: 'esc goes back to the namespaces; :ns KEY opens another; r asks again.' }
+            ? { tone: 'error', text: `Namespace ${namespace} does not exist.`, help: 'esc goes back to the namespaces; :ns KEY opens another; r asks again.', keys: ['back', 'commandLine', 'refresh'] }
             : undefined
         }
       />

@@ -53,9 +53,13 @@ export interface ListViewProps {
   ops: ListOps;
   /** False where there is nothing to refresh by itself (a list of the bases opened this session). */
   autoRefresh: boolean;
-  /** What an empty list says, and the lines under the title (e.g. that the deployment cannot list bases). */
-  empty: string;
-  notice?: readonly string[] | undefined;
+  /**
+   * What an empty list says ("No namespaces yet"), then what a key does about it (["new", "n creates one"]), said
+   * only where the key is offered, and kept on the key-help line.
+   */
+  empty: { text: string; offers: readonly (readonly [Command, string])[] };
+  /** Lines under the title (e.g. that the deployment cannot list bases), and the commands they name. */
+  notice?: { lines: readonly string[]; keys: readonly Command[] } | undefined;
   status: Status | undefined;
   setStatus(status: Status | undefined): void;
   onOpen(row: Row): void;
@@ -82,7 +86,7 @@ export function ListView(props: ListViewProps) {
   // The keys marked with space, for one d to delete them all.
   const [marked, setMarked] = useState<ReadonlySet<string>>(() => new Set());
   const { ops, source, setStatus } = props;
-  const notice = props.notice ?? [];
+  const notice = props.notice?.lines ?? [];
   const disabled = [...disabledEverywhere, ...(props.disabled ?? [])];
   const topic = ops.noun === 'namespace' ? 'namespaces' : 'bases';
   // The column header takes a line of the body.
@@ -197,6 +201,8 @@ export function ListView(props: ListViewProps) {
   if (!props.visible) return null;
 
   const toList = () => setMode({ kind: 'list' });
+  // The commands the screen's words tell the user to press: the key-help line keeps them.
+  const named: Command[] = [...(props.notice?.keys ?? [])];
   let body;
   if (flow.body !== undefined) {
     body = flow.body;
@@ -240,11 +246,19 @@ export function ListView(props: ListViewProps) {
       />
     );
   } else if (props.instead !== undefined) {
+    named.push(...(props.instead.keys ?? []));
     body = <ErrorBlock status={props.instead} />;
   } else if (source.rows === undefined) {
-    body = source.loading ? <Spinner label={`Loading ${ops.noun}s...`} /> : <ErrorBlock status={describeError(source.error, deployment.profile)} />;
+    const failed = source.loading ? undefined : describeError(source.error, deployment.profile);
+    named.push(...(failed?.keys ?? []));
+    body = failed === undefined ? <Spinner label={`Loading ${ops.noun}s...`} /> : <ErrorBlock status={failed} />;
+  } else if (all.length === 0) {
+    const offers = props.empty.offers.filter(([command]) => !disabled.includes(command) && (command !== 'openByKey' || props.openByKey !== undefined));
+    named.push(...offers.map(([command]) => command));
+    body = <Text wrap="wrap">{offers.length === 0 ? `${props.empty.text}.` : `${props.empty.text}: ${offers.map(([, does]) => does).join(', ')}.`}</Text>;
   } else if (list.rows.length === 0) {
-    body = <Text wrap="wrap">{all.length === 0 ? props.empty : `No ${ops.noun} matches "${printable(list.filter)}": esc clears the filter.`}</Text>;
+    named.push('back');
+    body = <Text wrap="wrap">{`No ${ops.noun} matches "${printable(list.filter)}": esc clears the filter.`}</Text>;
   } else {
     body = <Table all={all} rows={list.rows} order={list.order} top={list.top} index={list.index} height={listHeight} width={props.width} marked={marked} />;
   }
@@ -262,14 +276,19 @@ export function ListView(props: ListViewProps) {
     status = <PromptLines sign=":" text={mode.line.text} width={props.width} hint={COMMAND_LINE_HINT} />;
   } else {
     const failedRefresh = source.rows !== undefined && source.error !== undefined ? describeError(source.error, deployment.profile) : undefined;
-    status = <StatusLines status={props.status ?? failedRefresh} freshness={props.autoRefresh ? source : undefined} />;
+    const shown = props.status ?? failedRefresh;
+    named.push(...(shown?.keys ?? []));
+    status = <StatusLines status={shown} freshness={props.autoRefresh ? source : undefined} />;
   }
 
-  // What this list cannot do right now stays off its key-help line.
+  // What this list cannot do right now stays off its key-help line: with no row, nothing done to a row.
   const unavailable: Command[] = [
     ...disabled,
     ...(props.openByKey ? [] : ['openByKey' as const]),
     ...(props.onBack || list.filter !== '' ? [] : ['back' as const]),
+    ...(list.rows.length > 0 ? [] : ROW_COMMANDS),
+    ...(list.rows.length > 0 || markedRows.length > 0 ? [] : ['delete' as const]),
+    ...(all.length > 0 ? [] : LIST_COMMANDS),
   ];
   const hints: readonly Hint[] =
     flow.hints ??
@@ -279,7 +298,7 @@ export function ListView(props: ListViewProps) {
         ? PROMPT_HINTS
         : mode.kind === 'create' || mode.kind === 'openByKey'
           ? FORM_HINTS
-          : hintsFor(topic, unavailable));
+          : hintsFor(topic, unavailable, named));
 
   const counted = source.rows === undefined ? '' : list.filter === '' ? ` (${thousands(all.length)})` : ` (${thousands(list.rows.length)}/${thousands(all.length)})`;
   const title = (
@@ -298,6 +317,11 @@ export function ListView(props: ListViewProps) {
     </Screen>
   );
 }
+
+/** What needs a selected row. */
+const ROW_COMMANDS: readonly Command[] = ['open', 'edit', 'editInEditor', 'copy', 'yaml', 'mark'];
+/** What needs rows to work on: filter and sort. */
+const LIST_COMMANDS: readonly Command[] = ['filter', 'sortByKey', 'sortByDescription'];
 
 /** What `c` says: what was done (the key sent to the terminal, OSC 52), not whether a clipboard took it, which kb cannot know. */
 export function copied(key: string): Status {

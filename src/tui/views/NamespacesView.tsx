@@ -62,7 +62,7 @@ export function NamespacesView(props: NamespacesViewProps) {
       source={{ rows: namespaces.data, loading: namespaces.loading, error: namespaces.error, updatedAt: namespaces.updatedAt, reload }}
       ops={ops}
       autoRefresh
-      empty="No namespaces yet: n creates one."
+      empty={{ text: 'No namespaces yet', offers: [['new', 'n creates one']] }}
       status={status}
       setStatus={setStatus}
       onOpen={(row) => props.onOpen(row.key)}
