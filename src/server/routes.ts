@@ -71,7 +71,14 @@ export const routes = sharedPlugin<{ observer?: AppObserver | undefined }>((app,
     const url = API_PREFIX + route.path;
     if (route.name === 'health') {
       const alive = Buffer.from(JSON.stringify({ success: true, data: 'alive' }));
-      app.route({ method: methodsOf('GET'), url, handler: (_request, reply) => (refusedWhileClosing(app, reply) ? reply : send(reply, 200, alive)) });
+      // Sent at once, and nothing returned: a handler that returns the reply has fastify wait on it as on a promise.
+      app.route({
+        method: methodsOf('GET'),
+        url,
+        handler: (_request, reply) => {
+          if (!refusedWhileClosing(app, reply)) send(reply, 200, alive);
+        },
+      });
       continue;
     }
     const name = route.name as Exclude<RouteName, 'health'>;
@@ -136,7 +143,10 @@ export const routes = sharedPlugin<{ observer?: AppObserver | undefined }>((app,
         }
         const kept = version === undefined ? undefined : answers.get(version, key);
         observer?.keptAnswer(name, kept !== undefined);
-        if (kept !== undefined) return send(reply, 200, kept);
+        if (kept !== undefined) {
+          send(reply, 200, kept);
+          return undefined;
+        }
         return read(principal, query.input, version, key).then((body) => send(reply, 200, body));
       },
     });
