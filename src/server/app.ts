@@ -5,7 +5,7 @@ import { auth } from './auth.js';
 import { clientErrorHandler, errors, frameworkError } from './errors.js';
 import { httpRules } from './http.js';
 import { idempotency } from './idempotency.js';
-import { createLogger, RequestLog, requestIds, requestLoggers, type ServerLogger } from './logger.js';
+import { createLogger, lazyChildren, RequestLog, requestIds, type ServerLogger } from './logger.js';
 import type { AppObserver } from './observer.js';
 import { routes } from './routes.js';
 
@@ -49,8 +49,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger.pino,
     logController: new RequestLog(logger.requestLine),
-    // A request's child logger is made only when something logs through it: the request line needs none.
-    childLoggerFactory: requestLoggers,
     genReqId: requestId,
     bodyLimit: LIMITS.bodyBytes,
     onProtoPoisoning: 'error',
@@ -70,6 +68,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     frameworkErrors: frameworkError,
     clientErrorHandler: clientErrorHandler(requestId),
   });
+  // A request's child logger is made only when something logs through it: the request line needs none.
+  lazyChildren(app.log);
   app.decorate('store', options.store);
   const { observer } = options;
   if (observer) app.addHook('onResponse', (request, reply, done) => {

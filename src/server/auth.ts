@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import { KbApiError } from '../api/errors.js';
 import type { AuthFailureLimit, Principal, Store } from '../store/store.js';
 import { RateLimitedError } from './errors.js';
-import { expectsContinue, untypedBody } from './http.js';
+import { expectsContinue, refusedWhileClosing, untypedBody } from './http.js';
 import { sharedPlugin } from './plugin.js';
 import { AuthFailureLimiter } from './rate-limit.js';
 import { VersionedCache } from './read-cache.js';
@@ -80,6 +80,7 @@ export const auth = sharedPlugin<AuthOptions>((app, options, done) => {
   app.decorateRequest('readVersion', undefined);
   const store: Store = app.store;
   app.decorate('authenticate', function authenticate(request, reply, next) {
+    if (refusedWhileClosing(app, reply)) return;
     // A write the store checks its token for in its own transaction waits for no fence (Store.fencesWrites).
     if (store.fencesWrites === false && request.method !== 'GET' && request.method !== 'HEAD') return authenticateNow(request, reply, next);
     const version = store.readVersion?.();

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { FastifyRequest, preParsingHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, preParsingHookHandler } from 'fastify';
 import { KbApiError } from '../api/errors.js';
 import { errorBody, sendError, UNSUPPORTED_MEDIA_TYPE } from './errors.js';
 import { REQUEST_ID_HEADER, requestLine } from './logger.js';
@@ -113,6 +113,13 @@ export const requireContentType: preParsingHookHandler = (request, _reply, paylo
 /** What a request that reaches a closing server gets (fastify would answer it with a body of its own). */
 const SHUTTING_DOWN = new KbApiError('unavailable', 'The server is shutting down', 'Retry in a moment: it may be restarting, or another instance may answer.');
 
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Set once the app begins to close (its preClose hook): what a request arriving then is refused for. */
+    shutdown: { closing: boolean };
+  }
+}
+
 export interface HttpRulesOptions extends Record<string, unknown> {
   /** The app's request ids (its genReqId), for the requests answered here before fastify sees them. */
   requestId: (request: IncomingMessage) => string;
@@ -155,16 +162,25 @@ export const httpRules = sharedPlugin<HttpRulesOptions>((app, options, done) => 
   app.server.on('checkExpectation', expectationFailed);
 
   // Once the close has begun, a request that still arrives (pipelined, or on a connection busy with another) is
-  // refused like any other 503: the envelope, its request id, Retry-After, and the connection closed after it.
-  let closing = false;
+  // refused like any other 503: the envelope, its request id, Retry-After, and the connection closed after it. Checked
+  // first by each route (refusedWhileClosing), not by an onRequest hook of the app, which every request would pay for.
+  app.decorate('shutdown', { closing: false });
   app.addHook('preClose', (hookDone) => {
-    closing = true;
+    app.shutdown.closing = true;
     hookDone();
-  });
-  app.addHook('onRequest', (_request, reply, hookDone) => {
-    if (!closing) return hookDone();
-    reply.header('connection', 'close');
-    sendError(reply, SHUTTING_DOWN);
   });
   done();
 });
+
+/** Whether the server is closing, and if so the request's 503 sent (routes call it before anything else). */
+export function refusedWhileClosing(app: FastifyInstance, reply: FastifyReply): boolean {
+  if (!app.shutdown.closing) return false;
+  reply.header('connection', 'close');
+  sendError(reply, SHUTTING_DOWN);
+  return true;
+}
+
+/** onRequest hook of the routes that have no hook of their own to check it in (the 404 route). */
+export const refuseWhileClosing: onRequestHookHandler = (_request, reply, hookDone) => {
+  if (!refusedWhileClosing(reply.server, reply)) hookDone();
+};

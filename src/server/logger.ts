@@ -104,12 +104,14 @@ export class RequestLogger {
   constructor(
     /** Fastify's logger: always pino here (createLogger). */
     private readonly parent: Logger,
+    /** pino's own child() of the parent. */
+    private readonly makeChild: Logger['child'],
     private readonly bindings: Bindings,
     private readonly options: ChildLoggerOptions,
   ) {}
 
   private get logger(): Logger {
-    return (this.made ??= this.parent.child(this.bindings, this.options));
+    return (this.made ??= this.makeChild(this.bindings, this.options));
   }
 
   /** The request id this logger's lines carry. */
@@ -166,9 +168,19 @@ export class RequestLogger {
   }
 }
 
-/** Fastify's childLoggerFactory: request loggers made when first used (RequestLogger). */
-export function requestLoggers(this: unknown, logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
-  return new RequestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger;
+/**
+ * Makes the children of fastify's own logger (`app.log`) request loggers made when first used (RequestLogger).
+ * Fastify makes a request's logger with `app.log.child()` (its default child logger factory); a childLoggerFactory of
+ * our own would do the same, but fastify then checks the logger it returns, method by method, on every request.
+ */
+export function lazyChildren(appLog: FastifyBaseLogger): void {
+  const parent = appLog as unknown as Logger;
+  const makeChild = parent.child.bind(parent) as Logger['child'];
+  Object.defineProperty(parent, 'child', {
+    value: (bindings: Bindings, options?: ChildLoggerOptions) => new RequestLogger(parent, makeChild, bindings, options ?? {}),
+    writable: true,
+    configurable: true,
+  });
 }
 
 /**

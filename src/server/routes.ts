@@ -6,7 +6,7 @@ import { parseInput } from '../api/validation.js';
 import type { Principal, Store, Write } from '../store/store.js';
 import { send, sendError } from './errors.js';
 import { READS, WRITES, type WriteRouteName } from './handlers.js';
-import { methodsOf, requireContentType } from './http.js';
+import { methodsOf, refusedWhileClosing, refuseWhileClosing, requireContentType } from './http.js';
 import { checkIdempotencyKey, fingerprint } from './idempotency.js';
 import type { AppObserver } from './observer.js';
 import { sharedPlugin } from './plugin.js';
@@ -27,6 +27,16 @@ const QUERIES_KEPT = 256;
 /** The answers of the GET routes (the lists) kept at most, in bytes of JSON. */
 const ANSWERS_KEPT_BYTES = 32 * 1024 * 1024;
 
+/** Organizations whose key of a kept answer each query keeps, at most (then it starts again). */
+const KEYS_KEPT = 1024;
+
+/** A query string's validated input, its part of a kept answer's key, and the whole key by organization. */
+interface Query {
+  input: unknown;
+  key: string;
+  keys: Map<number, string>;
+}
+
 type Read = (store: Store, principal: Principal, input: unknown) => Promise<unknown>;
 type WriteOf = (principal: Principal, input: unknown) => Write;
 
@@ -41,21 +51,34 @@ export const routes = sharedPlugin<{ observer?: AppObserver | undefined }>((app,
   // written as it is, not encoded again for every request.
   const answers = new VersionedCache<Buffer>(ANSWERS_KEPT_BYTES, (body) => body.length);
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0] ?? '';
-    const allowed = ALLOWED_METHODS.get(path);
-    if (allowed !== undefined) {
-      reply.header('allow', allowed);
-      return sendError(reply, new KbApiError('method_not_allowed', `${request.method} is not allowed on ${path}`, `Use ${allowed.replace(', ', ' or ')}.`));
-    }
-    return sendError(reply, new KbApiError('not_found', `No such route: ${request.method} ${path}`));
+  // The 404 route has no hook of its own to check for a closing server in: it gets one, in a context of its own so
+  // that no other route pays for it (its hooks are those of the instance that sets it).
+  app.register((notFound, _options, registered) => {
+    notFound.addHook('onRequest', refuseWhileClosing);
+    notFound.setNotFoundHandler((request, reply) => {
+      const path = request.url.split('?')[0] ?? '';
+      const allowed = ALLOWED_METHODS.get(path);
+      if (allowed !== undefined) {
+        reply.header('allow', allowed);
+        return sendError(reply, new KbApiError('method_not_allowed', `${request.method} is not allowed on ${path}`, `Use ${allowed.replace(', ', ' or ')}.`));
+      }
+      return sendError(reply, new KbApiError('not_found', `No such route: ${request.method} ${path}`));
+    });
+    registered();
   });
 
   for (const route of API_ROUTES) {
     const url = API_PREFIX + route.path;
     if (route.name === 'health') {
       const alive = Buffer.from(JSON.stringify({ success: true, data: 'alive' }));
-      app.route({ method: methodsOf('GET'), url, handler: (_request, reply) => send(reply, 200, alive) });
+      // Sent at once, and nothing returned: a handler that returns the reply has fastify wait on it as on a promise.
+      app.route({
+        method: methodsOf('GET'),
+        url,
+        handler: (_request, reply) => {
+          if (!refusedWhileClosing(app, reply)) send(reply, 200, alive);
+        },
+      });
       continue;
     }
     const name = route.name as Exclude<RouteName, 'health'>;
@@ -74,14 +97,14 @@ export const routes = sharedPlugin<{ observer?: AppObserver | undefined }>((app,
      * same text parses to the same query, so a route validates each query it is asked once, not every request.
      * Invalid ones are not kept: each such request gets its error, as it did.
      */
-    const queries = new Map<string, { input: unknown; key: string }>();
-    const queryOf = (request: FastifyRequest): { input: unknown; key: string } => {
+    const queries = new Map<string, Query>();
+    const queryOf = (request: FastifyRequest): Query => {
       const at = request.url.indexOf('?');
       const text = at === -1 ? '' : request.url.slice(at + 1);
       let query = queries.get(text);
       if (query === undefined) {
         const input = parseInput(route.input.schema, { ...(request.query as object) }, 'query');
-        query = { input, key: `\u0000${name}\u0000${JSON.stringify(input)}` };
+        query = { input, key: `\u0000${name}\u0000${JSON.stringify(input)}`, keys: new Map() };
         if (queries.size >= QUERIES_KEPT) queries.clear();
         queries.set(text, query);
       }
@@ -108,15 +131,23 @@ export const routes = sharedPlugin<{ observer?: AppObserver | undefined }>((app,
       // A read whose answer is kept is sent at once, without a turn of the event loop.
       handler: (request, reply) => {
         if (route.method !== 'GET') return write(request, reply);
-        const { input, key: queryKey } = queryOf(request);
+        const query = queryOf(request);
         const principal = request.principal as Principal;
         // The organization's own version where the store has one: another organization's writes keep its answers.
         const version = request.readVersion === undefined || store.dataVersion === undefined ? request.readVersion : store.dataVersion(principal.orgId);
-        const key = `${principal.orgId}${queryKey}`;
+        // The same string for every request of an organization and query: neither built nor hashed again.
+        let key = query.keys.get(principal.orgId);
+        if (key === undefined) {
+          if (query.keys.size >= KEYS_KEPT) query.keys.clear();
+          query.keys.set(principal.orgId, (key = `${principal.orgId}${query.key}`));
+        }
         const kept = version === undefined ? undefined : answers.get(version, key);
         observer?.keptAnswer(name, kept !== undefined);
-        if (kept !== undefined) return send(reply, 200, kept);
-        return read(principal, input, version, key).then((body) => send(reply, 200, body));
+        if (kept !== undefined) {
+          send(reply, 200, kept);
+          return undefined;
+        }
+        return read(principal, query.input, version, key).then((body) => send(reply, 200, body));
       },
     });
   }
@@ -126,7 +157,7 @@ export const routes = sharedPlugin<{ observer?: AppObserver | undefined }>((app,
   app.route({
     method: methodsOf('GET'),
     url: API_PREFIX + OPENAPI_PATH,
-    handler: (_request, reply) => send(reply, 200, (openapi ??= JSON.stringify(buildOpenApiDocument()))),
+    handler: (_request, reply) => (refusedWhileClosing(app, reply) ? reply : send(reply, 200, (openapi ??= JSON.stringify(buildOpenApiDocument())))),
   });
   done();
 });

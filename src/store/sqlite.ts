@@ -44,6 +44,9 @@ export type SqliteStoreOptions = OpenOptions & {
  * turn of the event loop are grouped into one transaction (one fsync), each in its own savepoint so that
  * one failing write does not undo the others, and every promise resolves only after the commit.
  */
+/** Organizations whose dataVersion() text is kept, at most (then it starts again). */
+const VERSION_TEXTS_KEPT = 1024;
+
 export class SqliteStore implements Store {
   /** One batch per turn of the event loop, committed synchronously: the connection is never left inside a transaction. */
   private readonly queue = new WriteQueue<Pending>((batch) => this.flush(batch), { maxBatch: Number.POSITIVE_INFINITY, concurrent: 1 });
@@ -63,6 +66,12 @@ export class SqliteStore implements Store {
    */
   private readonly orgWrites = new Map<number, number>();
   private sharedWrites = 0;
+  /** The last text of each version and the counts it was made of (readVersion, tokensVersion, dataVersion by organization). */
+  private readonly versionTexts = {
+    read: { a: -1, b: 0, c: -1, text: '' },
+    tokens: { a: -1, b: 0, c: -1, text: '' },
+    data: new Map<number, { a: number; b: number; c: number; text: string }>(),
+  };
 
   private constructor(db: Database.Database) {
     this.db = db;
@@ -267,7 +276,11 @@ export class SqliteStore implements Store {
 
   readVersion(): string {
     this.ensureOpen();
-    return `${this.commits}.${this.others()}`;
+    const others = this.others();
+    const kept = this.versionTexts.read;
+    // Built again only when a count has changed since: most requests ask at the same version as the one before.
+    if (kept.a === this.commits && kept.c === others) return kept.text;
+    return (this.versionTexts.read = { a: this.commits, b: 0, c: others, text: `${this.commits}.${others}` }).text;
   }
 
   /**
@@ -276,7 +289,14 @@ export class SqliteStore implements Store {
    */
   dataVersion(orgId: number): string {
     this.ensureOpen();
-    return `${this.orgWrites.get(orgId) ?? 0}.${this.sharedWrites}.${this.others()}`;
+    const others = this.others();
+    const writes = this.orgWrites.get(orgId) ?? 0;
+    const kept = this.versionTexts.data.get(orgId);
+    if (kept !== undefined && kept.a === writes && kept.b === this.sharedWrites && kept.c === others) return kept.text;
+    if (this.versionTexts.data.size >= VERSION_TEXTS_KEPT) this.versionTexts.data.clear();
+    const text = `${writes}.${this.sharedWrites}.${others}`;
+    this.versionTexts.data.set(orgId, { a: writes, b: this.sharedWrites, c: others, text });
+    return text;
   }
 
   /**
@@ -285,7 +305,10 @@ export class SqliteStore implements Store {
    */
   tokensVersion(): string {
     this.ensureOpen();
-    return `${this.sharedWrites}.${this.others()}`;
+    const others = this.others();
+    const kept = this.versionTexts.tokens;
+    if (kept.a === this.sharedWrites && kept.c === others) return kept.text;
+    return (this.versionTexts.tokens = { a: this.sharedWrites, b: 0, c: others, text: `${this.sharedWrites}.${others}` }).text;
   }
 
   /**
