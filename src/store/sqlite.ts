@@ -39,14 +39,28 @@ export type SqliteStoreOptions = OpenOptions & {
   onCommit?: CommitObserver | undefined;
 };
 
+/** Organizations whose dataVersion() text is kept, at most (then it starts again). */
+const VERSION_TEXTS_KEPT = 1024;
+
+/** A version's text and the counts it was made of (b is -1 for a version of two counts). */
+interface VersionText {
+  a: number;
+  b: number;
+  c: number;
+  text: string;
+}
+
+/** The kept text while its counts are unchanged (most requests ask at the version of the one before), else a new one. */
+function versionText(kept: VersionText | undefined, a: number, b: number, c: number): VersionText {
+  if (kept !== undefined && kept.a === a && kept.b === b && kept.c === c) return kept;
+  return { a, b, c, text: b === -1 ? `${a}.${c}` : `${a}.${b}.${c}` };
+}
+
 /**
  * The SQLite engine: WAL with synchronous=FULL, so a commit is on disk before it returns. Writes from one
  * turn of the event loop are grouped into one transaction (one fsync), each in its own savepoint so that
  * one failing write does not undo the others, and every promise resolves only after the commit.
  */
-/** Organizations whose dataVersion() text is kept, at most (then it starts again). */
-const VERSION_TEXTS_KEPT = 1024;
-
 export class SqliteStore implements Store {
   /** One batch per turn of the event loop, committed synchronously: the connection is never left inside a transaction. */
   private readonly queue = new WriteQueue<Pending>((batch) => this.flush(batch), { maxBatch: Number.POSITIVE_INFINITY, concurrent: 1 });
@@ -67,11 +81,7 @@ export class SqliteStore implements Store {
   private readonly orgWrites = new Map<number, number>();
   private sharedWrites = 0;
   /** The last text of each version and the counts it was made of (readVersion, tokensVersion, dataVersion by organization). */
-  private readonly versionTexts = {
-    read: { a: -1, b: 0, c: -1, text: '' },
-    tokens: { a: -1, b: 0, c: -1, text: '' },
-    data: new Map<number, { a: number; b: number; c: number; text: string }>(),
-  };
+  private readonly versionTexts: { read?: VersionText; tokens?: VersionText; data: Map<number, VersionText> } = { data: new Map() };
 
   private constructor(db: Database.Database) {
     this.db = db;
@@ -276,11 +286,7 @@ export class SqliteStore implements Store {
 
   readVersion(): string {
     this.ensureOpen();
-    const others = this.others();
-    const kept = this.versionTexts.read;
-    // Built again only when a count has changed since: most requests ask at the same version as the one before.
-    if (kept.a === this.commits && kept.c === others) return kept.text;
-    return (this.versionTexts.read = { a: this.commits, b: 0, c: others, text: `${this.commits}.${others}` }).text;
+    return (this.versionTexts.read = versionText(this.versionTexts.read, this.commits, -1, this.others())).text;
   }
 
   /**
@@ -289,14 +295,13 @@ export class SqliteStore implements Store {
    */
   dataVersion(orgId: number): string {
     this.ensureOpen();
-    const others = this.others();
-    const writes = this.orgWrites.get(orgId) ?? 0;
     const kept = this.versionTexts.data.get(orgId);
-    if (kept !== undefined && kept.a === writes && kept.b === this.sharedWrites && kept.c === others) return kept.text;
-    if (this.versionTexts.data.size >= VERSION_TEXTS_KEPT) this.versionTexts.data.clear();
-    const text = `${writes}.${this.sharedWrites}.${others}`;
-    this.versionTexts.data.set(orgId, { a: writes, b: this.sharedWrites, c: others, text });
-    return text;
+    const version = versionText(kept, this.orgWrites.get(orgId) ?? 0, this.sharedWrites, this.others());
+    if (version !== kept) {
+      if (this.versionTexts.data.size >= VERSION_TEXTS_KEPT) this.versionTexts.data.clear();
+      this.versionTexts.data.set(orgId, version);
+    }
+    return version.text;
   }
 
   /**
@@ -305,10 +310,7 @@ export class SqliteStore implements Store {
    */
   tokensVersion(): string {
     this.ensureOpen();
-    const others = this.others();
-    const kept = this.versionTexts.tokens;
-    if (kept.a === this.sharedWrites && kept.c === others) return kept.text;
-    return (this.versionTexts.tokens = { a: this.sharedWrites, b: 0, c: others, text: `${this.sharedWrites}.${others}` }).text;
+    return (this.versionTexts.tokens = versionText(this.versionTexts.tokens, this.sharedWrites, -1, this.others())).text;
   }
 
   /**

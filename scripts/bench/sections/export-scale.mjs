@@ -1,12 +1,12 @@
 // Section: `kb export` of a big organization, and a no-change `kb apply` of that very export (--dry-run, and a real
 // apply that finds nothing to do), at 1,000, 10,000 and 100,000 namespaces: the time and the peak memory of each
 // process, beside reading the same data over HTTP from this process.
-import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { childEnv } from '../lib/env.mjs';
 import { ApiClient } from '../lib/http.mjs';
 import { timeProcess } from '../lib/processes.mjs';
+import { seedThroughStore } from '../lib/seed.mjs';
 import { figure, SAMPLE_HEADERS, sampleRow } from '../lib/report.mjs';
 import { summarize } from '../lib/stats.mjs';
 
@@ -27,27 +27,17 @@ function thousands(n) {
  * running kb serve, as the TUI section seeds its big list. Resolves with a token of the organization.
  */
 async function seed(ctx, count) {
-  const { main } = ctx;
-  const token = await main.mintToken(`bench-export-${count}`);
-  const { tsImport } = await import('tsx/esm/api');
-  const { openStore } = await tsImport('../../../src/store/open.ts', import.meta.url);
-  const [flag, where] = main.storeArgs;
-  const store = await openStore(flag === '--data-dir' ? { engine: 'sqlite', dataDir: where } : { engine: 'postgres', url: where });
-  try {
-    const principal = await store.authenticate(createHash('sha256').update(token).digest());
-    if (principal === null) throw new Error(`the token minted for bench-export-${count} does not authenticate`);
-    const key = (i) => `scale-ns-${String(i).padStart(6, '0')}`;
+  const key = (i) => `scale-ns-${String(i).padStart(6, '0')}`;
+  const { token } = await seedThroughStore(ctx, `bench-export-${count}`, async (store, orgId) => {
     // Asked for all at once: the SQLite engine writes what a turn of the event loop asks in one transaction.
-    await Promise.all(Array.from({ length: count }, (_, i) => store.nsCreate(principal.orgId, { key: key(i), description: `Namespace ${i} of the export bench` })));
+    await Promise.all(Array.from({ length: count }, (_, i) => store.nsCreate(orgId, { key: key(i), description: `Namespace ${i} of the export bench` })));
     await Promise.all(
       Array.from({ length: Math.floor(count / BASE_EVERY) }, (_, j) =>
-        store.baseCreate(principal.orgId, { namespace: key(j * BASE_EVERY), key: 'faq', description: `Questions about namespace ${j * BASE_EVERY}` }),
+        store.baseCreate(orgId, { namespace: key(j * BASE_EVERY), key: 'faq', description: `Questions about namespace ${j * BASE_EVERY}` }),
       ),
     );
-    return token;
-  } finally {
-    await store.close();
-  }
+  });
+  return token;
 }
 
 /**

@@ -1,8 +1,8 @@
 // Section 2: how long `kb tui` takes to draw its first screen of namespaces, in a real pseudo-terminal, for a small
 // list and for 100,000 namespaces, and how long a key (End, Home, PgDn, a filter keystroke) takes to show.
-import { createHash } from 'node:crypto';
 import { childEnv } from '../lib/env.mjs';
 import { interleave, timeProcess, timeTerminal } from '../lib/processes.mjs';
+import { seedThroughStore } from '../lib/seed.mjs';
 import { figure, SAMPLE_HEADERS, sampleRow } from '../lib/report.mjs';
 import { summarize } from '../lib/stats.mjs';
 
@@ -29,23 +29,14 @@ function thousands(n) {
  * where as many HTTP creates take minutes on a small machine. Resolves with a token of the organization.
  */
 async function seedBig(ctx, count) {
-  const { main } = ctx;
-  const token = await main.mintToken('bench-big');
-  const { tsImport } = await import('tsx/esm/api');
-  const { openStore } = await tsImport('../../../src/store/open.ts', import.meta.url);
-  const [flag, where] = main.storeArgs;
-  const store = await openStore(flag === '--data-dir' ? { engine: 'sqlite', dataDir: where } : { engine: 'postgres', url: where });
-  try {
-    const principal = await store.authenticate(createHash('sha256').update(token).digest());
-    if (principal === null) throw new Error('the token minted for bench-big does not authenticate');
-    const key = (i) => `big-ns-${String(i).padStart(6, '0')}`;
+  const key = (i) => `big-ns-${String(i).padStart(6, '0')}`;
+  const { token, result } = await seedThroughStore(ctx, 'bench-big', async (store, orgId) => {
     const started = performance.now();
     // Asked for all at once: the SQLite engine writes what a turn of the event loop asks in one transaction.
-    await Promise.all(Array.from({ length: count }, (_, i) => store.nsCreate(principal.orgId, { key: key(i), description: `Namespace ${i} of the big list` })));
-    return { token, firstKey: key(0), lastKey: key(count - 1), seconds: (performance.now() - started) / 1000 };
-  } finally {
-    await store.close();
-  }
+    await Promise.all(Array.from({ length: count }, (_, i) => store.nsCreate(orgId, { key: key(i), description: `Namespace ${i} of the big list` })));
+    return (performance.now() - started) / 1000;
+  });
+  return { token, firstKey: key(0), lastKey: key(count - 1), seconds: result };
 }
 
 /**
