@@ -12,6 +12,7 @@ import { machine, renderHeader, renderSection } from './lib/report.mjs';
 import { cliSection } from './sections/cli.mjs';
 import { exportScaleSection } from './sections/export-scale.mjs';
 import { nodeVersionsSection } from './sections/node-versions.mjs';
+import { profileSection } from './sections/profile.mjs';
 import { replicasSection } from './sections/replicas.mjs';
 import { scaleSection } from './sections/scale.mjs';
 import { serverSection } from './sections/server.mjs';
@@ -22,12 +23,13 @@ const RUNNERS = {
   'node-versions': nodeVersionsSection,
   tui: tuiSection,
   server: serverSection,
+  profile: profileSection,
   'export-scale': exportScaleSection,
   scale: scaleSection,
   replicas: replicasSection,
 };
 /** Sections that start servers of their own: the main one would only add noise. */
-const OWN_SERVERS = new Set(['scale', 'replicas']);
+const OWN_SERVERS = new Set(['scale', 'replicas', 'profile']);
 const SMALL = 100;
 
 const kb = {

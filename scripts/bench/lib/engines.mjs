@@ -162,8 +162,8 @@ class SqliteEngine {
     if (options.replicas > 1) throw new Error('--replicas > 1 needs --engine postgres: two kb serve processes on one SQLite file would take turns at its write lock');
   }
 
-  /** `serveArgs`: more flags of kb serve (not of kb serve token), e.g. --admin-port. */
-  async group(name, home, replicas, serveArgs = []) {
+  /** `serveArgs`: more flags of kb serve (not of kb serve token), e.g. --admin-port; `env`: more of its environment. */
+  async group(name, home, replicas, serveArgs = [], env = {}) {
     const dataDir = subDir(this.root, `data-${name}`);
     return new ServerGroup({
       kb: this.kb,
@@ -171,7 +171,7 @@ class SqliteEngine {
       name,
       storeArgs: ['--data-dir', dataDir],
       serveArgs,
-      env: childEnv(home),
+      env: childEnv(home, env),
       logDir: this.root,
       storeBytes: async () => {
         const path = join(dataDir, 'kb.db');
@@ -234,7 +234,7 @@ class PostgresEngine {
     return `postgres://postgres:${encodeURIComponent(this.password)}@127.0.0.1:${this.port}/${database}`;
   }
 
-  async group(name, home, replicas) {
+  async group(name, home, replicas, serveArgs = [], env = {}) {
     const database = `kb_${name.replace(/[^a-z0-9_]/gi, '_')}`;
     await this.cluster.createDatabase(database);
     const url = this.databaseUrl(database);
@@ -244,7 +244,8 @@ class PostgresEngine {
       engine: this,
       name,
       storeArgs: ['--database', url],
-      env: childEnv(home, { KB_DATA_DIR: subDir(this.root, `data-${name}`) }),
+      serveArgs,
+      env: childEnv(home, { KB_DATA_DIR: subDir(this.root, `data-${name}`), ...env }),
       logDir: this.root,
       storeBytes: async () => {
         const client = new pg.Client({ connectionString: url });

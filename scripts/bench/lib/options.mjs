@@ -1,13 +1,16 @@
 import { parseArgs } from 'node:util';
 
-export const SECTIONS = ['cli', 'node-versions', 'tui', 'server', 'export-scale', 'scale', 'replicas'];
+export const SECTIONS = ['cli', 'node-versions', 'tui', 'server', 'profile', 'export-scale', 'scale', 'replicas'];
+/** What a run without --only runs: perf may be missing, or not allowed to sample. */
+const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'profile');
 
 export const USAGE = `Usage: node scripts/bench/index.mjs [options]     (npm run bench -- [options] builds first)
 
 Measures kb against baselines run in the same session and prints each figure, its baseline, their ratio,
 the budget and PASS/FAIL.
 
-  --only LIST        sections to run, comma-separated: ${SECTIONS.join(',')} (default: all)
+  --only LIST        sections to run, comma-separated: ${SECTIONS.join(',')} (default: all
+                     but profile, which says where kb serve's CPU per request goes, with perf as root)
   --runs N           runs of each timed process, interleaved (default 21, at least 11; --quick: 5)
   --duration S       seconds of each wrk run (default 5)
   --rounds N         wrk runs of each side an endpoint, alternating baseline and kb (default 2)
@@ -50,7 +53,7 @@ export function parseOptions(argv) {
     allowPositionals: false,
   });
   const quick = values.quick;
-  const only = (values.only ?? SECTIONS.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
+  const only = (values.only ?? DEFAULT_SECTIONS.join(',')).split(',').map((s) => s.trim()).filter(Boolean);
   const unknown = only.filter((s) => !SECTIONS.includes(s));
   if (unknown.length > 0) throw new Error(`--only: unknown section ${unknown.join(', ')}; the sections are ${SECTIONS.join(', ')}`);
   if (!['sqlite', 'postgres'].includes(values.engine)) throw new Error(`--engine must be sqlite or postgres, not ${JSON.stringify(values.engine)}`);
