@@ -45,7 +45,13 @@ function kindOf(dso, symbol) {
     if (pkg) return `JS: ${pkg}`;
     return /\/dist\//.test(symbol) ? 'JS: kb' : 'JS: other';
   }
-  if (/(^|\/)node$/.test(dso)) return symbol.startsWith('Builtins_') ? 'V8 builtin' : 'Node/V8 C++';
+  if (/(^|\/)node$/.test(dso)) {
+    if (symbol.startsWith('Builtins_')) return 'V8 builtin';
+    if (/^v8::internal::(compiler|maglev|baseline|interpreter|Compiler|Parser|Scanner)|Turbofan|Maglev/.test(symbol)) return 'V8 compiler';
+    if (/^v8::internal::.*(Heap|Scaveng|MarkCompact|Mark|Sweep|Evacuat|GC|Minor|Remembered|Slot)/.test(symbol)) return 'V8 garbage collector';
+    if (/^(llhttp|uv_|uv__)|node::/.test(symbol)) return 'Node C++ (HTTP parser, streams, libuv)';
+    return 'V8 runtime and API';
+  }
   if (/libc|libstdc|ld-linux|libm/.test(dso)) return 'libc';
   if (dso.includes('better_sqlite3')) return 'SQLite';
   return dso;
