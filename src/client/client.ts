@@ -408,12 +408,13 @@ export class KbClient {
     Object.assign(headers, extraHeaders);
     if (auth && this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
     // A GET is safe to repeat, and so is a write under an Idempotency-Key; any other write is never sent twice.
-    const attempts = method === 'GET' || idempotencyKey !== undefined ? this.retries + 1 : 1;
+    const repeatable = method === 'GET' || idempotencyKey !== undefined;
+    const attempts = repeatable ? this.retries + 1 : 1;
     for (let attempt = 1; ; attempt++) {
       const started = performance.now();
       const elapsed = () => `${Math.round(performance.now() - started)}ms`;
       const canRetry = attempt < attempts;
-      const outcome = await this.#attempt(method, url, headers, payload);
+      const outcome = await this.#attempt(method, url, headers, payload, repeatable);
       if ('failure' in outcome) {
         const wait = canRetry && outcome.retryable ? backoffMs(attempt - 1) : undefined;
         this.#traceLine(`${method} ${url} ${outcome.failure.kind} ${elapsed()}`, wait);
@@ -446,6 +447,7 @@ export class KbClient {
     url: string,
     headers: Record<string, string>,
     payload: string | undefined,
+    repeatable: boolean,
   ): Promise<{ reply: Reply } | { failure: NetworkError; retryable: boolean }> {
     // Made only when it fires: an Error takes a stack trace, which every request would pay for.
     let deadline: Error | undefined;
@@ -455,6 +457,7 @@ export class KbClient {
         method,
         headers,
         body: payload ?? null,
+        repeatable,
         maxBytes: this.maxResponseBytes,
         // The reply is read up to the limit: a Content-Length above it fails before any of the body is read, and a body
         // that grows past it fails as soon as it does. undici's own maxResponseSize would do this on some paths only:

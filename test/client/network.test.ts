@@ -148,6 +148,88 @@ describe('KbClient requests', () => {
   });
 });
 
+describe('KbClient connections', () => {
+  interface Arrival {
+    method: string;
+    /** Which connection it came on, numbered as they were opened. */
+    connection: number;
+    /** Requests on that connection still unanswered when it arrived: more than 0 is a pipelined request. */
+    unansweredBefore: number;
+    idempotencyKey: string | undefined;
+  }
+
+  /** A server that answers a request only when `release` says so, noting each request's connection and what was unanswered on it. */
+  async function holding(answer: (hit: Hit) => unknown) {
+    const arrivals: Arrival[] = [];
+    const connections = new Map<Socket, number>();
+    const unanswered = new Map<Socket, number>();
+    const held: Array<() => void> = [];
+    let waiting: { count: number; resolve: () => void } | undefined;
+    const server = await stub((hit, response, request) => {
+      const socket = request.socket;
+      if (!connections.has(socket)) connections.set(socket, connections.size);
+      const before = unanswered.get(socket) ?? 0;
+      unanswered.set(socket, before + 1);
+      const key = hit.headers['idempotency-key'];
+      arrivals.push({ method: hit.method, connection: connections.get(socket) as number, unansweredBefore: before, idempotencyKey: Array.isArray(key) ? key[0] : key });
+      held.push(() => {
+        response.once('finish', () => unanswered.set(socket, (unanswered.get(socket) ?? 1) - 1));
+        json(response, 200, { success: true, data: answer(hit) });
+      });
+      if (waiting !== undefined && arrivals.length >= waiting.count) waiting.resolve();
+    });
+    return {
+      url: server.url,
+      arrivals,
+      /** Resolves once `count` requests have arrived. */
+      arrived: (count: number) =>
+        new Promise<void>((resolve) => {
+          if (arrivals.length >= count) resolve();
+          else waiting = { count, resolve };
+        }),
+      release: () => {
+        for (const reply of held.splice(0)) reply();
+      },
+    };
+  }
+
+  const echoNamespace = (hit: Hit) => (hit.method === 'GET' ? [] : JSON.parse(hit.body));
+
+  it('sends GETs and keyed writes several to a connection (pipelined), on 2 connections at most', async () => {
+    const server = await holding(echoNamespace);
+    const kb = client({ url: server.url, token: 't' });
+    const keys = Array.from({ length: 12 }, (_, i) => `ns-${i}`);
+    const creates = keys.map((key) => kb.nsCreate({ key, description: null }));
+    const lists = Array.from({ length: 4 }, () => kb.nsList());
+    // Every request is on its way before any is answered: none waits for a reply to be sent.
+    await server.arrived(16);
+    server.release();
+    expect(await Promise.all(creates)).toEqual(keys.map((key) => ({ key, description: null })));
+    expect(await Promise.all(lists)).toEqual([[], [], [], []]);
+    expect(new Set(server.arrivals.map((arrival) => arrival.connection)).size).toBeLessThanOrEqual(2);
+    expect(Math.max(...server.arrivals.map((arrival) => arrival.unansweredBefore))).toBeGreaterThan(1);
+    expect(new Set(server.arrivals.filter((arrival) => arrival.method === 'POST').map((arrival) => arrival.idempotencyKey)).size).toBe(12);
+  });
+
+  it('never sends a write without an Idempotency-Key behind a request still unanswered on its connection', async () => {
+    const server = await holding(echoNamespace);
+    const kb = client({ url: server.url, token: 't' });
+    const lists = Array.from({ length: 3 }, () => kb.nsList());
+    await server.arrived(3);
+    const raw = kb.raw('POST', '/ns_create', '{"key":"docs","description":null}');
+    // A while for a write that would not wait to arrive; the GETs are answered only then, and the write, which waits
+    // for a connection with nothing unanswered on it, arrives after that.
+    await Promise.race([server.arrived(4), new Promise((resolve) => setTimeout(resolve, 200))]);
+    server.release();
+    await server.arrived(4);
+    server.release();
+    expect((await raw).status).toBe(200);
+    expect(await Promise.all(lists)).toEqual([[], [], []]);
+    const post = server.arrivals.find((arrival) => arrival.method === 'POST');
+    expect(post).toMatchObject({ unansweredBefore: 0, idempotencyKey: undefined });
+  });
+});
+
 describe('KbClient network failures', () => {
   it('a closed port gives NetworkError kind refused, naming the URL, exit code 6', async () => {
     const url = await closedPortUrl();
