@@ -67,11 +67,20 @@ interface Exchange {
   method: string;
   /** Relative to /v1, with any query string. */
   path: string;
+  /** A route's path, with a query string made by URLSearchParams: already as a URL parser would put it. */
+  routed: boolean;
   body?: unknown;
   auth: boolean;
   output: z.ZodMiniType;
   /** Sent as Idempotency-Key; with one, a POST or DELETE is as safe to repeat as a GET. */
   idempotencyKey?: string;
+}
+
+/** Where a request goes: its URL (for traces and errors), and the origin and the path with its query, as undici takes them. */
+interface Target {
+  url: string;
+  origin: string;
+  path: string;
 }
 
 interface Reply {
@@ -233,10 +242,13 @@ export class KbClient {
   #dispatcher: Dispatcher | Promise<Dispatcher> | undefined;
   readonly #ownsDispatcher: boolean;
   readonly #proxy: ProxySettings | undefined;
+  /** The base URL's origin: the base URL is that and a path (normalizeBaseUrl). */
+  readonly #origin: string;
 
   constructor(options: KbClientOptions) {
     const base = normalizeBaseUrl(options.url);
     this.baseUrl = base.url;
+    this.#origin = new URL(base.url).origin;
     this.urlHadApiPrefix = base.withoutApiPrefix;
     if (options.token !== undefined && !TOKEN_PATTERN.test(options.token)) {
       throw new ClientOptionsError('the token must be printable ASCII without spaces');
@@ -323,7 +335,7 @@ export class KbClient {
    */
   request(method: string, path: string, body?: unknown): Promise<unknown> {
     const relative = path.startsWith('/') ? path : `/${path}`;
-    return this.#send({ method: method.toUpperCase(), path: relative, body, auth: true, output: ANY_DATA });
+    return this.#send({ method: method.toUpperCase(), path: relative, routed: false, body, auth: true, output: ANY_DATA });
   }
 
   /**
@@ -333,10 +345,10 @@ export class KbClient {
    * failure below HTTP throws (a NetworkError), after the retries a GET may have.
    */
   async raw(method: string, path: string, body?: string, headers: Readonly<Record<string, string>> = {}): Promise<RawReply> {
-    const url = this.#url(path.startsWith('/') ? path : `/${path}`);
-    const reply = await this.#transmit(method.toUpperCase(), url, true, body, undefined, headers);
+    const target = this.#target(path.startsWith('/') ? path : `/${path}`, false);
+    const reply = await this.#transmit(method.toUpperCase(), target, true, body, undefined, headers);
     return {
-      status: reply.status, url, contentType: header(reply.headers, 'content-type'), requestId: header(reply.headers, 'x-request-id'),
+      status: reply.status, url: target.url, contentType: header(reply.headers, 'content-type'), requestId: header(reply.headers, 'x-request-id'),
       headers: reply.headers, text: reply.text,
     };
   }
@@ -375,7 +387,7 @@ export class KbClient {
       const query = new URLSearchParams(Object.entries(checked).map(([key, value]): [string, string] => [key, String(value)])).toString();
       if (query !== '') path += `?${query}`;
     }
-    const exchange: Exchange = { method: route.method, path, auth: route.auth, output: route.output };
+    const exchange: Exchange = { method: route.method, path, routed: true, auth: route.auth, output: route.output };
     if (fromBody) exchange.body = checked;
     // One key per logical write, reused by its retries: the server runs it once and replays its reply.
     if (route.method !== 'GET') exchange.idempotencyKey = globalThis.crypto.randomUUID();
@@ -386,17 +398,28 @@ export class KbClient {
     return `${this.baseUrl}${API_PREFIX}${path}`;
   }
 
+  /**
+   * The target of `path` (relative to /v1). A routed path is taken as it is, after the origin; any other is put in
+   * normal form by the URL parser (percent-encoding, dot segments), as the URL of a request by undici would be.
+   */
+  #target(path: string, routed: boolean): Target {
+    const url = this.#url(path);
+    if (routed) return { url, origin: this.#origin, path: url.slice(this.#origin.length) };
+    const { origin, pathname, search } = new URL(url);
+    return { url, origin, path: `${pathname}${search}` };
+  }
+
   async #send(exchange: Exchange): Promise<unknown> {
-    const url = this.#url(exchange.path);
+    const target = this.#target(exchange.path, exchange.routed);
     const payload = exchange.body === undefined ? undefined : JSON.stringify(exchange.body);
-    const reply = await this.#transmit(exchange.method, url, exchange.auth, payload, exchange.idempotencyKey);
-    return this.#interpret(exchange, url, reply);
+    const reply = await this.#transmit(exchange.method, target, exchange.auth, payload, exchange.idempotencyKey);
+    return this.#interpret(exchange, target.url, reply);
   }
 
   /** One request with the retries a GET may have; resolves to the last reply, or throws the last NetworkError. */
   async #transmit(
     method: string,
-    url: string,
+    target: Target,
     auth: boolean,
     payload: string | undefined,
     idempotencyKey?: string,
@@ -414,10 +437,10 @@ export class KbClient {
       const started = performance.now();
       const elapsed = () => `${Math.round(performance.now() - started)}ms`;
       const canRetry = attempt < attempts;
-      const outcome = await this.#attempt(method, url, headers, payload, repeatable);
+      const outcome = await this.#attempt(method, target, headers, payload, repeatable);
       if ('failure' in outcome) {
         const wait = canRetry && outcome.retryable ? backoffMs(attempt - 1) : undefined;
-        this.#traceLine(`${method} ${url} ${outcome.failure.kind} ${elapsed()}`, wait);
+        this.#traceLine(`${method} ${target.url} ${outcome.failure.kind} ${elapsed()}`, wait);
         if (wait === undefined) throw outcome.failure;
         await sleep(wait);
         continue;
@@ -431,7 +454,7 @@ export class KbClient {
         if (asked === undefined) wait = backoffMs(attempt - 1);
         else if (asked <= MAX_RETRY_AFTER_MS) wait = asked;
       }
-      this.#traceLine(`${method} ${url} ${reply.status} ${elapsed()}`, wait);
+      this.#traceLine(`${method} ${target.url} ${reply.status} ${elapsed()}`, wait);
       if (wait === undefined) return reply;
       await sleep(wait);
     }
@@ -444,16 +467,17 @@ export class KbClient {
   /** One HTTP exchange under one deadline; a failure below HTTP comes back as a NetworkError, with whether a GET may try again. */
   async #attempt(
     method: string,
-    url: string,
+    target: Target,
     headers: Record<string, string>,
     payload: string | undefined,
     repeatable: boolean,
   ): Promise<{ reply: Reply } | { failure: NetworkError; retryable: boolean }> {
+    const { url } = target;
     // Made only when it fires: an Error takes a stack trace, which every request would pay for.
     let deadline: Error | undefined;
     let timer: NodeJS.Timeout | undefined;
     try {
-      const sent = exchange(await this.#getDispatcher(), url, {
+      const sent = exchange(await this.#getDispatcher(), target, {
         method,
         headers,
         body: payload ?? null,

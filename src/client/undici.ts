@@ -113,8 +113,8 @@ export interface Exchange {
  * request cost the client in CPU (kb apply sends hundreds). Ending an exchange, as reading its reply past the limit
  * does, destroys its connection, as destroying `request`'s body did.
  */
-export function exchange(dispatcher: Dispatcher, url: string, options: ExchangeOptions): Exchange {
-  const { origin, pathname, search } = new URL(url);
+export function exchange(dispatcher: Dispatcher, target: { origin: string; path: string }, options: ExchangeOptions): Exchange {
+  const { origin, path } = target;
   let controller: Dispatcher.DispatchController | undefined;
   let abortedEarly: Error | undefined;
   let fail: (reason: Error) => void = () => undefined;
@@ -132,7 +132,7 @@ export function exchange(dispatcher: Dispatcher, url: string, options: ExchangeO
     let size = 0;
     dispatcher.dispatch(
       {
-        origin, path: `${pathname}${search}`, method: options.method as Dispatcher.HttpMethod, headers: options.headers, body: options.body,
+        origin, path, method: options.method as Dispatcher.HttpMethod, headers: options.headers, body: options.body,
         // undici pipelines only what it may repeat, and nothing behind a `blocking` request (by default, all but HEAD).
         ...(options.repeatable ? { idempotent: true, blocking: false } : { idempotent: false }),
       },

@@ -139,6 +139,15 @@ describe('KbClient requests', () => {
     expect(server.hits[0]?.url).toBe('/kb/v1/health');
   });
 
+  it('sends a raw path in the form a URL parser gives it: dot segments resolved, spaces and the like percent-encoded', async () => {
+    const server = await stub((_hit, response) => json(response, 200, { success: true, data: [] }));
+    const kb = client({ url: `${server.url}/kb`, token: 't' });
+    await kb.raw('GET', 'x/../ns_list?a=b c');
+    await kb.request('GET', '/./base_list?namespace=my docs');
+    await kb.baseList('my-docs');
+    expect(server.hits.map((hit) => hit.url)).toEqual(['/kb/v1/ns_list?a=b%20c', '/kb/v1/base_list?namespace=my%20docs', '/kb/v1/base_list?namespace=my-docs']);
+  });
+
   it('traces one line per attempt: METHOD URL STATUS Nms', async () => {
     const server = await stub((_hit, response) => json(response, 200, { success: true, data: 'alive' }));
     const lines: string[] = [];
