@@ -278,7 +278,7 @@ async function applyChange(client: SyncClient, change: Change): Promise<void> {
  * Changes sent at once: the server commits concurrent writes together (its group commit), so a plan of many changes
  * takes a fraction of the time it takes one by one. Bounded, so that a big plan does not open hundreds of requests.
  */
-export const APPLY_CONCURRENCY = 32;
+export const APPLY_CONCURRENCY = 64;
 
 /** The phases of a plan, each applied once the one before is done: namespaces, then bases created or updated, then deletes. */
 function phaseOf(change: Change): number {

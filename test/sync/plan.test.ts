@@ -330,14 +330,14 @@ describe('applyChanges, several at a time', () => {
     }
   }
 
-  it('sends up to 32 changes at once, every namespace before any base, and applies them all', async () => {
+  it('sends up to 64 changes at once, every namespace before any base, and applies them all', async () => {
     const desired = resources(
-      Array.from({ length: 40 }, (_, i) => ({ key: `ns-${String(i).padStart(2, '0')}`, description: `n${i}`, bases: [{ key: 'only' }] })),
+      Array.from({ length: 80 }, (_, i) => ({ key: `ns-${String(i).padStart(2, '0')}`, description: `n${i}`, bases: [{ key: 'only' }] })),
     );
     const deployment = new SlowDeployment();
     const plan = planChanges(await readCurrentState(deployment, desired), desired, { prune: false });
-    expect(await applyChanges(deployment, plan.changes)).toBe(80);
-    expect(deployment.most).toBe(32);
+    expect(await applyChanges(deployment, plan.changes)).toBe(160);
+    expect(deployment.most).toBe(64);
     const lastNamespace = Math.max(...deployment.writes.map((write, i) => (write.startsWith('ns_create') ? i : -1)));
     const firstBase = deployment.writes.findIndex((write) => write.startsWith('base_create'));
     expect(lastNamespace).toBeLessThan(firstBase);
@@ -423,7 +423,7 @@ describe('syncResources', () => {
     const done = io.err.split('\n').filter((line) => line.startsWith('✓ '));
     expect(done.sort()).toEqual(Array.from({ length: 40 }, (_, i) => `✓ + namespace ns-${String(i).padStart(2, '0')} (description: "n${i}")`));
     expect(io.err.endsWith('Applied 40 changes: 40 created, 0 updated, 0 deleted.\n')).toBe(true);
-    // The plan, the lines of the 40 creates (sent 32 at a time, answered together), the summary: not a write a line.
+    // The plan, the lines of the 40 creates (sent together, answered together), the summary: not a write a line.
     expect(writes.length).toBeLessThanOrEqual(6);
   });
 
