@@ -21,6 +21,11 @@ export const Agent = AgentModule as typeof AgentType;
  */
 export const MAX_CONNECTIONS = 2;
 export const PIPELINING = 32;
+/**
+ * Connections to each proxy at most, one request on each at a time: what a forward proxy does with pipelined
+ * requests is its own affair, and undici's pools to a proxy are otherwise unbounded (kb apply opened one a change).
+ */
+export const PROXY_CONNECTIONS = 16;
 
 /**
  * The dispatcher a client sends through: undici's Agent, or, for proxies (from HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and
@@ -38,13 +43,15 @@ export async function defaultDispatcher(connectTimeoutMs: number, proxy: ProxySe
   if (proxy === undefined) return new Agent({ connect, connections: MAX_CONNECTIONS, pipelining: PIPELINING });
   const undici = await import('undici');
   // Bundled, undici (CommonJS) arrives as the default export only; from node_modules, with named exports too.
-  const { Dispatcher: DispatcherBase, ProxyAgent } = (undici as unknown as { default?: typeof undici }).default ?? undici;
+  const { Dispatcher: DispatcherBase, Pool, ProxyAgent } = (undici as unknown as { default?: typeof undici }).default ?? undici;
   const direct = new Agent({ connect, connections: MAX_CONNECTIONS, pipelining: PIPELINING });
   const agents = new Map<string, Dispatcher>();
   const through = (via: Proxy): Dispatcher => {
     let agent = agents.get(via.url);
     if (agent === undefined) {
-      agent = new ProxyAgent({ uri: via.url, connect, proxyTunnel: false });
+      // The pools of the proxy agent: to the proxy itself (plain http, in absolute form) and through its tunnels (https).
+      const factory = (origin: string | URL, options: object) => new Pool(origin, { ...options, connections: PROXY_CONNECTIONS });
+      agent = new ProxyAgent({ uri: via.url, connect, proxyTunnel: false, factory });
       agents.set(via.url, agent);
     }
     return agent;
