@@ -244,6 +244,12 @@ export class KbClient {
   readonly #proxy: ProxySettings | undefined;
   /** The base URL's origin: the base URL is that and a path (normalizeBaseUrl). */
   readonly #origin: string;
+  /**
+   * Whether requests may be pipelined (src/client/undici.ts): once a reply has kept its connection open, and until one
+   * closes it (`Connection: close`). On a deployment that closes each connection after one reply, every request
+   * pipelined behind it would be lost and sent again, and again.
+   */
+  #pipelining: 'unknown' | 'yes' | 'never' = 'unknown';
 
   constructor(options: KbClientOptions) {
     const base = normalizeBaseUrl(options.url);
@@ -437,7 +443,7 @@ export class KbClient {
       const started = performance.now();
       const elapsed = () => `${Math.round(performance.now() - started)}ms`;
       const canRetry = attempt < attempts;
-      const outcome = await this.#attempt(method, target, headers, payload, repeatable);
+      const outcome = await this.#attempt(method, target, headers, payload, repeatable && this.#pipelining === 'yes');
       if ('failure' in outcome) {
         const wait = canRetry && outcome.retryable ? backoffMs(attempt - 1) : undefined;
         this.#traceLine(`${method} ${target.url} ${outcome.failure.kind} ${elapsed()}`, wait);
@@ -470,7 +476,7 @@ export class KbClient {
     target: Target,
     headers: Record<string, string>,
     payload: string | undefined,
-    repeatable: boolean,
+    pipelined: boolean,
   ): Promise<{ reply: Reply } | { failure: NetworkError; retryable: boolean }> {
     const { url } = target;
     // Made only when it fires: an Error takes a stack trace, which every request would pay for.
@@ -481,7 +487,7 @@ export class KbClient {
         method,
         headers,
         body: payload ?? null,
-        repeatable,
+        pipelined,
         maxBytes: this.maxResponseBytes,
         // The reply is read up to the limit: a Content-Length above it fails before any of the body is read, and a body
         // that grows past it fails as soon as it does. undici's own maxResponseSize would do this on some paths only:
@@ -489,7 +495,9 @@ export class KbClient {
         tooLarge: (replyHeaders) => new ResponseTooLargeError(url, method, this.maxResponseBytes, header(replyHeaders, 'x-request-id')),
       });
       timer = setTimeout(() => sent.abort((deadline = new Error(`no complete reply within ${this.timeoutMs} ms`))), this.timeoutMs);
-      return { reply: await sent.reply };
+      const reply = await sent.reply;
+      if (this.#pipelining !== 'never') this.#pipelining = /\bclose\b/i.test(header(reply.headers, 'connection') ?? '') ? 'never' : 'yes';
+      return { reply };
     } catch (error) {
       if (error instanceof ResponseTooLargeError) throw error;
       // The request may already be with the server, so a spent deadline is not retried, unlike a connect timeout.

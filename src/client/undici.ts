@@ -13,8 +13,9 @@ export const Agent = AgentModule as typeof AgentType;
 
 /**
  * Connections to one deployment at most, and requests on each at once (HTTP/1.1 pipelining). A request that is safe to
- * send again (a GET, a write under an Idempotency-Key: `repeatable`) may go on a connection whose replies are still to
- * come; any other waits for a connection of its own. kb apply sends 64 changes at a time (src/sync/plan.ts): on two
+ * send again (a GET, a write under an Idempotency-Key) may go on a connection whose replies are still to come, once the
+ * deployment has shown it keeps connections open (the client decides: `pipelined`); any other waits for a connection
+ * of its own. kb apply sends 64 changes at a time (src/sync/plan.ts): on two
  * connections, each read from the socket brings several replies, and both the client and kb serve spent about half
  * the CPU per change they did with one request a connection on 16. undici opens a connection for a request that
  * finds the others full, so the bound is what keeps them few.
@@ -99,10 +100,11 @@ export interface ExchangeOptions {
   headers: Record<string, string>;
   body: string | null;
   /**
-   * Safe to send again (a GET, or a write under an Idempotency-Key): it may be pipelined behind requests still
-   * unanswered, and undici sends it again on another connection if its own closes before its turn (MAX_CONNECTIONS).
+   * May be pipelined behind requests still unanswered (MAX_CONNECTIONS): only for a request safe to send again (a GET,
+   * or a write under an Idempotency-Key), since undici sends it again on another connection if its own closes before
+   * its turn.
    */
-  repeatable: boolean;
+  pipelined: boolean;
   /** A reply announced or grown past this many bytes ends the exchange (and its connection) with `tooLarge`'s error. */
   maxBytes: number;
   tooLarge: (headers: ExchangeReply['headers']) => Error;
@@ -141,7 +143,7 @@ export function exchange(dispatcher: Dispatcher, target: { origin: string; path:
       {
         origin, path, method: options.method as Dispatcher.HttpMethod, headers: options.headers, body: options.body,
         // undici pipelines only what it may repeat, and nothing behind a `blocking` request (by default, all but HEAD).
-        ...(options.repeatable ? { idempotent: true, blocking: false } : { idempotent: false }),
+        ...(options.pipelined ? { idempotent: true, blocking: false } : { idempotent: false }),
       },
       {
         onRequestStart(started) {

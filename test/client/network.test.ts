@@ -207,11 +207,16 @@ describe('KbClient connections', () => {
   it('sends GETs and keyed writes several to a connection (pipelined), on 2 connections at most', async () => {
     const server = await holding(echoNamespace);
     const kb = client({ url: server.url, token: 't' });
+    // A first reply shows that the server keeps its connections open.
+    const first = kb.nsList();
+    await server.arrived(1);
+    server.release();
+    expect(await first).toEqual([]);
     const keys = Array.from({ length: 12 }, (_, i) => `ns-${i}`);
     const creates = keys.map((key) => kb.nsCreate({ key, description: null }));
     const lists = Array.from({ length: 4 }, () => kb.nsList());
     // Every request is on its way before any is answered: none waits for a reply to be sent.
-    await server.arrived(16);
+    await server.arrived(17);
     server.release();
     expect(await Promise.all(creates)).toEqual(keys.map((key) => ({ key, description: null })));
     expect(await Promise.all(lists)).toEqual([[], [], [], []]);
@@ -220,17 +225,54 @@ describe('KbClient connections', () => {
     expect(new Set(server.arrivals.filter((arrival) => arrival.method === 'POST').map((arrival) => arrival.idempotencyKey)).size).toBe(12);
   });
 
+  it('pipelines nothing before a reply has kept its connection open', async () => {
+    const server = await holding(echoNamespace);
+    const kb = client({ url: server.url, token: 't' });
+    const lists = Array.from({ length: 4 }, () => kb.nsList());
+    await server.arrived(2);
+    // A while for requests that would not wait to arrive.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(server.arrivals).toHaveLength(2);
+    server.release();
+    await server.arrived(4);
+    server.release();
+    expect(await Promise.all(lists)).toEqual([[], [], [], []]);
+    expect(server.arrivals.map((arrival) => arrival.unansweredBefore)).toEqual([0, 0, 0, 0]);
+  });
+
+  it('pipelines nothing to a server that closes each connection after one reply: each write is sent once', async () => {
+    // Connection: close: whatever was pipelined behind the reply would be lost, and sent again.
+    const server = await stub((hit, response) => json(response, 200, { success: true, data: echoNamespace(hit) }, { connection: 'close' }));
+    const kb = client({ url: server.url, token: 't' });
+    expect(await kb.nsList()).toEqual([]);
+    const keys = Array.from({ length: 20 }, (_, i) => `ns-${i}`);
+    expect(await Promise.all(keys.map((key) => kb.nsCreate({ key, description: null })))).toEqual(keys.map((key) => ({ key, description: null })));
+    // Each write arrived under one key of its own, however often it was sent.
+    const keyOf = new Map<string, Set<unknown>>();
+    for (const hit of server.hits.filter((sent) => sent.method === 'POST')) {
+      const { key } = JSON.parse(hit.body) as { key: string };
+      keyOf.set(key, (keyOf.get(key) ?? new Set()).add(hit.headers['idempotency-key']));
+    }
+    expect([...keyOf.keys()].sort()).toEqual([...keys].sort());
+    expect([...keyOf.values()].every((sent) => sent.size === 1)).toBe(true);
+    expect(server.hits).toHaveLength(21);
+  });
+
   it('never sends a write without an Idempotency-Key behind a request still unanswered on its connection', async () => {
     const server = await holding(echoNamespace);
     const kb = client({ url: server.url, token: 't' });
+    const first = kb.nsList();
+    await server.arrived(1);
+    server.release();
+    await first;
     const lists = Array.from({ length: 3 }, () => kb.nsList());
-    await server.arrived(3);
+    await server.arrived(4);
     const raw = kb.raw('POST', '/ns_create', '{"key":"docs","description":null}');
     // A while for a write that would not wait to arrive; the GETs are answered only then, and the write, which waits
     // for a connection with nothing unanswered on it, arrives after that.
-    await Promise.race([server.arrived(4), new Promise((resolve) => setTimeout(resolve, 200))]);
+    await Promise.race([server.arrived(5), new Promise((resolve) => setTimeout(resolve, 200))]);
     server.release();
-    await server.arrived(4);
+    await server.arrived(5);
     server.release();
     expect((await raw).status).toBe(200);
     expect(await Promise.all(lists)).toEqual([[], [], []]);
