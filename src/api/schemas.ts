@@ -22,8 +22,13 @@ export const KEY_PATTERN = /^[A-Za-z0-9_-]{3,63}$/;
 export const KEY_RULE = 'a key is 3 to 63 characters, each A-Z, a-z, 0-9, dash (-) or underscore (_)';
 export const DESCRIPTION_RULE = 'a description is 1 to 1024 characters, or null';
 
+const HIGH_SURROGATE = /[\uD800-\uDBFF]/;
+
 /** Counts Unicode code points, so an emoji is one character, as docs/contract.md, Requests and keys, says. */
 export function codePointLength(text: string): number {
+  // Without a high surrogate there is no pair: one code unit each. Checked first, since a character-by-character walk
+  // is most of what checking a description costs while the code is still cold (kb apply checks one a change).
+  if (!HIGH_SURROGATE.test(text)) return text.length;
   let count = 0;
   for (const _ of text) count++;
   return count;

@@ -67,11 +67,20 @@ interface Exchange {
   method: string;
   /** Relative to /v1, with any query string. */
   path: string;
+  /** A route's path, with a query string made by URLSearchParams: already as a URL parser would put it. */
+  routed: boolean;
   body?: unknown;
   auth: boolean;
   output: z.ZodMiniType;
   /** Sent as Idempotency-Key; with one, a POST or DELETE is as safe to repeat as a GET. */
   idempotencyKey?: string;
+}
+
+/** Where a request goes: its URL (for traces and errors), and the origin and the path with its query, as undici takes them. */
+interface Target {
+  url: string;
+  origin: string;
+  path: string;
 }
 
 interface Reply {
@@ -233,10 +242,19 @@ export class KbClient {
   #dispatcher: Dispatcher | Promise<Dispatcher> | undefined;
   readonly #ownsDispatcher: boolean;
   readonly #proxy: ProxySettings | undefined;
+  /** The base URL's origin: the base URL is that and a path (normalizeBaseUrl). */
+  readonly #origin: string;
+  /**
+   * Whether requests may be pipelined (src/client/undici.ts): once a reply has kept its connection open, and until one
+   * closes it (`Connection: close`). On a deployment that closes each connection after one reply, every request
+   * pipelined behind it would be lost and sent again, and again.
+   */
+  #pipelining: 'unknown' | 'yes' | 'never' = 'unknown';
 
   constructor(options: KbClientOptions) {
     const base = normalizeBaseUrl(options.url);
     this.baseUrl = base.url;
+    this.#origin = new URL(base.url).origin;
     this.urlHadApiPrefix = base.withoutApiPrefix;
     if (options.token !== undefined && !TOKEN_PATTERN.test(options.token)) {
       throw new ClientOptionsError('the token must be printable ASCII without spaces');
@@ -323,7 +341,7 @@ export class KbClient {
    */
   request(method: string, path: string, body?: unknown): Promise<unknown> {
     const relative = path.startsWith('/') ? path : `/${path}`;
-    return this.#send({ method: method.toUpperCase(), path: relative, body, auth: true, output: ANY_DATA });
+    return this.#send({ method: method.toUpperCase(), path: relative, routed: false, body, auth: true, output: ANY_DATA });
   }
 
   /**
@@ -333,10 +351,10 @@ export class KbClient {
    * failure below HTTP throws (a NetworkError), after the retries a GET may have.
    */
   async raw(method: string, path: string, body?: string, headers: Readonly<Record<string, string>> = {}): Promise<RawReply> {
-    const url = this.#url(path.startsWith('/') ? path : `/${path}`);
-    const reply = await this.#transmit(method.toUpperCase(), url, true, body, undefined, headers);
+    const target = this.#target(path.startsWith('/') ? path : `/${path}`, false);
+    const reply = await this.#transmit(method.toUpperCase(), target, true, body, undefined, headers);
     return {
-      status: reply.status, url, contentType: header(reply.headers, 'content-type'), requestId: header(reply.headers, 'x-request-id'),
+      status: reply.status, url: target.url, contentType: header(reply.headers, 'content-type'), requestId: header(reply.headers, 'x-request-id'),
       headers: reply.headers, text: reply.text,
     };
   }
@@ -375,7 +393,7 @@ export class KbClient {
       const query = new URLSearchParams(Object.entries(checked).map(([key, value]): [string, string] => [key, String(value)])).toString();
       if (query !== '') path += `?${query}`;
     }
-    const exchange: Exchange = { method: route.method, path, auth: route.auth, output: route.output };
+    const exchange: Exchange = { method: route.method, path, routed: true, auth: route.auth, output: route.output };
     if (fromBody) exchange.body = checked;
     // One key per logical write, reused by its retries: the server runs it once and replays its reply.
     if (route.method !== 'GET') exchange.idempotencyKey = globalThis.crypto.randomUUID();
@@ -386,17 +404,28 @@ export class KbClient {
     return `${this.baseUrl}${API_PREFIX}${path}`;
   }
 
+  /**
+   * The target of `path` (relative to /v1). A routed path is taken as it is, after the origin; any other is put in
+   * normal form by the URL parser (percent-encoding, dot segments), as the URL of a request by undici would be.
+   */
+  #target(path: string, routed: boolean): Target {
+    const url = this.#url(path);
+    if (routed) return { url, origin: this.#origin, path: url.slice(this.#origin.length) };
+    const { origin, pathname, search } = new URL(url);
+    return { url, origin, path: `${pathname}${search}` };
+  }
+
   async #send(exchange: Exchange): Promise<unknown> {
-    const url = this.#url(exchange.path);
+    const target = this.#target(exchange.path, exchange.routed);
     const payload = exchange.body === undefined ? undefined : JSON.stringify(exchange.body);
-    const reply = await this.#transmit(exchange.method, url, exchange.auth, payload, exchange.idempotencyKey);
-    return this.#interpret(exchange, url, reply);
+    const reply = await this.#transmit(exchange.method, target, exchange.auth, payload, exchange.idempotencyKey);
+    return this.#interpret(exchange, target.url, reply);
   }
 
   /** One request with the retries a GET may have; resolves to the last reply, or throws the last NetworkError. */
   async #transmit(
     method: string,
-    url: string,
+    target: Target,
     auth: boolean,
     payload: string | undefined,
     idempotencyKey?: string,
@@ -408,15 +437,16 @@ export class KbClient {
     Object.assign(headers, extraHeaders);
     if (auth && this.#token !== undefined) headers.authorization = `Bearer ${this.#token}`;
     // A GET is safe to repeat, and so is a write under an Idempotency-Key; any other write is never sent twice.
-    const attempts = method === 'GET' || idempotencyKey !== undefined ? this.retries + 1 : 1;
+    const repeatable = method === 'GET' || idempotencyKey !== undefined;
+    const attempts = repeatable ? this.retries + 1 : 1;
     for (let attempt = 1; ; attempt++) {
       const started = performance.now();
       const elapsed = () => `${Math.round(performance.now() - started)}ms`;
       const canRetry = attempt < attempts;
-      const outcome = await this.#attempt(method, url, headers, payload);
+      const outcome = await this.#attempt(method, target, headers, payload, repeatable && this.#pipelining === 'yes');
       if ('failure' in outcome) {
         const wait = canRetry && outcome.retryable ? backoffMs(attempt - 1) : undefined;
-        this.#traceLine(`${method} ${url} ${outcome.failure.kind} ${elapsed()}`, wait);
+        this.#traceLine(`${method} ${target.url} ${outcome.failure.kind} ${elapsed()}`, wait);
         if (wait === undefined) throw outcome.failure;
         await sleep(wait);
         continue;
@@ -430,7 +460,7 @@ export class KbClient {
         if (asked === undefined) wait = backoffMs(attempt - 1);
         else if (asked <= MAX_RETRY_AFTER_MS) wait = asked;
       }
-      this.#traceLine(`${method} ${url} ${reply.status} ${elapsed()}`, wait);
+      this.#traceLine(`${method} ${target.url} ${reply.status} ${elapsed()}`, wait);
       if (wait === undefined) return reply;
       await sleep(wait);
     }
@@ -443,18 +473,21 @@ export class KbClient {
   /** One HTTP exchange under one deadline; a failure below HTTP comes back as a NetworkError, with whether a GET may try again. */
   async #attempt(
     method: string,
-    url: string,
+    target: Target,
     headers: Record<string, string>,
     payload: string | undefined,
+    pipelined: boolean,
   ): Promise<{ reply: Reply } | { failure: NetworkError; retryable: boolean }> {
+    const { url } = target;
     // Made only when it fires: an Error takes a stack trace, which every request would pay for.
     let deadline: Error | undefined;
     let timer: NodeJS.Timeout | undefined;
     try {
-      const sent = exchange(await this.#getDispatcher(), url, {
+      const sent = exchange(await this.#getDispatcher(), target, {
         method,
         headers,
         body: payload ?? null,
+        pipelined,
         maxBytes: this.maxResponseBytes,
         // The reply is read up to the limit: a Content-Length above it fails before any of the body is read, and a body
         // that grows past it fails as soon as it does. undici's own maxResponseSize would do this on some paths only:
@@ -462,7 +495,9 @@ export class KbClient {
         tooLarge: (replyHeaders) => new ResponseTooLargeError(url, method, this.maxResponseBytes, header(replyHeaders, 'x-request-id')),
       });
       timer = setTimeout(() => sent.abort((deadline = new Error(`no complete reply within ${this.timeoutMs} ms`))), this.timeoutMs);
-      return { reply: await sent.reply };
+      const reply = await sent.reply;
+      if (this.#pipelining !== 'never') this.#pipelining = /\bclose\b/i.test(header(reply.headers, 'connection') ?? '') ? 'never' : 'yes';
+      return { reply };
     } catch (error) {
       if (error instanceof ResponseTooLargeError) throw error;
       // The request may already be with the server, so a spent deadline is not retried, unlike a connect timeout.

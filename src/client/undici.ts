@@ -12,12 +12,21 @@ import { type Proxy, proxyFor, type ProxySettings } from './proxy.js';
 export const Agent = AgentModule as typeof AgentType;
 
 /**
- * Connections to one deployment at most: no command has more requests on their way at once (kb apply sends 16 at a
- * time, src/sync/plan.ts). Unbounded, undici opened a new connection for a request sent the moment the one before it
- * on a connection was answered, before that connection counted as free again: kb apply kept twice as many as it used,
- * each a connect and a parser more for both sides.
+ * Connections to one deployment at most, and requests on each at once (HTTP/1.1 pipelining). A request that is safe to
+ * send again (a GET, a write under an Idempotency-Key) may go on a connection whose replies are still to come, once the
+ * deployment has shown it keeps connections open (the client decides: `pipelined`); any other waits for a connection
+ * of its own. kb apply sends 64 changes at a time (src/sync/plan.ts): on two
+ * connections, each read from the socket brings several replies, and both the client and kb serve spent about half
+ * the CPU per change they did with one request a connection on 16. undici opens a connection for a request that
+ * finds the others full, so the bound is what keeps them few.
  */
-export const MAX_CONNECTIONS = 16;
+export const MAX_CONNECTIONS = 2;
+export const PIPELINING = 32;
+/**
+ * Connections to each proxy at most, one request on each at a time: what a forward proxy does with pipelined
+ * requests is its own affair, and undici's pools to a proxy are otherwise unbounded (kb apply opened one a change).
+ */
+export const PROXY_CONNECTIONS = 16;
 
 /**
  * The dispatcher a client sends through: undici's Agent, or, for proxies (from HTTPS_PROXY, HTTP_PROXY, ALL_PROXY and
@@ -32,16 +41,18 @@ export const MAX_CONNECTIONS = 16;
  */
 export async function defaultDispatcher(connectTimeoutMs: number, proxy: ProxySettings | undefined): Promise<Dispatcher> {
   const connect = { timeout: connectTimeoutMs };
-  if (proxy === undefined) return new Agent({ connect, connections: MAX_CONNECTIONS });
+  if (proxy === undefined) return new Agent({ connect, connections: MAX_CONNECTIONS, pipelining: PIPELINING });
   const undici = await import('undici');
   // Bundled, undici (CommonJS) arrives as the default export only; from node_modules, with named exports too.
-  const { Dispatcher: DispatcherBase, ProxyAgent } = (undici as unknown as { default?: typeof undici }).default ?? undici;
-  const direct = new Agent({ connect, connections: MAX_CONNECTIONS });
+  const { Dispatcher: DispatcherBase, Pool, ProxyAgent } = (undici as unknown as { default?: typeof undici }).default ?? undici;
+  const direct = new Agent({ connect, connections: MAX_CONNECTIONS, pipelining: PIPELINING });
   const agents = new Map<string, Dispatcher>();
   const through = (via: Proxy): Dispatcher => {
     let agent = agents.get(via.url);
     if (agent === undefined) {
-      agent = new ProxyAgent({ uri: via.url, connect, proxyTunnel: false });
+      // The pools of the proxy agent: to the proxy itself (plain http, in absolute form) and through its tunnels (https).
+      const factory = (origin: string | URL, options: object) => new Pool(origin, { ...options, connections: PROXY_CONNECTIONS });
+      agent = new ProxyAgent({ uri: via.url, connect, proxyTunnel: false, factory });
       agents.set(via.url, agent);
     }
     return agent;
@@ -88,6 +99,12 @@ export interface ExchangeOptions {
   method: string;
   headers: Record<string, string>;
   body: string | null;
+  /**
+   * May be pipelined behind requests still unanswered (MAX_CONNECTIONS): only for a request safe to send again (a GET,
+   * or a write under an Idempotency-Key), since undici sends it again on another connection if its own closes before
+   * its turn.
+   */
+  pipelined: boolean;
   /** A reply announced or grown past this many bytes ends the exchange (and its connection) with `tooLarge`'s error. */
   maxBytes: number;
   tooLarge: (headers: ExchangeReply['headers']) => Error;
@@ -105,8 +122,8 @@ export interface Exchange {
  * request cost the client in CPU (kb apply sends hundreds). Ending an exchange, as reading its reply past the limit
  * does, destroys its connection, as destroying `request`'s body did.
  */
-export function exchange(dispatcher: Dispatcher, url: string, options: ExchangeOptions): Exchange {
-  const { origin, pathname, search } = new URL(url);
+export function exchange(dispatcher: Dispatcher, target: { origin: string; path: string }, options: ExchangeOptions): Exchange {
+  const { origin, path } = target;
   let controller: Dispatcher.DispatchController | undefined;
   let abortedEarly: Error | undefined;
   let fail: (reason: Error) => void = () => undefined;
@@ -123,7 +140,11 @@ export function exchange(dispatcher: Dispatcher, url: string, options: ExchangeO
     const chunks: Buffer[] = [];
     let size = 0;
     dispatcher.dispatch(
-      { origin, path: `${pathname}${search}`, method: options.method as Dispatcher.HttpMethod, headers: options.headers, body: options.body },
+      {
+        origin, path, method: options.method as Dispatcher.HttpMethod, headers: options.headers, body: options.body,
+        // undici pipelines only what it may repeat, and nothing behind a `blocking` request (by default, all but HEAD).
+        ...(options.pipelined ? { idempotent: true, blocking: false } : { idempotent: false }),
+      },
       {
         onRequestStart(started) {
           controller = started;

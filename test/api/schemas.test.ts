@@ -114,6 +114,14 @@ describe('Description', () => {
     expect(codePointLength('')).toBe(0);
   });
 
+  it('counts an unpaired surrogate as one code point, as a pair after it, wherever they are', () => {
+    const high = '\uD83D';
+    const low = '\uDE00';
+    for (const text of [high, low, `${low}${high}`, `a${high}`, `${high}${EMOJI}`, `${EMOJI}${low}`, `${low}${EMOJI}${high}x`, 'plain text']) {
+      expect(codePointLength(text), JSON.stringify(text)).toBe([...text].length);
+    }
+  });
+
   it('accepts 1 character and 1024 characters', () => {
     expect(ok(Description, 'x')).toBe(true);
     expect(ok(Description, 'x'.repeat(LIMITS.descriptionMax))).toBe(true);

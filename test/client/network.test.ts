@@ -139,12 +139,145 @@ describe('KbClient requests', () => {
     expect(server.hits[0]?.url).toBe('/kb/v1/health');
   });
 
+  it('sends a raw path in the form a URL parser gives it: dot segments resolved, spaces and the like percent-encoded', async () => {
+    const server = await stub((_hit, response) => json(response, 200, { success: true, data: [] }));
+    const kb = client({ url: `${server.url}/kb`, token: 't' });
+    await kb.raw('GET', 'x/../ns_list?a=b c');
+    await kb.request('GET', '/./base_list?namespace=my docs');
+    await kb.baseList('my-docs');
+    expect(server.hits.map((hit) => hit.url)).toEqual(['/kb/v1/ns_list?a=b%20c', '/kb/v1/base_list?namespace=my%20docs', '/kb/v1/base_list?namespace=my-docs']);
+  });
+
   it('traces one line per attempt: METHOD URL STATUS Nms', async () => {
     const server = await stub((_hit, response) => json(response, 200, { success: true, data: 'alive' }));
     const lines: string[] = [];
     await client({ url: server.url, trace: (line) => lines.push(line) }).health();
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(new RegExp(`^GET ${server.url}/v1/health 200 \\d+ms$`));
+  });
+});
+
+describe('KbClient connections', () => {
+  interface Arrival {
+    method: string;
+    /** Which connection it came on, numbered as they were opened. */
+    connection: number;
+    /** Requests on that connection still unanswered when it arrived: more than 0 is a pipelined request. */
+    unansweredBefore: number;
+    idempotencyKey: string | undefined;
+  }
+
+  /** A server that answers a request only when `release` says so, noting each request's connection and what was unanswered on it. */
+  async function holding(answer: (hit: Hit) => unknown) {
+    const arrivals: Arrival[] = [];
+    const connections = new Map<Socket, number>();
+    const unanswered = new Map<Socket, number>();
+    const held: Array<() => void> = [];
+    let waiting: { count: number; resolve: () => void } | undefined;
+    const server = await stub((hit, response, request) => {
+      const socket = request.socket;
+      if (!connections.has(socket)) connections.set(socket, connections.size);
+      const before = unanswered.get(socket) ?? 0;
+      unanswered.set(socket, before + 1);
+      const key = hit.headers['idempotency-key'];
+      arrivals.push({ method: hit.method, connection: connections.get(socket) as number, unansweredBefore: before, idempotencyKey: Array.isArray(key) ? key[0] : key });
+      held.push(() => {
+        response.once('finish', () => unanswered.set(socket, (unanswered.get(socket) ?? 1) - 1));
+        json(response, 200, { success: true, data: answer(hit) });
+      });
+      if (waiting !== undefined && arrivals.length >= waiting.count) waiting.resolve();
+    });
+    return {
+      url: server.url,
+      arrivals,
+      /** Resolves once `count` requests have arrived. */
+      arrived: (count: number) =>
+        new Promise<void>((resolve) => {
+          if (arrivals.length >= count) resolve();
+          else waiting = { count, resolve };
+        }),
+      release: () => {
+        for (const reply of held.splice(0)) reply();
+      },
+    };
+  }
+
+  const echoNamespace = (hit: Hit) => (hit.method === 'GET' ? [] : JSON.parse(hit.body));
+
+  it('sends GETs and keyed writes several to a connection (pipelined), on 2 connections at most', async () => {
+    const server = await holding(echoNamespace);
+    const kb = client({ url: server.url, token: 't' });
+    // A first reply shows that the server keeps its connections open.
+    const first = kb.nsList();
+    await server.arrived(1);
+    server.release();
+    expect(await first).toEqual([]);
+    const keys = Array.from({ length: 12 }, (_, i) => `ns-${i}`);
+    const creates = keys.map((key) => kb.nsCreate({ key, description: null }));
+    const lists = Array.from({ length: 4 }, () => kb.nsList());
+    // Every request is on its way before any is answered: none waits for a reply to be sent.
+    await server.arrived(17);
+    server.release();
+    expect(await Promise.all(creates)).toEqual(keys.map((key) => ({ key, description: null })));
+    expect(await Promise.all(lists)).toEqual([[], [], [], []]);
+    expect(new Set(server.arrivals.map((arrival) => arrival.connection)).size).toBeLessThanOrEqual(2);
+    expect(Math.max(...server.arrivals.map((arrival) => arrival.unansweredBefore))).toBeGreaterThan(1);
+    expect(new Set(server.arrivals.filter((arrival) => arrival.method === 'POST').map((arrival) => arrival.idempotencyKey)).size).toBe(12);
+  });
+
+  it('pipelines nothing before a reply has kept its connection open', async () => {
+    const server = await holding(echoNamespace);
+    const kb = client({ url: server.url, token: 't' });
+    const lists = Array.from({ length: 4 }, () => kb.nsList());
+    await server.arrived(2);
+    // A while for requests that would not wait to arrive.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(server.arrivals).toHaveLength(2);
+    server.release();
+    await server.arrived(4);
+    server.release();
+    expect(await Promise.all(lists)).toEqual([[], [], [], []]);
+    expect(server.arrivals.map((arrival) => arrival.unansweredBefore)).toEqual([0, 0, 0, 0]);
+  });
+
+  it('pipelines nothing to a server that closes each connection after one reply: each write is sent once', async () => {
+    // Connection: close: whatever was pipelined behind the reply would be lost, and sent again.
+    const server = await stub((hit, response) => json(response, 200, { success: true, data: echoNamespace(hit) }, { connection: 'close' }));
+    const kb = client({ url: server.url, token: 't' });
+    expect(await kb.nsList()).toEqual([]);
+    const keys = Array.from({ length: 20 }, (_, i) => `ns-${i}`);
+    expect(await Promise.all(keys.map((key) => kb.nsCreate({ key, description: null })))).toEqual(keys.map((key) => ({ key, description: null })));
+    // Each write arrived under one key of its own, however often it was sent.
+    const keyOf = new Map<string, Set<unknown>>();
+    for (const hit of server.hits.filter((sent) => sent.method === 'POST')) {
+      const { key } = JSON.parse(hit.body) as { key: string };
+      keyOf.set(key, (keyOf.get(key) ?? new Set()).add(hit.headers['idempotency-key']));
+    }
+    expect([...keyOf.keys()].sort()).toEqual([...keys].sort());
+    expect([...keyOf.values()].every((sent) => sent.size === 1)).toBe(true);
+    expect(server.hits).toHaveLength(21);
+  });
+
+  it('never sends a write without an Idempotency-Key behind a request still unanswered on its connection', async () => {
+    const server = await holding(echoNamespace);
+    const kb = client({ url: server.url, token: 't' });
+    const first = kb.nsList();
+    await server.arrived(1);
+    server.release();
+    await first;
+    const lists = Array.from({ length: 3 }, () => kb.nsList());
+    await server.arrived(4);
+    const raw = kb.raw('POST', '/ns_create', '{"key":"docs","description":null}');
+    // A while for a write that would not wait to arrive; the GETs are answered only then, and the write, which waits
+    // for a connection with nothing unanswered on it, arrives after that.
+    await Promise.race([server.arrived(5), new Promise((resolve) => setTimeout(resolve, 200))]);
+    server.release();
+    await server.arrived(5);
+    server.release();
+    expect((await raw).status).toBe(200);
+    expect(await Promise.all(lists)).toEqual([[], [], []]);
+    const post = server.arrivals.find((arrival) => arrival.method === 'POST');
+    expect(post).toMatchObject({ unansweredBefore: 0, idempotencyKey: undefined });
   });
 });
 

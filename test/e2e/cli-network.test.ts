@@ -3,7 +3,7 @@
  * against replies too large to hold, a server that is not running, a URL pasted with its /v1.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -60,6 +60,8 @@ interface ForwardProxy {
   forwarded: string[];
   /** CONNECT targets, as `host:port`. */
   tunnels: string[];
+  /** Connections the proxy has accepted. */
+  connections(): number;
 }
 
 /**
@@ -92,10 +94,12 @@ async function startForwardProxy(route: (authority: string) => number): Promise<
     });
     upstream.on('error', () => socket.destroy());
   });
+  let accepted = 0;
+  proxy.on('connection', () => accepted++);
   const sockets = trackSockets(proxy);
   const port = await listen(proxy);
   closeLater(proxy, sockets);
-  return { url: `http://127.0.0.1:${port}`, forwarded, tunnels };
+  return { url: `http://127.0.0.1:${port}`, forwarded, tunnels, connections: () => accepted };
 }
 
 /** A self-signed certificate for UNRESOLVABLE, made once per run with openssl. */
@@ -139,6 +143,19 @@ describe.concurrent('kb behind a forward proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROX
 
     expect(proxy.forwarded).toEqual([`POST ${url}/v1/ns_create`, `GET ${url}/v1/ns_list`]);
     expect(proxy.tunnels).toEqual([]);
+  });
+
+  it('kb apply through the proxy keeps to 16 connections to it, one request on each at a time', async () => {
+    const proxy = await startForwardProxy(serverPort);
+    const { env } = await orgEnv(server, 'proxy-apply');
+    const url = `http://${UNRESOLVABLE}:${serverPort()}`;
+    const file = join(tempDir('kb-proxy-apply-'), 'plan.json');
+    const keys = Array.from({ length: 100 }, (_, i) => `ns-${String(i).padStart(3, '0')}`);
+    writeFileSync(file, JSON.stringify({ version: 1, namespaces: keys.map((key) => ({ key, description: null, bases: [] })) }));
+    const applied = await kb(['apply', '-f', file], { env: { ...env, KB_URL: url, HTTP_PROXY: proxy.url } });
+    expect(applied.code, describeRun(applied)).toBe(0);
+    expect(proxy.forwarded.filter((line) => line === `POST ${url}/v1/ns_create`)).toHaveLength(100);
+    expect(proxy.connections()).toBeLessThanOrEqual(16);
   });
 
   it.each(['HTTPS_PROXY', 'https_proxy'])('%s: an https deployment is reached through a CONNECT tunnel', async (variable) => {

@@ -1,3 +1,4 @@
+import { cachedDataVersionTag } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import type { Base, Namespace } from '../../src/api/schemas.js';
 import { ApiError, BaseListUnsupportedError, exitCodeFor } from '../../src/client/errors.js';
@@ -10,6 +11,7 @@ import {
   readCurrentState,
   readResources,
   renderPlan,
+  SHORT_PLAN,
   type SyncClient,
   syncResources,
 } from '../../src/sync/plan.js';
@@ -330,14 +332,14 @@ describe('applyChanges, several at a time', () => {
     }
   }
 
-  it('sends up to 16 changes at once, every namespace before any base, and applies them all', async () => {
+  it('sends up to 64 changes at once, every namespace before any base, and applies them all', async () => {
     const desired = resources(
-      Array.from({ length: 40 }, (_, i) => ({ key: `ns-${String(i).padStart(2, '0')}`, description: `n${i}`, bases: [{ key: 'only' }] })),
+      Array.from({ length: 80 }, (_, i) => ({ key: `ns-${String(i).padStart(2, '0')}`, description: `n${i}`, bases: [{ key: 'only' }] })),
     );
     const deployment = new SlowDeployment();
     const plan = planChanges(await readCurrentState(deployment, desired), desired, { prune: false });
-    expect(await applyChanges(deployment, plan.changes)).toBe(80);
-    expect(deployment.most).toBe(16);
+    expect(await applyChanges(deployment, plan.changes)).toBe(160);
+    expect(deployment.most).toBe(64);
     const lastNamespace = Math.max(...deployment.writes.map((write, i) => (write.startsWith('ns_create') ? i : -1)));
     const firstBase = deployment.writes.findIndex((write) => write.startsWith('base_create'));
     expect(lastNamespace).toBeLessThan(firstBase);
@@ -423,8 +425,42 @@ describe('syncResources', () => {
     const done = io.err.split('\n').filter((line) => line.startsWith('✓ '));
     expect(done.sort()).toEqual(Array.from({ length: 40 }, (_, i) => `✓ + namespace ns-${String(i).padStart(2, '0')} (description: "n${i}")`));
     expect(io.err.endsWith('Applied 40 changes: 40 created, 0 updated, 0 deleted.\n')).toBe(true);
-    // The plan, the lines of the 40 creates (sent 16 at a time, answered together), the summary: not a write a line.
+    // The plan, the lines of the 40 creates (sent together, answered together), the summary: not a write a line.
     expect(writes.length).toBeLessThanOrEqual(6);
+  });
+
+  describe('V8\'s optimizing compiler (its flags are in the tag V8 stamps code caches with)', () => {
+    /** A deployment noting the tag while each namespace is created. */
+    class Tagging extends FakeDeployment {
+      tags = new Set<number>();
+      override nsCreate(body: Parameters<FakeDeployment['nsCreate']>[0]) {
+        this.tags.add(cachedDataVersionTag());
+        return super.nsCreate(body);
+      }
+    }
+    const many = (count: number) => resources(Array.from({ length: count }, (_, i) => ({ key: `ns-${String(i).padStart(5, '0')}`, description: null })));
+    const options = { prune: false, pruneFlag: true, dryRun: false, yes: false, json: true };
+
+    it('is off while a short plan is sent, and on again after, also when a change fails', async () => {
+      const before = cachedDataVersionTag();
+      const deployment = new Tagging();
+      expect((await syncResources(deployment, memoryIO(), many(SHORT_PLAN), options)).applied).toBe(SHORT_PLAN);
+      expect([...deployment.tags]).toHaveLength(1);
+      expect(deployment.tags.has(before)).toBe(false);
+      expect(cachedDataVersionTag()).toBe(before);
+      const failing = new Tagging();
+      failing.failAt = { index: 3, error: apiError(500, 'Internal server error') };
+      expect(await rejection(syncResources(failing, memoryIO(), many(10), options))).toBeInstanceOf(ApplyError);
+      expect(failing.tags.has(before)).toBe(false);
+      expect(cachedDataVersionTag()).toBe(before);
+    });
+
+    it('stays on for a longer plan', async () => {
+      const before = cachedDataVersionTag();
+      const deployment = new Tagging();
+      expect((await syncResources(deployment, memoryIO(), many(SHORT_PLAN + 1), options)).applied).toBe(SHORT_PLAN + 1);
+      expect([...deployment.tags]).toEqual([before]);
+    });
   });
 
   it('reports part-way failures on stderr even with json', async () => {
