@@ -3,7 +3,7 @@
 // --perf-basic-prof), each as a share of the samples and as CPU microseconds per request. Information, no budget:
 // the budgets are in the server section's cost part; this says where the cost behind them is.
 import { spawn } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpuSeconds, runWrkCpu, warmUntilSettled } from '../lib/cpu.mjs';
 import { childEnv } from '../lib/env.mjs';
@@ -154,5 +154,9 @@ export async function profileSection(ctx) {
   } finally {
     await group.stop();
     rmSync(`/tmp/perf-${server.pid}.map`, { force: true });
+    // Node 20's V8 logs with --perf-basic-prof too, to isolate-ADDRESS-PID-v8.log in the server's directory.
+    for (const name of readdirSync(ctx.kb.root)) {
+      if (name.startsWith('isolate-') && name.endsWith(`-${server.pid}-v8.log`)) rmSync(join(ctx.kb.root, name), { force: true });
+    }
   }
 }
