@@ -5,16 +5,18 @@ import { followers, planAwaited, type QueuedWrite, type Settled } from './group-
 import type { Changes } from './postgres-changes.js';
 import {
   activeTokens,
+  arrayLiteral,
   type Client,
   encode,
   idempotencyLock,
-  INSERT_BASES,
+  InsertBases,
   isConnectionFailure,
   isText,
   KEEP_REPLIES,
   keptRecord,
   keptReplyRow,
   type KeptRow,
+  type NotCreated,
   ON_KEPT_CONFLICT,
   sql,
   storageFailure,
@@ -232,13 +234,17 @@ export class BatchCommit {
       columns.token.push(checkTokens ? (item.tokenId ?? null) : null);
     }
     if (sent.length === 0) return verdicts;
-    let rows: Array<{ n: number; revoked: boolean; found: boolean }>;
+    let rows: NotCreated[];
     try {
-      ({ rows } = await client.query<{ n: number; revoked: boolean; found: boolean }>({
-        name: 'insert_bases',
-        text: INSERT_BASES,
-        values: [columns.org, columns.namespace, columns.key, columns.description, columns.token],
-      }));
+      const insert = new InsertBases([
+        arrayLiteral.integers(columns.org),
+        arrayLiteral.texts(columns.namespace),
+        arrayLiteral.texts(columns.key),
+        arrayLiteral.bytes(columns.description),
+        arrayLiteral.texts(columns.token),
+      ]);
+      client.query(insert as unknown as pg.Submittable);
+      rows = await insert.done;
     } catch (error) {
       if (this.broken.has(client) || isConnectionFailure(error)) throw error;
       return undefined;
