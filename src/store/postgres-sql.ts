@@ -154,23 +154,20 @@ export function keptRecord(row: KeptRow): IdempotencyRecord {
  * namespace exists (the key is taken already), else neither (the row is left to its write's own op).
  */
 export const INSERT_BASES = `
-  WITH input AS (
-    SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::bytea[], $5::text[])
-      WITH ORDINALITY AS input (org_id, namespace, key, description, token, n)),
-  allowed AS (
-    SELECT input.* FROM input
-    WHERE input.token IS NULL OR EXISTS (SELECT 1 FROM tokens t WHERE t.id = input.token COLLATE "C" AND t.revoked_at IS NULL)),
-  target AS (
-    SELECT allowed.n, ns.id AS namespace_id, allowed.key COLLATE "C" AS key, allowed.description
-    FROM allowed JOIN namespaces ns ON ns.org_id = allowed.org_id AND ns.key = allowed.namespace COLLATE "C"),
+  WITH target AS (
+    SELECT input.n, ns.id AS namespace_id, input.key COLLATE "C" AS key, input.description,
+      input.token IS NULL OR EXISTS (SELECT 1 FROM tokens t WHERE t.id = input.token COLLATE "C" AND t.revoked_at IS NULL) AS allowed
+    FROM unnest($1::int8[], $2::text[], $3::text[], $4::bytea[], $5::text[])
+      WITH ORDINALITY AS input (org_id, namespace, key, description, token, n)
+    LEFT JOIN namespaces ns ON ns.org_id = input.org_id AND ns.key = input.namespace COLLATE "C"),
   created AS (
     INSERT INTO bases (namespace_id, key, description, created_at, updated_at)
-    SELECT namespace_id, key, description, now(), now() FROM target ORDER BY namespace_id, key
+    SELECT namespace_id, key, description, now(), now() FROM target
+    WHERE allowed AND namespace_id IS NOT NULL ORDER BY namespace_id, key
     ON CONFLICT (namespace_id, key) DO NOTHING
     RETURNING namespace_id, key)
-  SELECT input.n, allowed.n IS NULL AS revoked, target.n IS NOT NULL AS found
-  FROM input LEFT JOIN allowed ON allowed.n = input.n
-    LEFT JOIN (target LEFT JOIN created USING (namespace_id, key)) ON target.n = input.n
+  SELECT target.n, NOT target.allowed AS revoked, target.namespace_id IS NOT NULL AS found
+  FROM target LEFT JOIN created USING (namespace_id, key)
   WHERE created.key IS NULL`;
 
 /** A row INSERT_BASES returns: a row it did not create (its place n, from 1), and why. */
