@@ -24,20 +24,19 @@ export type Settled = WriteOutcome | KeyedResult;
  * in flight at once; with `overlapFrom`, a batch starts while another is in flight only once that many writes wait
  * (fewer wait for the one in flight to finish, and go together in the next). With `gatherMs`, a batch that would
  * start with nothing in flight first waits for the writers the last batch answered to send their next writes: until
- * as many writes wait as were waiting when it finished plus as many as it carried, or, from its end, for as long as it
- * took (at most gatherMs), whichever comes first. Without it, clients that each send their next write when answered
- * split into two cohorts that take turns, each batch carrying half of them, each paying a commit. `flush` commits a
- * batch and settles its writes (settle); a synchronous engine (SQLite) commits within the call, an asynchronous one
- * returns a promise.
+ * as many writes wait as were waiting when it finished plus as many as it carried, or for as long as it took (at most
+ * gatherMs), whichever comes first. Without it, clients that each send their next write when answered split into two
+ * cohorts that take turns, each batch carrying half of them, each paying a commit. `flush` commits a batch and settles
+ * its writes (settle); a synchronous engine (SQLite) commits within the call, an asynchronous one returns a promise.
  */
 export class WriteQueue<W extends QueuedWrite> {
   private queue: W[] = [];
   private scheduled = false;
   private inFlight = 0;
-  /** With gatherMs: the writes the next batch waits for, until when (performance.now()), and the timer that ends the wait. */
+  /** With gatherMs: the writes the next batch waits for, and until when (the timer that ends the wait). */
   private expected = 0;
-  private gatherUntil = 0;
   private gathering: NodeJS.Timeout | undefined;
+  private lastFlightMs = 0;
 
   constructor(
     private readonly flush: (batch: W[]) => void | Promise<void>,
@@ -83,24 +82,16 @@ export class WriteQueue<W extends QueuedWrite> {
       }
       void done.finally(() => {
         this.inFlight--;
-        const gatherMs = this.limits.gatherMs;
-        if (gatherMs !== undefined) {
-          const now = performance.now();
-          this.expected = Math.min(this.limits.maxBatch, this.queue.length + batch.length);
-          this.gatherUntil = now + Math.min(gatherMs, now - started);
-        }
+        this.lastFlightMs = performance.now() - started;
+        if (this.limits.gatherMs !== undefined) this.expected = Math.min(this.limits.maxBatch, this.queue.length + batch.length);
         this.pump();
       });
     }
   }
 
-  /**
-   * Whether the next batch waits for more writes (gatherMs): a timer then ends the wait, if enough do not come first.
-   * The wait counts from the end of the last batch: a write that comes later, after a quiet while, goes at once.
-   */
+  /** Whether the next batch waits for more writes (gatherMs): a timer then ends the wait, if enough do not come first. */
   private gather(): boolean {
-    const left = this.gatherUntil - performance.now();
-    if (this.queue.length >= this.expected || left <= 0) {
+    if (this.queue.length >= this.expected) {
       this.expected = 0;
       clearTimeout(this.gathering);
       this.gathering = undefined;
@@ -110,7 +101,7 @@ export class WriteQueue<W extends QueuedWrite> {
       this.gathering = undefined;
       this.expected = 0;
       this.pump();
-    }, left);
+    }, Math.min(this.limits.gatherMs ?? 0, this.lastFlightMs));
     return true;
   }
 }

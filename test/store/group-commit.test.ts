@@ -99,19 +99,5 @@ describe('WriteQueue', () => {
       await turn();
       expect(started).toEqual([3, 1, 1]);
     });
-
-    it('counts the wait from the end of the last batch: a write after a quiet while goes at once', async () => {
-      clock();
-      const { queue, started, end } = held({ maxBatch: 64, concurrent: 2, overlapFrom: 64, gatherMs: 5000 });
-      for (let i = 0; i < 3; i++) queue.push(write());
-      await turn();
-      vi.advanceTimersByTime(1000);
-      await end();
-      // Three were answered, none came back: the wait would have ended 1000 ms after the batch did.
-      vi.advanceTimersByTime(1000);
-      queue.push(write());
-      await turn();
-      expect(started).toEqual([3, 1]);
-    });
   });
 });
