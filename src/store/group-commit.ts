@@ -22,17 +22,25 @@ export type Settled = WriteOutcome | KeyedResult;
 /**
  * Batches of the writes queued in one turn of the event loop, at most `maxBatch` writes each, `concurrent` batches
  * in flight at once; with `overlapFrom`, a batch starts while another is in flight only once that many writes wait
- * (fewer wait for the one in flight to finish, and go together in the next). `flush` commits a batch and settles its
- * writes (settle); a synchronous engine (SQLite) commits within the call, an asynchronous one returns a promise.
+ * (fewer wait for the one in flight to finish, and go together in the next). With `gatherMs`, a batch that would
+ * start with nothing in flight first waits for the writers the last batch answered to send their next writes: until
+ * as many writes wait as were waiting when it finished plus as many as it carried, or for as long as it took (at most
+ * gatherMs), whichever comes first. Without it, clients that each send their next write when answered split into two
+ * cohorts that take turns, each batch carrying half of them, each paying a commit. `flush` commits a batch and settles
+ * its writes (settle); a synchronous engine (SQLite) commits within the call, an asynchronous one returns a promise.
  */
 export class WriteQueue<W extends QueuedWrite> {
   private queue: W[] = [];
   private scheduled = false;
   private inFlight = 0;
+  /** With gatherMs: the writes the next batch waits for, and until when (the timer that ends the wait). */
+  private expected = 0;
+  private gathering: NodeJS.Timeout | undefined;
+  private lastFlightMs = 0;
 
   constructor(
     private readonly flush: (batch: W[]) => void | Promise<void>,
-    private readonly limits: { maxBatch: number; concurrent: number; overlapFrom?: number },
+    private readonly limits: { maxBatch: number; concurrent: number; overlapFrom?: number; gatherMs?: number },
   ) {}
 
   push(write: W): void {
@@ -63,8 +71,10 @@ export class WriteQueue<W extends QueuedWrite> {
   private pump(): void {
     while (this.queue.length > 0 && this.inFlight < this.limits.concurrent) {
       if (this.inFlight > 0 && this.queue.length < (this.limits.overlapFrom ?? 0)) return;
+      if (this.inFlight === 0 && this.gather()) return;
       const batch = this.queue.splice(0, this.limits.maxBatch);
       this.inFlight++;
+      const started = performance.now();
       const done = this.flush(batch);
       if (done === undefined) {
         this.inFlight--;
@@ -72,9 +82,27 @@ export class WriteQueue<W extends QueuedWrite> {
       }
       void done.finally(() => {
         this.inFlight--;
+        this.lastFlightMs = performance.now() - started;
+        if (this.limits.gatherMs !== undefined) this.expected = Math.min(this.limits.maxBatch, this.queue.length + batch.length);
         this.pump();
       });
     }
+  }
+
+  /** Whether the next batch waits for more writes (gatherMs): a timer then ends the wait, if enough do not come first. */
+  private gather(): boolean {
+    if (this.queue.length >= this.expected) {
+      this.expected = 0;
+      clearTimeout(this.gathering);
+      this.gathering = undefined;
+      return false;
+    }
+    this.gathering ??= setTimeout(() => {
+      this.gathering = undefined;
+      this.expected = 0;
+      this.pump();
+    }, Math.min(this.limits.gatherMs ?? 0, this.lastFlightMs));
+    return true;
   }
 }
 

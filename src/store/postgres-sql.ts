@@ -154,24 +154,109 @@ export function keptRecord(row: KeptRow): IdempotencyRecord {
  * namespace exists (the key is taken already), else neither (the row is left to its write's own op).
  */
 export const INSERT_BASES = `
-  WITH input AS (
-    SELECT * FROM unnest($1::int8[], $2::text[], $3::text[], $4::bytea[], $5::text[])
-      WITH ORDINALITY AS input (org_id, namespace, key, description, token, n)),
-  allowed AS (
-    SELECT input.* FROM input
-    WHERE input.token IS NULL OR EXISTS (SELECT 1 FROM tokens t WHERE t.id = input.token COLLATE "C" AND t.revoked_at IS NULL)),
-  target AS (
-    SELECT allowed.n, ns.id AS namespace_id, allowed.key COLLATE "C" AS key, allowed.description
-    FROM allowed JOIN namespaces ns ON ns.org_id = allowed.org_id AND ns.key = allowed.namespace COLLATE "C"),
+  WITH target AS (
+    SELECT input.n, ns.id AS namespace_id, input.key COLLATE "C" AS key, input.description,
+      input.token IS NULL OR EXISTS (SELECT 1 FROM tokens t WHERE t.id = input.token COLLATE "C" AND t.revoked_at IS NULL) AS allowed
+    FROM unnest($1::int8[], $2::text[], $3::text[], $4::bytea[], $5::text[])
+      WITH ORDINALITY AS input (org_id, namespace, key, description, token, n)
+    LEFT JOIN namespaces ns ON ns.org_id = input.org_id AND ns.key = input.namespace COLLATE "C"),
   created AS (
     INSERT INTO bases (namespace_id, key, description, created_at, updated_at)
-    SELECT namespace_id, key, description, now(), now() FROM target ORDER BY namespace_id, key
+    SELECT namespace_id, key, description, now(), now() FROM target
+    WHERE allowed AND namespace_id IS NOT NULL ORDER BY namespace_id, key
     ON CONFLICT (namespace_id, key) DO NOTHING
     RETURNING namespace_id, key)
-  SELECT input.n, allowed.n IS NULL AS revoked, target.n IS NOT NULL AS found
-  FROM input LEFT JOIN allowed ON allowed.n = input.n
-    LEFT JOIN (target LEFT JOIN created USING (namespace_id, key)) ON target.n = input.n
+  SELECT target.n, NOT target.allowed AS revoked, target.namespace_id IS NOT NULL AS found
+  FROM target LEFT JOIN created USING (namespace_id, key)
   WHERE created.key IS NULL`;
+
+/** A row INSERT_BASES returns: a row it did not create (its place n, from 1), and why. */
+export interface NotCreated {
+  n: number;
+  revoked: boolean;
+  found: boolean;
+}
+
+/** What of pg's Connection a query of kb's own uses (the protocol's messages, as pg's own queries and pg-cursor send them). */
+interface ProtocolConnection {
+  stream: { cork?: () => void; uncork?: () => void };
+  parsedStatements: Record<string, string | undefined>;
+  submittedNamedStatements: Record<string, string | undefined>;
+  parse(query: { text: string; name: string }): void;
+  bind(config: { statement: string; values: Array<string | null> }): void;
+  execute(config: Record<string, never>): void;
+  sync(): void;
+  sendCopyFail(message: string): void;
+}
+
+/**
+ * INSERT_BASES for one batch, as a query of kb's own (pg's Submittable, the driver's way to send what its query config
+ * cannot say, as pg-cursor does): its columns are known, so it is bound and executed with no Describe, and PostgreSQL
+ * sends no RowDescription for pg to parse and build a result from each batch; its few rows are read here, and its
+ * parameters are written as array literals once. Prepared once per connection under its name, as a named query is.
+ * `done` resolves with the rows not created once PostgreSQL is ready again, or rejects with its error (or the
+ * connection's).
+ */
+export class InsertBases {
+  readonly name = 'insert_bases';
+  readonly text = INSERT_BASES;
+  readonly done: Promise<NotCreated[]>;
+  private readonly rows: NotCreated[] = [];
+  private settle!: { resolve: (rows: NotCreated[]) => void; reject: (error: unknown) => void };
+
+  constructor(private readonly values: [orgs: string, namespaces: string, keys: string, descriptions: string, tokens: string]) {
+    this.done = new Promise((resolve, reject) => {
+      this.settle = { resolve, reject };
+    });
+  }
+
+  submit(connection: ProtocolConnection): void {
+    // One write for the messages, as pg's own prepared queries do.
+    connection.stream.cork?.();
+    try {
+      if (connection.parsedStatements[this.name] === undefined && connection.submittedNamedStatements[this.name] === undefined) {
+        connection.parse({ text: this.text, name: this.name });
+        connection.submittedNamedStatements[this.name] = this.text;
+      }
+      connection.bind({ statement: this.name, values: this.values });
+      connection.execute({});
+      connection.sync();
+    } finally {
+      connection.stream.uncork?.();
+    }
+  }
+
+  handleDataRow(message: { fields: Array<string | null> }): void {
+    const [n, revoked, found] = message.fields;
+    this.rows.push({ n: Number(n), revoked: revoked === 't', found: found === 't' });
+  }
+
+  handleReadyForQuery(): void {
+    this.settle.resolve(this.rows);
+  }
+
+  handleError(error: unknown): void {
+    this.settle.reject(error);
+  }
+
+  handleCopyInResponse(connection: ProtocolConnection): void {
+    connection.sendCopyFail('No source stream defined');
+  }
+
+  handleRowDescription(): void {}
+  handleCommandComplete(): void {}
+  handleEmptyQuery(): void {}
+  handlePortalSuspended(): void {}
+  handleCopyData(): void {}
+}
+
+/** Array literals of the parameters of INSERT_BASES, as pg would write them: every text element quoted and escaped. */
+export const arrayLiteral = {
+  integers: (values: readonly number[]) => `{${values.join(',')}}`,
+  texts: (values: ReadonlyArray<string | null>) =>
+    `{${values.map((value) => (value === null ? 'NULL' : `"${value.replace(/[\\"]/g, '\\$&')}"`)).join(',')}}`,
+  bytes: (values: ReadonlyArray<Buffer | null>) => `{${values.map((value) => (value === null ? 'NULL' : `\\\\x${value.toString('hex')}`)).join(',')}}`,
+};
 
 /**
  * The statement that tells which of the tokens writes were sent with are active now (its rows: their ids), for a

@@ -21,7 +21,7 @@ import {
   type Write,
 } from './store.js';
 import { failAll, outcomeOf, type Settled, settle, WriteQueue } from './group-commit.js';
-import { BatchCommit, type BaseRow, CONCURRENT_BATCHES, MAX_BATCH, OVERLAP_FROM, type Pending } from './postgres-batch.js';
+import { BatchCommit, type BaseRow, CONCURRENT_BATCHES, GATHER_MS, MAX_BATCH, OVERLAP_FROM, type Pending } from './postgres-batch.js';
 import { ChangeListener, type Changes } from './postgres-changes.js';
 import { type DescribedRow, operationOf } from './postgres-writes.js';
 import { migrate, waitForDatabase } from './postgres-open.js';
@@ -107,7 +107,12 @@ export class PostgresStore implements Store {
    * costs the database one transaction per window, not one per request.
    */
   private readonly limited = new Map<string, number>();
-  private readonly queue = new WriteQueue<Pending>((batch) => this.flush(batch), { maxBatch: MAX_BATCH, concurrent: CONCURRENT_BATCHES, overlapFrom: OVERLAP_FROM });
+  private readonly queue = new WriteQueue<Pending>((batch) => this.flush(batch), {
+    maxBatch: MAX_BATCH,
+    concurrent: CONCURRENT_BATCHES,
+    overlapFrom: OVERLAP_FROM,
+    gatherMs: GATHER_MS,
+  });
   /** Versions handed out while the listener is down: each different, so nothing read then is kept. */
   private unlistened = 0;
   /** Active tokens by hash (hex), at the tokens version they were read at: authentication without a query. */

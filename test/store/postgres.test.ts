@@ -430,6 +430,23 @@ describe('PostgresStore: group commit', () => {
     expect(await database.sql("SELECT count(*)::int AS n FROM bases")).toEqual([{ n: tricky.length }]);
   });
 
+  it("writes a batch's base rows as given, whatever quotes, backslashes, braces, commas or NUL they hold (the batch's array literals)", async () => {
+    const database = await freshDatabase();
+    const store = await open(database);
+    const org = await orgId(store, 'acme');
+    const odd = ['NULL', 'a,b', '{x}', ' spaced ', 'quo"te', 'back\\slash', '\\', '""', "it's", 'emoji 😀', ''];
+    for (const [i, text] of odd.entries()) await store.nsCreate(org, { key: `ns ${text} ${i}`, description: null });
+    const bases = odd.flatMap((text, i) => [
+      { namespace: `ns ${text} ${i}`, key: `k ${text}`, description: text },
+      { namespace: `ns ${text} ${i}`, key: `${text}`, description: i % 2 === 0 ? null : `${text} nul \u0000 ${text}` },
+    ]);
+    // In one turn: one batch, its rows in one INSERT.
+    expect(await Promise.all(bases.map((b) => store.baseCreate(org, b)))).toEqual(bases);
+    expect(await store.baseListAll(org)).toEqual([...bases].sort((a, b) => (a.namespace === b.namespace ? (a.key < b.key ? -1 : 1) : a.namespace < b.namespace ? -1 : 1)));
+    // All by the batch's one statement (a row run alone would have a subtransaction of its own).
+    expect(await database.sql('SELECT count(*)::int AS n, count(DISTINCT xmin::text)::int AS transactions FROM bases')).toEqual([{ n: bases.length, transactions: 1 }]);
+  });
+
   it('gives exactly one of 40 concurrent creates of one key its 200, within one batch and across two stores', async () => {
     const database = await freshDatabase();
     const [a, b] = [await open(database), await open(database)];

@@ -72,6 +72,26 @@ async function counters(url) {
   });
 }
 
+/** The PostgreSQL backends serving kb serve in the database (the replicas' pool and LISTEN connections), by pid. */
+async function backendPids(url) {
+  return withClient(url, async (client) => {
+    const { rows } = await client.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'kb serve%'");
+    return rows.map((row) => row.pid);
+  });
+}
+
+/** CPU seconds of processes that may have ended meanwhile (an ended one counts what it had when last read). */
+function cpuOf(pids, last = new Map()) {
+  for (const pid of pids) {
+    try {
+      last.set(pid, cpuSeconds(pid));
+    } catch {
+      // Ended: keep what it had.
+    }
+  }
+  return last;
+}
+
 async function seedNamespaces(group, token, count) {
   const client = new ApiClient(group.urls, token);
   await pool(Array.from({ length: count }, (_, i) => i), 32, (i) =>
@@ -137,8 +157,13 @@ export async function replicasSection(ctx) {
     for (let round = 1; round <= options.rounds; round++) {
       ctx.progress(`replicas: creates through ${REPLICAS} PostgreSQL replicas, round ${round}`);
       const before = await counters(pgUrl);
+      const backends = await backendPids(pgUrl);
+      const backendsBefore = cpuOf(backends);
       const pg = await creates.pg();
+      // A backend that started meanwhile (a connection the pool opened) counts all its CPU; one that ended, until last read.
+      const backendsAfter = cpuOf(new Set([...backends, ...(await backendPids(pgUrl))]), new Map(backendsBefore));
       const after = await counters(pgUrl);
+      pg.backendCpuPerRequest = ([...backendsAfter].reduce((sum, [pid, seconds]) => sum + seconds - (backendsBefore.get(pid) ?? 0), 0) / Math.max(1, pg.requests)) * 1e6;
       runs.pg.push(pg);
       const perCommit = pg.requests / Math.max(1, after.commits - before.commits);
       const perWrite = pg.requests / Math.max(1, after.xids - before.xids);
@@ -146,7 +171,7 @@ export async function replicasSection(ctx) {
       commitRatios.push(perCommit);
       writeRatios.push(perWrite);
       flushRatios.kb.push(perFlush);
-      rows.push(['base_create', `kb serve x${REPLICAS}, PostgreSQL`, round, Math.round(pg.rps).toLocaleString('en-US'), pg.p99.toFixed(2), pg.errors, pg.cpuPerRequest.toFixed(1), perCommit.toFixed(1), perWrite.toFixed(1), perFlush.toFixed(1)]);
+      rows.push(['base_create', `kb serve x${REPLICAS}, PostgreSQL`, round, Math.round(pg.rps).toLocaleString('en-US'), pg.p99.toFixed(2), pg.errors, pg.cpuPerRequest.toFixed(1), pg.backendCpuPerRequest.toFixed(1), perCommit.toFixed(1), perWrite.toFixed(1), perFlush.toFixed(1)]);
 
       ctx.progress(`replicas: one INSERT per commit from a plain pg program, round ${round}`);
       const plainBefore = await counters(pgUrl);
@@ -156,21 +181,21 @@ export async function replicasSection(ctx) {
       runs.baseline.push({ rps: plain.inserts / plain.seconds });
       const plainPerFlush = plain.inserts / Math.max(1, plainAfter.fsyncs - plainBefore.fsyncs);
       flushRatios.plain.push(plainPerFlush);
-      rows.push(['INSERT', `plain pg, ${CLIENTS} clients`, round, Math.round(plain.inserts / plain.seconds).toLocaleString('en-US'), '', 0, '', (plain.inserts / Math.max(1, plainAfter.commits - plainBefore.commits)).toFixed(1), (plain.inserts / Math.max(1, plainAfter.xids - plainBefore.xids)).toFixed(1), plainPerFlush.toFixed(1)]);
+      rows.push(['INSERT', `plain pg, ${CLIENTS} clients`, round, Math.round(plain.inserts / plain.seconds).toLocaleString('en-US'), '', 0, '', '', (plain.inserts / Math.max(1, plainAfter.commits - plainBefore.commits)).toFixed(1), (plain.inserts / Math.max(1, plainAfter.xids - plainBefore.xids)).toFixed(1), plainPerFlush.toFixed(1)]);
 
       ctx.progress(`replicas: creates through kb serve on SQLite, round ${round}`);
       const sqlite = await creates.sqlite();
       runs.sqlite.push(sqlite);
-      rows.push(['base_create', 'kb serve, SQLite', round, Math.round(sqlite.rps).toLocaleString('en-US'), sqlite.p99.toFixed(2), sqlite.errors, sqlite.cpuPerRequest.toFixed(1), '', '', '']);
+      rows.push(['base_create', 'kb serve, SQLite', round, Math.round(sqlite.rps).toLocaleString('en-US'), sqlite.p99.toFixed(2), sqlite.errors, sqlite.cpuPerRequest.toFixed(1), '', '', '', '']);
 
       ctx.progress(`replicas: ns_list of ${large.toLocaleString('en-US')} namespaces, round ${round}`);
       // What one replica serves: the other is idle meanwhile (on their own hosts, each would have its own cores).
       const pgList = await wrk(pgGroup.urls.slice(0, 1), '/v1/ns_list', tokens.pg.large, LUA.get, CLIENTS);
       runs.pgList.push(pgList);
-      rows.push([`ns_list (${large.toLocaleString('en-US')})`, 'one kb serve replica, PostgreSQL', round, Math.round(pgList.rps).toLocaleString('en-US'), pgList.p99.toFixed(2), pgList.errors, '', '', '', '']);
+      rows.push([`ns_list (${large.toLocaleString('en-US')})`, 'one kb serve replica, PostgreSQL', round, Math.round(pgList.rps).toLocaleString('en-US'), pgList.p99.toFixed(2), pgList.errors, '', '', '', '', '']);
       const sqliteList = await wrk(sqliteGroup.urls, '/v1/ns_list', tokens.sqlite.large, LUA.get, CLIENTS);
       runs.sqliteList.push(sqliteList);
-      rows.push([`ns_list (${large.toLocaleString('en-US')})`, 'kb serve, SQLite', round, Math.round(sqliteList.rps).toLocaleString('en-US'), sqliteList.p99.toFixed(2), sqliteList.errors, '', '', '', '']);
+      rows.push([`ns_list (${large.toLocaleString('en-US')})`, 'kb serve, SQLite', round, Math.round(sqliteList.rps).toLocaleString('en-US'), sqliteList.p99.toFixed(2), sqliteList.errors, '', '', '', '', '']);
     }
     const rps = (list) => median(list.map((r) => r.rps));
     const errors = [...runs.pg, ...runs.sqlite].reduce((sum, r) => sum + r.errors, 0);
@@ -183,6 +208,7 @@ export async function replicasSection(ctx) {
         figure({ name: `durable base_create through ${REPLICAS} PostgreSQL replicas, ${CLIENTS} clients, vs plain pg (one INSERT per commit)`, value: rps(runs.pg), baseline: rps(runs.baseline), unit: 'req/s', budget: { on: 'value', op: '>=', limit: 5000 } }),
         figure({ name: `durable base_create through ${REPLICAS} PostgreSQL replicas vs one kb serve on SQLite, same client`, value: rps(runs.pg), baseline: rps(runs.sqlite), unit: 'req/s', budget: { on: 'ratio', op: '>=', limit: 0.6 } }),
         figure({ name: `CPU per durable create: a PostgreSQL replica (of ${REPLICAS}, ${perReplica} clients each) vs kb serve on SQLite (${CLIENTS} clients), warm`, value: cpu(runs.pg), baseline: cpu(runs.sqlite), unit: 'µs', budget: { on: 'ratio', op: '<=', limit: 1.3 } }),
+        figure({ name: `PostgreSQL's own CPU per durable create (the backends of the ${REPLICAS} replicas' connections; not in the figure above)`, value: median(runs.pg.map((r) => r.backendCpuPerRequest)), unit: 'µs' }),
         figure({ name: 'creates per PostgreSQL commit (pg_stat_database.xact_commit, reads included)', value: median(commitRatios), unit: 'x' }),
         figure({ name: 'creates per write transaction (transaction ids assigned, savepoints included)', value: median(writeRatios), unit: 'x' }),
         figure({ name: 'creates per WAL flush (pg_stat_io) vs plain pg inserts per WAL flush', value: median(flushRatios.kb), baseline: median(flushRatios.plain), unit: 'x', budget: { on: 'value', op: '>', limit: 1 } }),
@@ -193,15 +219,15 @@ export async function replicasSection(ctx) {
       details: [
         {
           title: `Runs (${options.duration} s each, ${options.rounds} round${options.rounds > 1 ? 's' : ''}; creates on PostgreSQL: one wrk of ${perReplica} connections per replica at once, req/s summed; ns_list on PostgreSQL: one wrk of ${CLIENTS} on one replica; SQLite: one wrk of ${CLIENTS})`,
-          headers: ['what', 'server', 'round', 'req/s', 'p99 ms', 'errors', 'CPU µs/create', 'writes/commit', 'writes/xid', 'writes/WAL flush'],
-          align: ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
+          headers: ['what', 'server', 'round', 'req/s', 'p99 ms', 'errors', 'CPU µs/create', 'PostgreSQL CPU µs/create', 'writes/commit', 'writes/xid', 'writes/WAL flush'],
+          align: ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
           rows,
         },
       ],
       notes: [
         `Everything on one machine: PostgreSQL, the ${REPLICAS} replicas, the SQLite server, wrk and the plain pg program share its cores.`,
         'Plain pg: scripts/bench/baselines/pg-inserts.mjs, a connection per client, each INSERT its own transaction, into a table shaped like bases.',
-        `CPU µs/create: user + system time of the kb serve processes (/proc/PID/stat) over the run, per create; for PostgreSQL, both replicas' over both replicas' creates (PostgreSQL's own backends not counted). Each server first ran creates (${least} runs at least) until two runs in a row were within ${SETTLED * 100}% of each other (warm-up runs, CPU µs/create: PostgreSQL ${warmup.pg.map((x) => x.toFixed(0)).join(', ')}; SQLite ${warmup.sqlite.map((x) => x.toFixed(0)).join(', ')}).`,
+        `CPU µs/create: user + system time of the kb serve processes (/proc/PID/stat) over the run, per create; for PostgreSQL, both replicas' over both replicas' creates (PostgreSQL's own backends not counted there: PostgreSQL CPU µs/create is theirs, the backends of the replicas' connections from pg_stat_activity, measured rounds only). Each server first ran creates (${least} runs at least) until two runs in a row were within ${SETTLED * 100}% of each other (warm-up runs, CPU µs/create: PostgreSQL ${warmup.pg.map((x) => x.toFixed(0)).join(', ')}; SQLite ${warmup.sqlite.map((x) => x.toFixed(0)).join(', ')}).`,
         'writes/commit: the writes counted over the transactions pg_stat_database counted in the database meanwhile, read-only ones included (each replica\'s fence before a turn of requests is one); writes/xid: over the transaction ids handed out meanwhile (one per transaction that wrote, one per savepoint that wrote), so over the write transactions alone; writes/WAL flush: over the WAL fsyncs of the cluster (pg_stat_io), the cost a durable commit pays.',
       ],
       raw: { settings, runs, warmup, commitRatios, writeRatios, flushRatios },
