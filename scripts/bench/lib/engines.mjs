@@ -106,6 +106,17 @@ class ServerGroup {
     return this;
   }
 
+  /**
+   * One more kb serve over the same store, with the group's flags, apart from the group's own servers (not in `urls`
+   * or `pids`, stopped with the group): another process of the same server, for figures that must not rest on one.
+   */
+  async another() {
+    const i = this.servers.length + (this.others?.length ?? 0);
+    const server = await startServe(this.kb, [...this.storeArgs, ...this.serveArgs], this.env, false, join(this.logDir, `kb-serve-${this.name}-${i}.log`));
+    (this.others ??= []).push(server);
+    return server;
+  }
+
   get urls() {
     return this.servers.map((s) => s.url);
   }
@@ -128,7 +139,7 @@ class ServerGroup {
   }
 
   async stop() {
-    await Promise.all(this.servers.map(stopServe));
+    await Promise.all([...this.servers, ...(this.others ?? [])].map(stopServe));
   }
 }
 

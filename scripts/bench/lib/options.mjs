@@ -19,6 +19,8 @@ the budget and PASS/FAIL.
   --replicas N       kb serve processes over one database (postgres only; default 1)
   --server-parts L   parts of the server section, comma-separated: throughput (req/s of each endpoint),
                      cost (CPU per request beside node:http, silent and metrics on) (default: both)
+  --processes N      kb serve processes of each kind in the server section's cost part, taking its rounds in
+                     turn (default 3, --quick: 1): one process's CPU per request is a draw of V8's state at start
   --json FILE        also write the results as JSON to FILE
   --quick            a smoke run (under a minute): 5 runs, 1 s wrk runs, 2,000 namespaces and bases
                      for the large lists, 10,000 in the scale section, export-scale up to 10,000
@@ -44,6 +46,7 @@ export function parseOptions(argv) {
       engine: { type: 'string', default: 'sqlite' },
       replicas: { type: 'string', default: '1' },
       'server-parts': { type: 'string', default: 'throughput,cost' },
+      processes: { type: 'string' },
       json: { type: 'string' },
       quick: { type: 'boolean', default: false },
       check: { type: 'boolean', default: false },
@@ -68,6 +71,7 @@ export function parseOptions(argv) {
     warmup: quick ? 1 : 2,
     duration: values.duration === undefined ? (quick ? 1 : 5) : integer('duration', values.duration, 1),
     rounds: values.rounds === undefined ? (quick ? 1 : 2) : integer('rounds', values.rounds, 1),
+    processes: values.processes === undefined ? (quick ? 1 : 3) : integer('processes', values.processes, 1),
     wrkWarmup: quick ? 0 : 1,
     wrkThreads: 1,
     connections: 32,

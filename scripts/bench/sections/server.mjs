@@ -170,13 +170,25 @@ async function costPart(ctx) {
   const silent = await ctx.engine.group('silent', ctx.home, 1, ['--log-level', 'silent']);
   const metrics = await ctx.engine.group('metrics', ctx.home, 1, ['--admin-port', '0']);
   const server = (name, group, token) => ({ name, urls: group.urls, pids: group.pids ?? group.servers?.map((s) => s.pid), token });
-  const servers = {
-    node: server('node:http, same body', nodeHealth),
-    nodeNs: server('node:http, same body', nodeNs),
-    info: server('kb serve (log level info)', main, ctx.tokens.small),
-    silent: server('kb serve --log-level silent', silent, silent.firstToken),
-    metrics: server('kb serve --admin-port (metrics on)', metrics, metrics.firstToken),
+  // Processes of one kb serve differ by up to a third in CPU per request, as each start leaves V8 in its own state
+  // (docs/performance.md): each kb side is `processes` processes over the same store, a round on each in turn.
+  const processes = async (name, group, token) => {
+    const list = [server(name, group, token)];
+    while (list.length < options.processes) {
+      ctx.progress(`server cost: starting process ${list.length + 1} of ${options.processes} of ${name}`);
+      const other = await group.another();
+      list.push({ name, urls: [other.url], pids: [other.pid], token });
+    }
+    return list;
   };
+  const servers = {
+    node: [server('node:http, same body', nodeHealth)],
+    nodeNs: [server('node:http, same body', nodeNs)],
+    info: await processes('kb serve (log level info)', main, ctx.tokens.small),
+    silent: await processes('kb serve --log-level silent', silent, silent.firstToken),
+    metrics: await processes('kb serve --admin-port (metrics on)', metrics, metrics.firstToken),
+  };
+  const rounds = Math.max(options.rounds, options.processes);
   const comparisons = [
     { name: 'GET /v1/health', path: '/v1/health', sides: ['node', 'info', 'silent', 'metrics'] },
     { name: 'GET /v1/auth', path: '/v1/auth', sides: ['info', 'metrics'] },
@@ -191,23 +203,26 @@ async function costPart(ctx) {
   let runId = 0;
   try {
     for (const comparison of comparisons) {
-      const go = (side, duration) => {
-        const s = servers[side];
+      const go = (s, duration) => {
         const runEnv = childEnv(ctx.home, { KB_BENCH_TOKEN: s.token ?? '', KB_BENCH_RUN: `${process.pid}c${runId++}` });
         return runWrkCpu(s.urls.map((url) => url + comparison.path), s.pids, { ...wrk, duration, env: runEnv });
       };
+      const label = (side, i) => `${servers[side][i].name}${servers[side].length > 1 ? ` #${i + 1}` : ''}`;
       for (const side of comparison.sides) {
-        ctx.progress(`server cost: ${comparison.name}: warming ${servers[side].name}`);
-        const seen = await warmUntilSettled(() => go(side, warmSeconds), { maxRuns: options.quick ? 3 : 8 });
-        warmRows.push([comparison.name, servers[side].name, seen.length, seen.map((x) => x.toFixed(1)).join(' → ')]);
+        for (const [i, s] of servers[side].entries()) {
+          ctx.progress(`server cost: ${comparison.name}: warming ${label(side, i)}`);
+          const seen = await warmUntilSettled(() => go(s, warmSeconds), { maxRuns: options.quick ? 3 : 8 });
+          warmRows.push([comparison.name, label(side, i), seen.length, seen.map((x) => x.toFixed(1)).join(' → ')]);
+        }
       }
       const results = Object.fromEntries(comparison.sides.map((side) => [side, []]));
-      for (let round = 1; round <= options.rounds; round++) {
+      for (let round = 1; round <= rounds; round++) {
         for (const side of comparison.sides) {
-          ctx.progress(`server cost: ${comparison.name}: ${servers[side].name}, round ${round} of ${options.rounds}`);
-          const result = await go(side, options.duration);
+          const i = (round - 1) % servers[side].length;
+          ctx.progress(`server cost: ${comparison.name}: ${label(side, i)}, round ${round} of ${rounds}`);
+          const result = await go(servers[side][i], options.duration);
           results[side].push(result);
-          rows.push([comparison.name, servers[side].name, round, result.cpuUsPerRequest.toFixed(1), Math.round(result.rps).toLocaleString('en-US'), result.errors]);
+          rows.push([comparison.name, label(side, i), round, result.cpuUsPerRequest.toFixed(1), Math.round(result.rps).toLocaleString('en-US'), result.errors]);
         }
       }
       raw[`cost ${comparison.name}`] = results;
@@ -235,7 +250,7 @@ async function costPart(ctx) {
     figures,
     details: [
       {
-        title: `CPU per request (utime + stime of the server process over a wrk run, over the requests wrk counted; ${options.duration} s runs, alternately each server of an endpoint; a figure is the median over its rounds)`,
+        title: `CPU per request (utime + stime of the server process over a wrk run, over the requests wrk counted; ${options.duration} s runs, alternately each server of an endpoint, each kb side ${options.processes} process(es) taking the rounds in turn; a figure is the median over its rounds)`,
         headers: ['endpoint', 'server', 'round', 'CPU µs/req', 'req/s', 'errors'],
         align: ['l', 'l', 'r', 'r', 'r', 'r'],
         rows,
