@@ -45,6 +45,8 @@ const BACKOFF_BASE_MS = 100;
 /** A Retry-After longer than this ends the retries: waiting would outlast what a CLI user expects. */
 const MAX_RETRY_AFTER_MS = 5000;
 const RETRY_STATUSES = new Set([502, 503, 504]);
+/** Failures before a connection was made: the request never left. Any other may come after the server ran it. */
+const NEVER_SENT = new Set<NetworkErrorKind>(['refused', 'dns']);
 /**
  * The success envelope of each route's output, made once: zod compiles an object schema's parser on its first parse,
  * so an envelope made afresh for every reply cost more CPU than the rest of the request (about 0.2 ms cold).
@@ -439,6 +441,7 @@ export class KbClient {
     // A GET is safe to repeat, and so is a write under an Idempotency-Key; any other write is never sent twice.
     const repeatable = method === 'GET' || idempotencyKey !== undefined;
     const attempts = repeatable ? this.retries + 1 : 1;
+    let mayHaveRun = false;
     for (let attempt = 1; ; attempt++) {
       const started = performance.now();
       const elapsed = () => `${Math.round(performance.now() - started)}ms`;
@@ -447,7 +450,11 @@ export class KbClient {
       if ('failure' in outcome) {
         const wait = canRetry && outcome.retryable ? backoffMs(attempt - 1) : undefined;
         this.#traceLine(`${method} ${target.url} ${outcome.failure.kind} ${elapsed()}`, wait);
-        if (wait === undefined) throw outcome.failure;
+        mayHaveRun ||= !NEVER_SENT.has(outcome.failure.kind);
+        if (wait === undefined) {
+          outcome.failure.mayHaveRun = mayHaveRun;
+          throw outcome.failure;
+        }
         await sleep(wait);
         continue;
       }

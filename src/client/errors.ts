@@ -65,6 +65,12 @@ export class NetworkError extends KbClientError {
   readonly exitCode = EXIT.network;
   /** The proxy that could not be reached, when it was the proxy and not the deployment. */
   readonly proxy: Proxy | undefined;
+  /**
+   * Whether the request may have reached the server and run there, on this attempt or an earlier one: the connection
+   * was lost after it was sent, or timed out waiting for the reply. False when no attempt got a connection (refused,
+   * DNS). The client sets it once its attempts are spent.
+   */
+  mayHaveRun = false;
 
   constructor(
     readonly kind: NetworkErrorKind,

@@ -1,6 +1,6 @@
 import type { Base, Namespace } from '../api/schemas.js';
 import type { KbClient } from '../client/client.js';
-import { BaseListUnsupportedError, exitCodeFor } from '../client/errors.js';
+import { BaseListUnsupportedError, exitCodeFor, NetworkError } from '../client/errors.js';
 import { CliError } from '../cli/errors.js';
 import { onInterrupt } from '../cli/interrupt.js';
 import { paint, type IO } from '../cli/io.js';
@@ -230,7 +230,10 @@ export function renderPlan(io: Pick<IO, 'color'>, plan: Plan, options: { pruneFl
 
 /**
  * A plan that stopped part-way: what was applied, the change that failed first (its cause is the error's, and its exit
- * code), and what was not applied (other changes that failed at the same time, then those never sent).
+ * code), and what was not applied (other changes that failed at the same time, then those never sent). A change whose
+ * request may have run on the server with no reply coming back (its connection lost after it was sent) is neither:
+ * `unknown` holds those, and the report lists them apart. Applying again settles them: its plan finds each done or
+ * still to do.
  */
 export class ApplyError extends Error {
   override readonly name = 'ApplyError';
@@ -242,6 +245,8 @@ export class ApplyError extends Error {
     readonly failed: Change,
     readonly pending: readonly Change[],
     override readonly cause: unknown,
+    /** Of `failed` and `pending`, those that may have been applied: sent, and no reply came. */
+    readonly unknown: ReadonlySet<Change> = new Set(),
   ) {
     super(`Could not ${describeChange(failed)}: ${cause instanceof Error ? cause.message : String(cause)}`);
     this.exitCode = exitCodeFor(cause);
@@ -249,12 +254,20 @@ export class ApplyError extends Error {
     this.help = typeof help === 'string' && help !== '' ? help : undefined;
   }
 
-  /** The report for stderr: every change applied, then every change not applied (the failed one first). */
+  /**
+   * The report for stderr: every change applied, then every change sent with no reply (it may have been applied), then
+   * every change not applied; the failed one first of its list.
+   */
   report(io: Pick<IO, 'color'>): string {
     const total = this.applied.length + 1 + this.pending.length;
     const lines = [`Stopped after ${this.applied.length} of ${total} changes.`];
-    if (this.applied.length > 0) lines.push('Applied:', ...this.applied.map((change) => `  ${changeLine(io, change)}`));
-    lines.push('Not applied:', ...[this.failed, ...this.pending].map((change) => `  ${changeLine(io, change)}`));
+    const listed = (changes: readonly Change[]) => changes.map((change) => `  ${changeLine(io, change)}`);
+    if (this.applied.length > 0) lines.push('Applied:', ...listed(this.applied));
+    const rest = [this.failed, ...this.pending];
+    const unknown = rest.filter((change) => this.unknown.has(change));
+    const notApplied = rest.filter((change) => !this.unknown.has(change));
+    if (unknown.length > 0) lines.push('Maybe applied (sent, but no reply came; applying again settles them):', ...listed(unknown));
+    if (notApplied.length > 0) lines.push('Not applied:', ...listed(notApplied));
     return `${lines.join('\n')}\n`;
   }
 }
@@ -327,6 +340,7 @@ export async function applyChanges(
     changes[first.index] as Change,
     [...inOrder((index) => failedAlso.has(index)), ...inOrder((index) => !applied.has(index) && !failedAlso.has(index) && index !== first.index)],
     first.cause,
+    new Set(failures.filter((failure) => failure.cause instanceof NetworkError && failure.cause.mayHaveRun).map((failure) => changes[failure.index] as Change)),
   );
 }
 

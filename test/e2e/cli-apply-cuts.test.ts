@@ -12,9 +12,8 @@ import { startTestServer, tempDir, type TestServer } from '../helpers/server.js'
  * built CLI and a real kb serve cuts connections at points fast-check picks (after N bytes of requests, after N bytes
  * of replies, in the middle of a reply). Whatever is cut, no namespace is made twice or half, kb exits 0 with every
  * change applied or exits 6 (network) with a report that is true of the server, and a second apply settles the rest.
- *
- * FAILS on the commit that adds it: a create whose connection closed after it was sent (the server ran it, no reply
- * came) is listed under "Not applied:", yet the namespace exists (e.g. cuts [{"kind":"mid-reply","chunk":1}] repeated).
+ * A create whose connection closed after it was sent may have run: the report lists it as "Maybe applied", never as
+ * applied or not (it once listed it as not applied, though the server had run it).
  */
 let server: TestServer;
 beforeAll(async () => {
@@ -174,9 +173,12 @@ describe('kb apply through connections cut while pipelined', { timeout: 300_000 
             expect(after.size, seen).toBe(0);
           } else {
             const applied = listed(through.stderr, 'Applied:');
+            // Sent with no reply: the server may or may not have run them, and the report says just that.
+            const maybe = listed(through.stderr, 'Maybe applied (sent, but no reply came; applying again settles them):');
             const notApplied = listed(through.stderr, 'Not applied:');
             expect(stopped, seen).toBe(`Stopped after ${applied.length} of ${COUNT} changes.`);
-            expect(new Set([...applied, ...notApplied]).size, seen).toBe(COUNT);
+            expect(applied.length + maybe.length + notApplied.length, seen).toBe(COUNT);
+            expect(new Set([...applied, ...maybe, ...notApplied]).size, seen).toBe(COUNT);
             for (const key of applied) expect(after.has(key), `${key} reported applied, absent: ${seen}`).toBe(true);
             for (const key of notApplied) expect(after.has(key), `${key} reported not applied, present: ${seen}`).toBe(false);
           }
