@@ -89,7 +89,12 @@ interface Reply {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
+  /** Set by #transmit: an earlier attempt's connection was lost after the request was sent (NetworkError.mayHaveRun). */
+  afterLoss?: boolean;
 }
+
+/** Statuses a gateway answers for a server that may have run the request and lost its reply. */
+const GATEWAY_LOST = new Set([502, 504]);
 
 /** A reply of `raw`, as it came. */
 export interface RawReply {
@@ -468,7 +473,10 @@ export class KbClient {
         else if (asked <= MAX_RETRY_AFTER_MS) wait = asked;
       }
       this.#traceLine(`${method} ${target.url} ${reply.status} ${elapsed()}`, wait);
-      if (wait === undefined) return reply;
+      if (wait === undefined) {
+        if (mayHaveRun) reply.afterLoss = true;
+        return reply;
+      }
       await sleep(wait);
     }
   }
@@ -546,8 +554,9 @@ export class KbClient {
       const failure = FailureEnvelope.safeParse(json);
       if (failure.success) {
         const stillRunning = reply.status === 409 && exchange.idempotencyKey !== undefined && header(reply.headers, 'retry-after') !== undefined;
+        const mayHaveRun = method !== 'GET' && (reply.afterLoss === true || stillRunning || GATEWAY_LOST.has(reply.status));
         throw new ApiError({
-          status: reply.status, message: failure.data.message, help: failure.data.help ?? undefined, url, method, requestId, stillRunning,
+          status: reply.status, message: failure.data.message, help: failure.data.help ?? undefined, url, method, requestId, stillRunning, mayHaveRun,
         });
       }
       throw malformed('the JSON is not a failure envelope {"success":false,"message":...}');

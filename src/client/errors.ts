@@ -29,6 +29,8 @@ export interface ApiErrorDetails {
    * conflict of data, so it exits as a 503 does (1), never 5.
    */
   stillRunning?: boolean;
+  /** Whether the write may have run on the server all the same (ApiError.mayHaveRun). */
+  mayHaveRun?: boolean;
 }
 
 /** The service answered with the failure envelope (or the client rejected the input the same way). */
@@ -42,6 +44,12 @@ export class ApiError extends KbClientError {
   readonly method: string;
   readonly local: boolean;
   readonly requestId: string | undefined;
+  /**
+   * Whether a write may have run on the server though this error answered it: an earlier attempt's connection was lost
+   * after it was sent, its first request was still running (stillRunning), or a gateway answered for the server (502,
+   * 504: the server may have run it and its reply been lost). kb apply lists such a change apart, neither applied nor not.
+   */
+  readonly mayHaveRun: boolean;
 
   constructor(details: ApiErrorDetails) {
     super(details.message);
@@ -53,6 +61,7 @@ export class ApiError extends KbClientError {
     this.method = details.method;
     this.local = details.local ?? false;
     this.requestId = details.requestId;
+    this.mayHaveRun = details.mayHaveRun ?? false;
   }
 }
 

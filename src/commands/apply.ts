@@ -9,7 +9,7 @@ export default class Apply extends ApiCommand {
 
   static override description = `Creates the namespaces and bases the file has and the deployment lacks, and updates descriptions that differ. With --prune it also deletes the bases of the file's namespaces that the file does not list (asking first on a terminal; --yes without one). Namespaces the file does not name are left as they are: the API has no way to delete a namespace.
 
-The plan (+ create, ~ update, - delete, with counts) is printed to stderr first. Applying twice changes nothing the second time, and says so. --dry-run prints the plan and changes nothing. Changes are sent several at a time (64), namespaces before their bases and deletes last; a long plan shows its progress on a terminal. If one fails, kb sends nothing more, lets those on their way finish, reports exactly which were applied, which were sent with no reply (they may have been: applying again settles them) and which were not, and exits by the error.
+The plan (+ create, ~ update, - delete, with counts) is printed to stderr first. Applying twice changes nothing the second time, and says so. --dry-run prints the plan and changes nothing. Changes are sent several at a time (64), namespaces before their bases and deletes last; a long plan shows its progress on a terminal. If one fails, kb sends nothing more, lets those on their way finish, reports exactly which were applied, which were sent but whose outcome is unknown (a lost reply, or a gateway's: they may have been, and applying again settles them) and which were not, and exits by the error.
 
 Reading the bases of a namespace that exists needs GET /v1/base_list, an extension of \`kb serve\`: against a deployment without it, only namespaces that do not exist yet can be applied.
 

@@ -1,6 +1,6 @@
 import type { Base, Namespace } from '../api/schemas.js';
 import type { KbClient } from '../client/client.js';
-import { BaseListUnsupportedError, exitCodeFor, NetworkError } from '../client/errors.js';
+import { ApiError, BaseListUnsupportedError, exitCodeFor, NetworkError } from '../client/errors.js';
 import { CliError } from '../cli/errors.js';
 import { onInterrupt } from '../cli/interrupt.js';
 import { paint, type IO } from '../cli/io.js';
@@ -231,10 +231,16 @@ export function renderPlan(io: Pick<IO, 'color'>, plan: Plan, options: { pruneFl
 /**
  * A plan that stopped part-way: what was applied, the change that failed first (its cause is the error's, and its exit
  * code), and what was not applied (other changes that failed at the same time, then those never sent). A change whose
- * request may have run on the server with no reply coming back (its connection lost after it was sent) is neither:
+ * request may have run on the server with no reply coming back (its connection lost after it was sent, its first
+ * request still running, or a gateway answering for the server: NetworkError and ApiError's mayHaveRun) is neither:
  * `unknown` holds those, and the report lists them apart. Applying again settles them: its plan finds each done or
  * still to do.
  */
+/** Whether a change that failed with `cause` may have been applied all the same (its request ran, its reply lost). */
+function mayHaveRun(cause: unknown): boolean {
+  return (cause instanceof NetworkError || cause instanceof ApiError) && cause.mayHaveRun;
+}
+
 export class ApplyError extends Error {
   override readonly name = 'ApplyError';
   readonly exitCode: number;
@@ -266,7 +272,7 @@ export class ApplyError extends Error {
     const rest = [this.failed, ...this.pending];
     const unknown = rest.filter((change) => this.unknown.has(change));
     const notApplied = rest.filter((change) => !this.unknown.has(change));
-    if (unknown.length > 0) lines.push('Maybe applied (sent, but no reply came; applying again settles them):', ...listed(unknown));
+    if (unknown.length > 0) lines.push('Maybe applied (sent, but the outcome is unknown; applying again settles them):', ...listed(unknown));
     if (notApplied.length > 0) lines.push('Not applied:', ...listed(notApplied));
     return `${lines.join('\n')}\n`;
   }
@@ -340,7 +346,7 @@ export async function applyChanges(
     changes[first.index] as Change,
     [...inOrder((index) => failedAlso.has(index)), ...inOrder((index) => !applied.has(index) && !failedAlso.has(index) && index !== first.index)],
     first.cause,
-    new Set(failures.filter((failure) => failure.cause instanceof NetworkError && failure.cause.mayHaveRun).map((failure) => changes[failure.index] as Change)),
+    new Set(failures.filter((failure) => mayHaveRun(failure.cause)).map((failure) => changes[failure.index] as Change)),
   );
 }
 

@@ -281,6 +281,50 @@ describe('KbClient connections', () => {
   });
 });
 
+describe('KbClient: whether a failed write may have run', () => {
+  const failure = (response: ServerResponse, status: number, headers: Record<string, string> = {}) =>
+    json(response, status, { success: false, message: `failed with ${status}`, help: null }, headers);
+
+  it('a keyed write whose connection was lost after it was sent, then answered 503 until the retries end, may have run', async () => {
+    const server = await stub((hit, response, request) => {
+      if (server.hits.length === 1) request.socket.destroy();
+      else failure(response, 503, { 'retry-after': '0' });
+    });
+    const error = await rejection(client({ url: server.url, token: 't', retries: 2 }).nsCreate({ key: 'docs', description: null }));
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 503, mayHaveRun: true });
+    expect(server.hits).toHaveLength(3);
+    expect(new Set(server.hits.map((hit) => hit.headers['idempotency-key'])).size).toBe(1);
+  });
+
+  it('a keyed write answered 503 every time, its connection never lost, did not run', async () => {
+    const server = await stub((_hit, response) => failure(response, 503, { 'retry-after': '0' }));
+    const error = await rejection(client({ url: server.url, token: 't', retries: 2 }).nsCreate({ key: 'docs', description: null }));
+    expect(error).toMatchObject({ status: 503, mayHaveRun: false });
+  });
+
+  it('a write a gateway answered 502 or 504 for may have run; a read never counts', async () => {
+    for (const status of [502, 504]) {
+      const server = await stub((_hit, response) => failure(response, status));
+      const kb = client({ url: server.url, token: 't', retries: 0 });
+      expect(await rejection(kb.nsCreate({ key: 'docs', description: null }))).toMatchObject({ status, mayHaveRun: true });
+      expect(await rejection(kb.nsList())).toMatchObject({ status, mayHaveRun: false });
+    }
+  });
+
+  it('a keyed write whose first request is still running when the retries end may have run', async () => {
+    const server = await stub((_hit, response) => failure(response, 409, { 'retry-after': '60' }));
+    const error = await rejection(client({ url: server.url, token: 't', retries: 2 }).nsCreate({ key: 'docs', description: null }));
+    expect(error).toMatchObject({ status: 409, exitCode: 1, mayHaveRun: true });
+  });
+
+  it('a 409 of data (a key taken) did not run', async () => {
+    const server = await stub((_hit, response) => failure(response, 409));
+    const error = await rejection(client({ url: server.url, token: 't', retries: 2 }).nsCreate({ key: 'docs', description: null }));
+    expect(error).toMatchObject({ status: 409, exitCode: 5, mayHaveRun: false });
+  });
+});
+
 describe('KbClient network failures', () => {
   it('a closed port gives NetworkError kind refused, naming the URL, exit code 6', async () => {
     const url = await closedPortUrl();

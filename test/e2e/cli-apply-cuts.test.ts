@@ -174,7 +174,7 @@ describe('kb apply through connections cut while pipelined', { timeout: 300_000 
           } else {
             const applied = listed(through.stderr, 'Applied:');
             // Sent with no reply: the server may or may not have run them, and the report says just that.
-            const maybe = listed(through.stderr, 'Maybe applied (sent, but no reply came; applying again settles them):');
+            const maybe = listed(through.stderr, 'Maybe applied (sent, but the outcome is unknown; applying again settles them):');
             const notApplied = listed(through.stderr, 'Not applied:');
             expect(stopped, seen).toBe(`Stopped after ${applied.length} of ${COUNT} changes.`);
             expect(applied.length + maybe.length + notApplied.length, seen).toBe(COUNT);

@@ -257,6 +257,34 @@ describe('applyChanges', () => {
   });
 });
 
+describe('a change that may have run though it failed', () => {
+  it('is listed apart, as maybe applied, whether its request was lost, a gateway answered for it, or it still ran', async () => {
+    const causes = [
+      new ApiError({ status: 504, message: 'Gateway timeout', url: URL, method: 'POST', mayHaveRun: true }),
+      new ApiError({ status: 409, message: 'A request with this key is still running', url: URL, method: 'POST', stillRunning: true, mayHaveRun: true }),
+    ];
+    for (const cause of causes) {
+      const deployment = new FakeDeployment(CURRENT);
+      const plan = planChanges(await readCurrentState(deployment, DESIRED), DESIRED, { prune: true });
+      deployment.failAt = { index: 2, error: cause };
+      const failure = (await rejection(applyChanges(deployment, plan.changes, undefined, { concurrency: 1 }))) as ApplyError;
+      expect(failure.report({ color: false }).split('\n')).toEqual([
+        'Stopped after 2 of 6 changes.',
+        'Applied:',
+        '  ~ namespace docs: description "Docs" -> "All the docs"',
+        '  + namespace fresh (description: none)',
+        'Maybe applied (sent, but the outcome is unknown; applying again settles them):',
+        '  + base docs/new (description: "New")',
+        'Not applied:',
+        '  ~ base docs/same: description "Same" -> "Changed"',
+        '  + base fresh/first (description: none)',
+        '  - base docs/old',
+        '',
+      ]);
+    }
+  });
+});
+
 describe('reading many namespaces', () => {
   const many = resources(
     Array.from({ length: 30 }, (_, i) => ({ key: `ns-${String(i).padStart(2, '0')}`, description: null, bases: [{ key: 'zeta' }, { key: 'alpha', description: `a${i}` }] })),
