@@ -2,34 +2,22 @@
 // at a time, and its top costs by symbol (kernel, Node and V8's own code, and JavaScript named through
 // --perf-basic-prof), each as a share of the samples and as CPU microseconds per request. Information, no budget:
 // the budgets are in the server section's cost part; this says where the cost behind them is.
-import { spawn } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpuSeconds, runWrkCpu, warmUntilSettled } from '../lib/cpu.mjs';
 import { childEnv } from '../lib/env.mjs';
 import { ApiClient, pool } from '../lib/http.mjs';
 import { spawnTracked } from '../lib/lifecycle.mjs';
+import { timeProcess } from '../lib/processes.mjs';
 import { LUA } from '../lib/wrk.mjs';
 
 const TOP = 12;
 const FREQUENCY = 1999;
 
-function run(command, args, options = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${command} ${args.join(' ')} exited ${code}:\n${stderr}`))));
-  });
-}
-
 /** Fails early, with the package to install, where perf is missing or may not sample other processes. */
 async function checkPerf() {
   try {
-    await run('perf', ['record', '-q', '-F', '99', '-o', '/dev/null', '--', 'true']);
+    await timeProcess('perf', ['record', '-q', '-F', '99', '-o', '/dev/null', '--', 'true'], { env: process.env });
   } catch (error) {
     throw new Error(`the profile section needs perf allowed to sample (apt-get install linux-perf; as root, or kernel.perf_event_paranoid <= 1): ${error.message.split('\n')[0]}`);
   }
@@ -104,7 +92,7 @@ async function profileEndpoint(ctx, server, endpoint, dir) {
   recorder.kill('SIGINT');
   await recorded;
   // perf report reads V8's names from /tmp/perf-PID.map; the file stays until the server stops (removed then).
-  const report = await run('perf', ['report', '-i', data, '--no-children', '--sort', 'dso,sym', '--stdio', '--percent-limit', '0'], { maxBuffer: 64 * 1024 * 1024 });
+  const { stdout: report } = await timeProcess('perf', ['report', '-i', data, '--no-children', '--sort', 'dso,sym', '--stdio', '--percent-limit', '0'], { env: process.env, timeoutMs: 120_000 });
   const rows = parseReport(report);
   const kinds = new Map();
   for (const row of rows) kinds.set(row.kind, (kinds.get(row.kind) ?? 0) + row.share);
