@@ -13,6 +13,7 @@ import {
   exitCodeFor,
   KbClient,
   type KbClientOptions,
+  MAY_HAVE_RUN_HELP,
   NetworkError,
   ResponseFormatError,
 } from '../../src/client/index.js';
@@ -204,14 +205,19 @@ describe('KbClient connections', () => {
 
   const echoNamespace = (hit: Hit) => (hit.method === 'GET' ? [] : JSON.parse(hit.body));
 
-  it('sends GETs and keyed writes several to a connection (pipelined), on 2 connections at most', async () => {
-    const server = await holding(echoNamespace);
+  /** A client of `server` after a first reply has shown that the server keeps its connections open. */
+  async function afterFirstReply(server: Awaited<ReturnType<typeof holding>>): Promise<KbClient> {
     const kb = client({ url: server.url, token: 't' });
-    // A first reply shows that the server keeps its connections open.
     const first = kb.nsList();
     await server.arrived(1);
     server.release();
     expect(await first).toEqual([]);
+    return kb;
+  }
+
+  it('sends GETs and keyed writes several to a connection (pipelined), on 2 connections at most', async () => {
+    const server = await holding(echoNamespace);
+    const kb = await afterFirstReply(server);
     const keys = Array.from({ length: 12 }, (_, i) => `ns-${i}`);
     const creates = keys.map((key) => kb.nsCreate({ key, description: null }));
     const lists = Array.from({ length: 4 }, () => kb.nsList());
@@ -260,11 +266,7 @@ describe('KbClient connections', () => {
 
   it('never sends a write without an Idempotency-Key behind a request still unanswered on its connection', async () => {
     const server = await holding(echoNamespace);
-    const kb = client({ url: server.url, token: 't' });
-    const first = kb.nsList();
-    await server.arrived(1);
-    server.release();
-    await first;
+    const kb = await afterFirstReply(server);
     const lists = Array.from({ length: 3 }, () => kb.nsList());
     await server.arrived(4);
     const raw = kb.raw('POST', '/ns_create', '{"key":"docs","description":null}');
@@ -292,9 +294,19 @@ describe('KbClient: whether a failed write may have run', () => {
     });
     const error = await rejection(client({ url: server.url, token: 't', retries: 2 }).nsCreate({ key: 'docs', description: null }));
     expect(error).toBeInstanceOf(ApiError);
-    expect(error).toMatchObject({ status: 503, mayHaveRun: true });
+    expect(error).toMatchObject({ status: 503, mayHaveRun: true, help: MAY_HAVE_RUN_HELP });
     expect(server.hits).toHaveLength(3);
     expect(new Set(server.hits.map((hit) => hit.headers['idempotency-key'])).size).toBe(1);
+  });
+
+  it('a keyed write whose connection is lost every time gives a NetworkError that says it may have run, and what to do', async () => {
+    const server = await stub((_hit, _response, request) => request.socket.destroy());
+    const kb = client({ url: server.url, token: 't', retries: 1 });
+    const error = await rejection(kb.nsCreate({ key: 'docs', description: null }));
+    expect(error).toBeInstanceOf(NetworkError);
+    expect(error).toMatchObject({ kind: 'reset', mayHaveRun: true, help: MAY_HAVE_RUN_HELP });
+    // A read lost the same way is only retried: nothing to look at before sending it again.
+    expect(await rejection(kb.nsList())).toMatchObject({ kind: 'reset', mayHaveRun: true, help: undefined });
   });
 
   it('a keyed write answered 503 every time, its connection never lost, did not run', async () => {

@@ -15,38 +15,42 @@ function hints(frame: string): string[] {
   return keyLine(frame).split(/ {2,}/);
 }
 
+/** The key line of a screen opened with `options` at each width, once `shown` is drawn, against the hints expected. */
+async function expectKeyLines(
+  options: Omit<Parameters<typeof open>[0], 'columns' | 'rows'>,
+  shown: string,
+  widths: ReadonlyArray<readonly [number, readonly string[]]>,
+): Promise<void> {
+  for (const [columns, expected] of widths) {
+    const screen = open({ ...options, columns, rows: 24 });
+    const frame = await screen.waitFor(shown);
+    expect(hints(frame), `${columns} columns`).toEqual(expected);
+    screen.unmount();
+  }
+}
+
 // The key line at 80, 60 and 40 columns: the keys that open, create, edit and delete before copy and sort (as k9s keeps
 // its most used), and always what the screen tells the user to press.
 describe('kb tui: the key line of a narrow terminal', () => {
   it('keeps enter, n and e on the namespaces, before copy and sort', async () => {
     const { client } = await orgClient(tui.server, 'keyline-ns');
     await client.nsCreate({ key: 'docs', description: 'Docs' });
-    for (const [columns, expected] of [
+    await expectKeyLines({ client, organization: 'keyline-ns' }, '> docs', [
       [80, ['enter open', 'n new', 'e edit', 'E $EDITOR', '/ filter', ': command', '? help', 'q quit']],
       [60, ['enter open', 'n new', 'e edit', '/ filter', '? help', 'q quit']],
       [40, ['enter open', 'e edit', '? help', 'q quit']],
-    ] as const) {
-      const screen = open({ client, organization: 'keyline-ns', columns, rows: 24 });
-      const frame = await screen.waitFor('> docs');
-      expect(hints(frame), `${columns} columns`).toEqual(expected);
-      screen.unmount();
-    }
+    ]);
   });
 
   it('keeps enter, n, e and d on the bases, before copy and sort', async () => {
     const { client } = await orgClient(tui.server, 'keyline-bases');
     await client.nsCreate({ key: 'docs' });
     await client.baseCreate({ namespace: 'docs', key: 'faq' });
-    for (const [columns, expected] of [
+    await expectKeyLines({ client, organization: 'keyline-bases', namespace: 'docs' }, '> faq', [
       [80, ['enter open', 'n new', 'e edit', 'd delete', '/ filter', 'esc back', '? help', 'q quit']],
       [60, ['enter open', 'n new', 'e edit', 'esc back', '? help', 'q quit']],
       [40, ['enter open', 'esc back', '? help', 'q quit']],
-    ] as const) {
-      const screen = open({ client, organization: 'keyline-bases', namespace: 'docs', columns, rows: 24 });
-      const frame = await screen.waitFor('> faq');
-      expect(hints(frame), `${columns} columns`).toEqual(expected);
-      screen.unmount();
-    }
+    ]);
   });
 
   it('shows n when an empty list says "n creates one", at 80, 60 and 40 columns, and nothing done to a row', async () => {
