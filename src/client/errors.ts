@@ -56,7 +56,7 @@ export class ApiError extends KbClientError {
     this.status = details.status;
     this.code = codeForStatus(details.status);
     this.exitCode = details.stillRunning ? EXIT.failure : exitCodeForStatus(details.status);
-    this.help = details.help;
+    this.help = details.help ?? (details.mayHaveRun ? MAY_HAVE_RUN_HELP : undefined);
     this.url = details.url;
     this.method = details.method;
     this.local = details.local ?? false;
@@ -66,6 +66,9 @@ export class ApiError extends KbClientError {
 }
 
 export type NetworkErrorKind = 'refused' | 'dns' | 'timeout' | 'tls' | 'reset' | 'other';
+
+/** What to do about a write that may have run though it failed (mayHaveRun), for every command that writes. */
+export const MAY_HAVE_RUN_HELP = 'The write may have been done before its reply was lost: look (e.g. `kb ns view`, `kb base list`) before sending it again.';
 
 /** No HTTP answer at all: the request failed below HTTP, or took longer than the timeout. */
 export class NetworkError extends KbClientError {
@@ -99,6 +102,7 @@ export class NetworkError extends KbClientError {
     if (this.proxy) {
       return `Check ${this.proxy.variable}, or list ${new URL(this.url).hostname} in NO_PROXY to reach it without the proxy.`;
     }
+    if (this.mayHaveRun && this.method !== 'GET') return MAY_HAVE_RUN_HELP;
     if (this.kind !== 'refused') return undefined;
     return 'Is the server running (start a local one with `kb serve`)? `kb auth status` shows the URL and profile in use.';
   }

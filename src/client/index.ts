@@ -13,6 +13,7 @@ export {
   exitCodeFor,
   exitCodeForStatus,
   KbClientError,
+  MAY_HAVE_RUN_HELP,
   NetworkError,
   ResponseFormatError,
   ResponseTooLargeError,

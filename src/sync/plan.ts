@@ -257,7 +257,9 @@ export class ApplyError extends Error {
     super(`Could not ${describeChange(failed)}: ${cause instanceof Error ? cause.message : String(cause)}`);
     this.exitCode = exitCodeFor(cause);
     const help = (cause as { help?: unknown } | undefined)?.help;
-    this.help = typeof help === 'string' && help !== '' ? help : undefined;
+    // For a change that may have been applied, the command's own way to settle it, not a look by hand.
+    if (unknown.size > 0) this.help = 'Apply the same file again once the deployment answers: it finds each change done or still to do.';
+    else this.help = typeof help === 'string' && help !== '' ? help : undefined;
   }
 
   /**

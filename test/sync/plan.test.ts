@@ -268,6 +268,7 @@ describe('a change that may have run though it failed', () => {
       const plan = planChanges(await readCurrentState(deployment, DESIRED), DESIRED, { prune: true });
       deployment.failAt = { index: 2, error: cause };
       const failure = (await rejection(applyChanges(deployment, plan.changes, undefined, { concurrency: 1 }))) as ApplyError;
+      expect(failure.help).toBe('Apply the same file again once the deployment answers: it finds each change done or still to do.');
       expect(failure.report({ color: false }).split('\n')).toEqual([
         'Stopped after 2 of 6 changes.',
         'Applied:',
