@@ -25,7 +25,8 @@ export abstract class ApiCommand extends KbCommand {
   // The global flags, and --query beside --json (a getter below, as KbCommand's).
   declare static baseFlags: typeof globalFlags & Partial<typeof queryFlags>;
 
-  protected async connect(flags: GlobalFlags, options: { requireToken?: boolean } = {}): Promise<Connection> {
+  /** `bulk`: the command sends many requests at once (KbClientOptions.bulk). */
+  protected async connect(flags: GlobalFlags, options: { requireToken?: boolean; bulk?: boolean } = {}): Promise<Connection> {
     const deployment = await this.context.deployment(flags.profile);
     if (options.requireToken !== false && deployment.token === undefined) {
       const which = deployment.profile === undefined ? 'this deployment' : `profile "${deployment.profile}"`;
@@ -35,12 +36,12 @@ export abstract class ApiCommand extends KbCommand {
         `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`, or set KB_TOKEN.`,
       );
     }
-    return { client: await this.newClient(deployment.url, deployment.token, flags), deployment };
+    return { client: await this.newClient(deployment.url, deployment.token, flags, options.bulk), deployment };
   }
 
   /** A client with the command's timeout and trace, from the context's factory; closed when the command ends. */
-  protected newClient(url: string, token: string | undefined, flags: Partial<GlobalFlags>): Promise<KbClient> {
-    return this.context.client({ url, token, timeout: flags.timeout, verbose: flags.verbose });
+  protected newClient(url: string, token: string | undefined, flags: Partial<GlobalFlags>, bulk?: boolean): Promise<KbClient> {
+    return this.context.client({ url, token, timeout: flags.timeout, verbose: flags.verbose, bulk });
   }
 
   /** A URL given with the API's /v1 works, but the user should know what is used. */

@@ -26,6 +26,8 @@ export interface ClientRequest {
   verbose?: boolean | undefined;
   /** Retries of a request that failed on the way (default: the client's); 0 for an answer now or none. */
   retries?: number | undefined;
+  /** Many requests at once (kb apply, import, export): KbClientOptions.bulk. */
+  bulk?: boolean | undefined;
 }
 
 /** A URL given with the API's /v1 works, but the user should know what is used. */
@@ -96,6 +98,7 @@ export class Context {
     const client = new KbClient({
       url: request.url, token: request.token, timeoutMs, maxResponseBytes, trace, proxy: proxySettings(this.env.proxy),
       ...(request.retries === undefined ? {} : { retries: request.retries }),
+      ...(request.bulk === true ? { bulk: true } : {}),
     });
     if (client.urlHadApiPrefix) noteApiPrefix(this.io, request.url, client.baseUrl);
     this.#clients.push(client);

@@ -36,6 +36,12 @@ export interface KbClientOptions {
   proxy?: ProxySettings | undefined;
   /** Replaces the default dispatcher (see `proxy`); it belongs to the caller. */
   dispatcher?: Dispatcher | undefined;
+  /**
+   * Many requests at once (kb apply, import, export): at most 2 connections, several requests on each before their
+   * replies once the deployment keeps its connections open. Otherwise one request a connection at a time, so that a
+   * slow reply holds up no other (src/client/undici.ts).
+   */
+  bulk?: boolean | undefined;
 }
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -252,11 +258,12 @@ export class KbClient {
   /** The base URL's origin: the base URL is that and a path (normalizeBaseUrl). */
   readonly #origin: string;
   /**
-   * Whether requests may be pipelined (src/client/undici.ts): once a reply has kept its connection open, and until one
-   * closes it (`Connection: close`). On a deployment that closes each connection after one reply, every request
-   * pipelined behind it would be lost and sent again, and again.
+   * Whether requests may be pipelined (src/client/undici.ts): for a bulk client only, once a reply has kept its
+   * connection open, and until one closes it (`Connection: close`). On a deployment that closes each connection after
+   * one reply, every request pipelined behind it would be lost and sent again, and again.
    */
-  #pipelining: 'unknown' | 'yes' | 'never' = 'unknown';
+  #pipelining: 'unknown' | 'yes' | 'never';
+  readonly #bulk: boolean;
 
   constructor(options: KbClientOptions) {
     const base = normalizeBaseUrl(options.url);
@@ -279,6 +286,8 @@ export class KbClient {
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher = options.dispatcher;
     this.#proxy = options.proxy;
+    this.#bulk = options.bulk === true;
+    this.#pipelining = this.#bulk ? 'unknown' : 'never';
   }
 
   health(): Promise<RouteOutput<'health'>> {
@@ -373,7 +382,7 @@ export class KbClient {
 
   /** The default dispatcher is made on the first request: the proxy agent is loaded only for a proxy (undici.ts). */
   #getDispatcher(): Dispatcher | Promise<Dispatcher> {
-    this.#dispatcher ??= defaultDispatcher(this.timeoutMs, this.#proxy).then((dispatcher) => (this.#dispatcher = dispatcher));
+    this.#dispatcher ??= defaultDispatcher(this.timeoutMs, this.#proxy, this.#bulk).then((dispatcher) => (this.#dispatcher = dispatcher));
     return this.#dispatcher;
   }
 

@@ -12,15 +12,19 @@ import { type Proxy, proxyFor, type ProxySettings } from './proxy.js';
 export const Agent = AgentModule as typeof AgentType;
 
 /**
- * Connections to one deployment at most, and requests on each at once (HTTP/1.1 pipelining). A request that is safe to
- * send again (a GET, a write under an Idempotency-Key) may go on a connection whose replies are still to come, once the
- * deployment has shown it keeps connections open (the client decides: `pipelined`); any other waits for a connection
- * of its own. kb apply sends 64 changes at a time (src/sync/plan.ts): on two
- * connections, each read from the socket brings several replies, and both the client and kb serve spent about half
- * the CPU per change they did with one request a connection on 16. undici opens a connection for a request that
- * finds the others full, so the bound is what keeps them few.
+ * How a client uses its connections to one deployment. By default, one request on a connection at a time, on up to
+ * CONNECTIONS of them: a slow reply (a big list, a deployment under load) never holds up another request, which the
+ * terminal UI and a script running several commands rely on. A client of many requests at once (`bulk`: kb apply, kb
+ * import, kb export) keeps to BULK_CONNECTIONS instead, several requests on each before their replies (HTTP/1.1
+ * pipelining): a request that is safe to send again (a GET, a write under an Idempotency-Key) may go on a connection
+ * whose replies are still to come, once the deployment has shown it keeps connections open (the client decides:
+ * `pipelined`); any other waits for a connection of its own. kb apply sends 64 changes at a time (src/sync/plan.ts):
+ * on two connections, each read from the socket brings several replies, and both the client and kb serve spent about
+ * half the CPU per change they did with one request a connection on 16. undici gives a request to the first
+ * connection that is not full, and opens one only when all are: the bound is what keeps them few.
  */
-export const MAX_CONNECTIONS = 2;
+export const CONNECTIONS = 16;
+export const BULK_CONNECTIONS = 2;
 export const PIPELINING = 32;
 /**
  * Connections to each proxy at most, one request on each at a time: what a forward proxy does with pipelined
@@ -39,13 +43,14 @@ export const PROXY_CONNECTIONS = 16;
  * internal modules alone lack. Plain http goes to the proxy in absolute form (`GET http://host/path`), as curl and
  * Go send it; https goes through a CONNECT tunnel.
  */
-export async function defaultDispatcher(connectTimeoutMs: number, proxy: ProxySettings | undefined): Promise<Dispatcher> {
+export async function defaultDispatcher(connectTimeoutMs: number, proxy: ProxySettings | undefined, bulk = false): Promise<Dispatcher> {
   const connect = { timeout: connectTimeoutMs };
-  if (proxy === undefined) return new Agent({ connect, connections: MAX_CONNECTIONS, pipelining: PIPELINING });
+  const pool = bulk ? { connections: BULK_CONNECTIONS, pipelining: PIPELINING } : { connections: CONNECTIONS, pipelining: 1 };
+  if (proxy === undefined) return new Agent({ connect, ...pool });
   const undici = await import('undici');
   // Bundled, undici (CommonJS) arrives as the default export only; from node_modules, with named exports too.
   const { Dispatcher: DispatcherBase, Pool, ProxyAgent } = (undici as unknown as { default?: typeof undici }).default ?? undici;
-  const direct = new Agent({ connect, connections: MAX_CONNECTIONS, pipelining: PIPELINING });
+  const direct = new Agent({ connect, ...pool });
   const agents = new Map<string, Dispatcher>();
   const through = (via: Proxy): Dispatcher => {
     let agent = agents.get(via.url);
@@ -100,7 +105,7 @@ export interface ExchangeOptions {
   headers: Record<string, string>;
   body: string | null;
   /**
-   * May be pipelined behind requests still unanswered (MAX_CONNECTIONS): only for a request safe to send again (a GET,
+   * May be pipelined behind requests still unanswered (a bulk client, above): only for a request safe to send again (a GET,
    * or a write under an Idempotency-Key), since undici sends it again on another connection if its own closes before
    * its turn.
    */

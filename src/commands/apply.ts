@@ -36,7 +36,8 @@ With --json, stdout holds {dryRun, changes, counts, kept, applied}.`;
     const { flags } = await this.parse(Apply);
     const source = flags.file === '-' ? '<stdin>' : flags.file;
     const desired = await parseResources(await readTextSource(this.io, flags.file, '-f'), source);
-    const { client } = await this.connect(flags);
+    // Many requests at once: several on each of two connections (src/client/undici.ts).
+    const { client } = await this.connect(flags, { bulk: true });
     return syncResources(client, this.io, desired, {
       // oclif leaves a boolean flag that was not given undefined.
       prune: flags.prune === true,

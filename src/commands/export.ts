@@ -28,7 +28,8 @@ The format is YAML unless --format json is given, or -o names a .json file. A re
     const { flags } = await this.parse(Export);
     const output = flags.output === '-' ? undefined : flags.output;
     const format = (flags.format ?? (output?.toLowerCase().endsWith('.json') ? 'json' : 'yaml')) as ResourcesFormat;
-    const { client } = await this.connect(flags);
+    // Many requests at once: several on each of two connections (src/client/undici.ts).
+    const { client } = await this.connect(flags, { bulk: true });
     const resources = await this.request('Reading namespaces and bases', readResources(client, { namespaces: flags.namespace }));
     const text = await serializeResources(resources, format);
     if (output === undefined) {

@@ -32,7 +32,8 @@ With --json, stdout holds {dryRun, changes, counts, kept, applied}.`;
     const { args, flags } = await this.parse(Import);
     const source = args.file === '-' ? '<stdin>' : args.file;
     const desired = await parseResources(await readTextSource(this.io, args.file, 'FILE'), source);
-    const { client } = await this.connect(flags);
+    // Many requests at once: several on each of two connections (src/client/undici.ts).
+    const { client } = await this.connect(flags, { bulk: true });
     return syncResources(client, this.io, desired, { prune: false, pruneFlag: false, dryRun: flags['dry-run'] === true, yes: false, json: this.jsonEnabled() });
   }
 }

@@ -5,7 +5,7 @@
 import { createServer as createHttpServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { type AddressInfo, type LookupFunction, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { inspect } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   ApiError,
   BaseListUnsupportedError,
@@ -205,9 +205,9 @@ describe('KbClient connections', () => {
 
   const echoNamespace = (hit: Hit) => (hit.method === 'GET' ? [] : JSON.parse(hit.body));
 
-  /** A client of `server` after a first reply has shown that the server keeps its connections open. */
-  async function afterFirstReply(server: Awaited<ReturnType<typeof holding>>): Promise<KbClient> {
-    const kb = client({ url: server.url, token: 't' });
+  /** A client of `server` after a first reply has shown that the server keeps its connections open (bulk by default). */
+  async function afterFirstReply(server: Awaited<ReturnType<typeof holding>>, options: { bulk: boolean } = { bulk: true }): Promise<KbClient> {
+    const kb = client({ url: server.url, token: 't', bulk: options.bulk });
     const first = kb.nsList();
     await server.arrived(1);
     server.release();
@@ -215,7 +215,7 @@ describe('KbClient connections', () => {
     return kb;
   }
 
-  it('sends GETs and keyed writes several to a connection (pipelined), on 2 connections at most', async () => {
+  it('a bulk client sends GETs and keyed writes several to a connection (pipelined), on 2 connections at most', async () => {
     const server = await holding(echoNamespace);
     const kb = await afterFirstReply(server);
     const keys = Array.from({ length: 12 }, (_, i) => `ns-${i}`);
@@ -231,9 +231,9 @@ describe('KbClient connections', () => {
     expect(new Set(server.arrivals.filter((arrival) => arrival.method === 'POST').map((arrival) => arrival.idempotencyKey)).size).toBe(12);
   });
 
-  it('pipelines nothing before a reply has kept its connection open', async () => {
+  it('a bulk client pipelines nothing before a reply has kept its connection open', async () => {
     const server = await holding(echoNamespace);
-    const kb = client({ url: server.url, token: 't' });
+    const kb = client({ url: server.url, token: 't', bulk: true });
     const lists = Array.from({ length: 4 }, () => kb.nsList());
     await server.arrived(2);
     // A while for requests that would not wait to arrive.
@@ -246,10 +246,10 @@ describe('KbClient connections', () => {
     expect(server.arrivals.map((arrival) => arrival.unansweredBefore)).toEqual([0, 0, 0, 0]);
   });
 
-  it('pipelines nothing to a server that closes each connection after one reply: each write is sent once', async () => {
+  it('a bulk client pipelines nothing to a server that closes each connection after one reply: each write is sent once', async () => {
     // Connection: close: whatever was pipelined behind the reply would be lost, and sent again.
     const server = await stub((hit, response) => json(response, 200, { success: true, data: echoNamespace(hit) }, { connection: 'close' }));
-    const kb = client({ url: server.url, token: 't' });
+    const kb = client({ url: server.url, token: 't', bulk: true });
     expect(await kb.nsList()).toEqual([]);
     const keys = Array.from({ length: 20 }, (_, i) => `ns-${i}`);
     expect(await Promise.all(keys.map((key) => kb.nsCreate({ key, description: null })))).toEqual(keys.map((key) => ({ key, description: null })));
@@ -264,7 +264,7 @@ describe('KbClient connections', () => {
     expect(server.hits).toHaveLength(21);
   });
 
-  it('never sends a write without an Idempotency-Key behind a request still unanswered on its connection', async () => {
+  it('a bulk client never sends a write without an Idempotency-Key behind a request still unanswered on its connection', async () => {
     const server = await holding(echoNamespace);
     const kb = await afterFirstReply(server);
     const lists = Array.from({ length: 3 }, () => kb.nsList());
@@ -280,6 +280,40 @@ describe('KbClient connections', () => {
     expect(await Promise.all(lists)).toEqual([[], [], []]);
     const post = server.arrivals.find((arrival) => arrival.method === 'POST');
     expect(post).toMatchObject({ unansweredBefore: 0, idempotencyKey: undefined });
+  });
+  it('any other client sends one request a connection at a time: a reply held back holds up no later request', async () => {
+    // The terminal UI's case: a slow list (a big organization, a busy deployment) must not hold up the next screen.
+    let heldBack: ServerResponse | undefined;
+    const server = await stub((hit, response) => {
+      if (hit.url.includes('base_list')) heldBack = response; // the slow request, answered at the end
+      else json(response, 200, { success: true, data: [] });
+    });
+    const kb = client({ url: server.url, token: 't' });
+    expect(await kb.nsList()).toEqual([]);
+    const slow = kb.baseList('docs');
+    await vi.waitFor(() => expect(heldBack).toBeDefined());
+    // Behind the unanswered request on its connection, these would wait for it; each gets a connection of its own.
+    expect(await Promise.all([kb.nsList(), kb.nsList(), kb.nsList()])).toEqual([[], [], []]);
+    json(heldBack as ServerResponse, 200, { success: true, data: [] });
+    expect(await slow).toEqual([]);
+  });
+
+  it('any other client keeps to 16 connections, nothing pipelined, however many requests it has at once', async () => {
+    const server = await holding(echoNamespace);
+    const kb = await afterFirstReply(server, { bulk: false });
+    const lists = Array.from({ length: 24 }, () => kb.nsList());
+    await server.arrived(17);
+    // A while for requests that would not wait for a connection to arrive.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(server.arrivals).toHaveLength(17);
+    while (server.arrivals.length < 25) {
+      server.release();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    server.release();
+    expect(await Promise.all(lists)).toEqual(lists.map(() => []));
+    expect(new Set(server.arrivals.map((arrival) => arrival.connection)).size).toBeLessThanOrEqual(16);
+    expect(server.arrivals.map((arrival) => arrival.unansweredBefore)).toEqual(server.arrivals.map(() => 0));
   });
 });
 

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { KbClient } from '../../src/client/client.js';
 import { rows, selected, tuiFixture } from './fixture.js';
 import { KEY, orgClient } from './harness.js';
 
@@ -69,6 +70,25 @@ describe('kb tui: browsing namespaces against a real server', () => {
     await screen.press(KEY.escape);
     const back = await screen.waitFor((f) => /^browse-open › namespaces/.test(f.split('\n')[1] ?? ''));
     expect(selected(back)).toBe('beta');
+  });
+
+  it('a namespace whose bases are slow to come holds up no other: esc, and the next one opens at once', async () => {
+    const { client: direct, token } = await orgClient(tui.server, 'browse-slow');
+    await direct.nsCreate({ key: 'big', description: 'slow to list' });
+    await direct.nsCreate({ key: 'docs' });
+    await direct.baseCreate({ namespace: 'docs', key: 'guide', description: 'in docs' });
+    const proxy = await tui.proxy({ hold: (url) => url.includes('base_list') && url.includes('namespace=big') });
+    const screen = open({ client: new KbClient({ url: proxy.url, token, retries: 0 }), deployment: { profile: 'work', url: proxy.url } });
+    await screen.waitFor('> big');
+    await screen.press(KEY.enter);
+    await vi.waitFor(() => expect(proxy.held).toBe(1));
+    await screen.press(KEY.escape);
+    await screen.waitFor((f) => /^browse-slow › namespaces/.test(f.split('\n')[1] ?? ''));
+    await screen.press('j', KEY.enter);
+    // On a connection of its own: behind big's unanswered list, it would wait for it.
+    const inside = await screen.waitFor('guide');
+    expect(rows(inside)).toEqual([expect.stringMatching(/^> guide +in docs$/)]);
+    proxy.release();
   });
 
   it('filters live with /, keeps the filter with enter (first match selected), and esc clears it', async () => {
