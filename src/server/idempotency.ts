@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { KbApiError } from '../api/errors.js';
+import { isoNow } from '../store/clock.js';
 import type { IdempotencyCapture, IdempotencyRecord, KeyedResult, Principal, StoredReply, WriteOutcome } from '../store/store.js';
 import { IdempotencyBusyError, replyFor } from './errors.js';
 import { sharedPlugin } from './plugin.js';
@@ -125,7 +126,7 @@ export class Idempotency {
         const { outcome, reply } = result;
         // Nothing kept: a failure worth retrying (a 5xx of the write itself). Its error is the answer, and a repeat runs.
         if (reply === undefined) throw outcome.ok ? new KbApiError('internal', 'Internal server error') : outcome.error;
-        const record = { fingerprint: print, ...reply, createdAt: new Date().toISOString() };
+        const record = { fingerprint: print, ...reply, createdAt: isoNow() };
         return { kind: 'done', done: { reply, replayed: false }, record };
       }
     }

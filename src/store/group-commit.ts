@@ -1,3 +1,4 @@
+import { isoNow } from './clock.js';
 import type { IdempotencyCapture, IdempotencyRecord, KeyedResult, StoredReply, WriteOutcome } from './store.js';
 
 /**
@@ -132,7 +133,7 @@ export function followers(batch: readonly QueuedWrite[]): Map<number, number> {
 export function follow(first: QueuedWrite, settled: KeyedResult | undefined, reply: StoredReply | undefined): KeyedResult | undefined {
   if (settled?.kind === 'replayed' || settled?.kind === 'busy') return settled;
   if (reply === undefined || first.capture === undefined) return undefined;
-  return { kind: 'replayed', record: { fingerprint: first.capture.fingerprint, ...reply, createdAt: new Date().toISOString() } };
+  return { kind: 'replayed', record: { fingerprint: first.capture.fingerprint, ...reply, createdAt: isoNow() } };
 }
 
 /** What the plan of a batch asks of its engine, inside the batch's transaction, one write at a time. */

@@ -4,6 +4,7 @@ import { KbApiError } from '../api/errors.js';
 import type { Base, Namespace } from '../api/schemas.js';
 import { failures } from './failures.js';
 import { type Answer, failAll, planNow, type QueuedWrite, type Settled, settle, type Step, WriteQueue } from './group-commit.js';
+import { isoFormatter, isoNow } from './clock.js';
 import { backupDatabase } from './sqlite-backup.js';
 import { GENERATION_BUMP, type OpenOptions, openDatabase, sqliteCode } from './sqlite-open.js';
 import {
@@ -30,9 +31,9 @@ interface Pending extends QueuedWrite {
   op: () => unknown;
 }
 
-function now(): string {
-  return new Date().toISOString();
-}
+const now = isoNow;
+/** The oldest time of a reply kept for a repeat of its key. */
+const keptSince = isoFormatter();
 
 export type SqliteStoreOptions = OpenOptions & {
   /** Told after each group commit (metrics). */
@@ -454,12 +455,12 @@ export class SqliteStore implements Store {
   }
 
   private keptReply(orgId: number, key: string): IdempotencyRecord | null {
-    const row = this.stmt.idempotencyGet.get(orgId, key, new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString());
+    const row = this.stmt.idempotencyGet.get(orgId, key, keptSince(Date.now() - IDEMPOTENCY_RETENTION_MS));
     return row ? { fingerprint: row.fingerprint, status: row.status, body: row.body, createdAt: row.created_at } : null;
   }
 
   idempotencyPurge(): Promise<number> {
-    const before = new Date(Date.now() - IDEMPOTENCY_RETENTION_MS).toISOString();
+    const before = keptSince(Date.now() - IDEMPOTENCY_RETENTION_MS);
     return this.write(() => this.stmt.idempotencyPurge.run(before).changes);
   }
 
