@@ -39,12 +39,20 @@ export const Key = z.string({ error: `must be a string: ${KEY_RULE}` }).check(z.
 /** An unpaired UTF-16 surrogate: it has no UTF-8 form, so storage would silently turn it into U+FFFD. */
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
+/** The length rule of a description (Description, and src/api/quick.ts). */
+export function descriptionLengthOk(text: string): boolean {
+  const length = codePointLength(text);
+  return length >= LIMITS.descriptionMin && length <= LIMITS.descriptionMax;
+}
+
+/** Whether text has no unpaired surrogate (Description, and src/api/quick.ts). */
+export function validUnicode(text: string): boolean {
+  return !LONE_SURROGATE.test(text);
+}
+
 export const Description = z.string({ error: `must be a string or null: ${DESCRIPTION_RULE}` }).check(
-  z.refine((text) => {
-    const length = codePointLength(text);
-    return length >= LIMITS.descriptionMin && length <= LIMITS.descriptionMax;
-  }, { error: DESCRIPTION_RULE }),
-  z.refine((text) => !LONE_SURROGATE.test(text), { error: 'a description must be valid Unicode text (no unpaired surrogates)' }),
+  z.refine(descriptionLengthOk, { error: DESCRIPTION_RULE }),
+  z.refine(validUnicode, { error: 'a description must be valid Unicode text (no unpaired surrogates)' }),
 );
 
 export const Namespace = z.strictObject({

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import * as z from '../api/zod.js';
 import { API_PREFIX, ROUTES, type RouteInput, type RouteName, type RouteOutput, type RouteSpec } from '../api/routes.js';
+import { QUICK_INPUT, QUICK_OUTPUT, type Quick, quickEnvelope, REFUSED } from '../api/quick.js';
 import { FailureEnvelope, successEnvelope } from '../api/schemas.js';
 import { describeIssues, valueAt } from '../api/validation.js';
 import {
@@ -80,6 +81,8 @@ interface Exchange {
   body?: unknown;
   auth: boolean;
   output: z.ZodMiniType;
+  /** The output's data checked without zod (src/api/quick.ts), where it can be: zod then says why it is refused. */
+  quick?: Quick | undefined;
   /** Sent as Idempotency-Key; with one, a POST or DELETE is as safe to repeat as a GET. */
   idempotencyKey?: string;
 }
@@ -392,6 +395,8 @@ export class KbClient {
    */
   check<N extends RouteName>(name: N, input: RouteInput<N>): Record<string, unknown> {
     const route: RouteSpec = ROUTES[name];
+    const quick = QUICK_INPUT[name]?.(input) ?? REFUSED;
+    if (quick !== REFUSED) return quick as Record<string, unknown>;
     const parsed = route.input.schema.safeParse(input);
     if (parsed.success) return parsed.data as Record<string, unknown>;
     throw new ApiError({
@@ -409,7 +414,7 @@ export class KbClient {
       const query = new URLSearchParams(Object.entries(checked).map(([key, value]): [string, string] => [key, String(value)])).toString();
       if (query !== '') path += `?${query}`;
     }
-    const exchange: Exchange = { method: route.method, path, routed: true, auth: route.auth, output: route.output };
+    const exchange: Exchange = { method: route.method, path, routed: true, auth: route.auth, output: route.output, quick: QUICK_OUTPUT[name] };
     if (fromBody) exchange.body = checked;
     // One key per logical write, reused by its retries: the server runs it once and replays its reply.
     if (route.method !== 'GET') exchange.idempotencyKey = globalThis.crypto.randomUUID();
@@ -553,6 +558,10 @@ export class KbClient {
       );
     }
     if (reply.status === 200) {
+      if (exchange.quick !== undefined) {
+        const data = quickEnvelope(json, exchange.quick);
+        if (data !== REFUSED) return data;
+      }
       const success = envelopeOf(exchange.output).safeParse(json);
       if (success.success) return (success.data as { data: unknown }).data;
       const envelope = envelopeOf(ANY_DATA).safeParse(json);
