@@ -6,10 +6,13 @@
 // scripts/vendor.mjs.
 //
 // `npm run build` is this script, whole: the bundle, the oclif manifest, the vendor code caches. It never touches the
-// dist/ that a running kb reads: it builds into dist.new-PID beside it, makes the manifest and the code caches from a
-// staged copy of the package (.build-PID: package.json, bin/, dist linked to dist.new-PID), and only then swaps the
-// new build in whole (dist to dist.old-PID, dist.new-PID to dist, the manifest renamed over the old one), so a kb that
-// starts meanwhile runs the old build or the new one, never half of either.
+// dist/ that a running kb reads: it builds into dist.new-PID beside it, makes the manifest from a staged copy of the
+// package (.build-PID: package.json, bin/, dist linked to dist.new-PID), and only then swaps the new build in whole
+// (dist to dist.old-PID, dist.new-PID to dist, the manifest renamed over the old one), so a kb that starts meanwhile
+// runs the old build or the new one, never half of either. The code caches are made last, in dist/ itself, each file
+// written whole and renamed in: V8 keeps in a cache the file name the bundle had when the cache was made, and a cache
+// made in dist.new-PID named a directory that no longer exists in every stack trace and profile of oclif's and
+// undici's code. Until they are in, a kb that starts compiles the bundles from their text: slower, not different.
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -144,8 +147,8 @@ sortManifest(join(stage, 'oclif.manifest.json'), (path) => {
   if (up === 'dist') return path;
   throw new Error(`oclif's manifest names a command at ${path.join('/')}, outside the new build`);
 });
-await makeVendorCaches(stage);
 
 swapIn();
 renameSync(join(stage, 'oclif.manifest.json'), join(root, 'oclif.manifest.json'));
 rmSync(stage, { recursive: true, force: true });
+await makeVendorCaches(root);

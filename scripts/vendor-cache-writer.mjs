@@ -1,8 +1,7 @@
 // Loaded with `node --import` by scripts/vendor-cache.mjs into a `kb ns list --json`: once the command is done, draws
-// the TUI's first screen on a stand-in terminal (warm-tui.js, beside the vendor bundles in $KB_VENDOR_CACHE: the build
-// being made, which is not yet dist/), then, as the process exits, writes the code caches of the vendor bundles, with
-// the bytecode of every function the two ran.
-import { writeFileSync } from 'node:fs';
+// the TUI's first screen on a stand-in terminal (warm-tui.js, beside the vendor bundles in $KB_VENDOR_CACHE), then, as
+// the process exits, writes the code caches of the vendor bundles, with the bytecode of every function the two ran.
+import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
@@ -30,5 +29,10 @@ process.on('exit', () => {
   // Node's own; the TUI has set `--liftoff-only` (and the two flags it turns off) for good, and this process keeps
   // bytecode: put back first.
   v8.setFlagsFromString('--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering --flush-bytecode');
-  for (const [bundle, script] of scripts) writeFileSync(join(process.env.KB_VENDOR_CACHE, `${bundle}.cache`), script.createCachedData());
+  // Whole or not at all: a kb may start and read it meanwhile.
+  for (const [bundle, script] of scripts) {
+    const file = join(process.env.KB_VENDOR_CACHE, `${bundle}.cache`);
+    writeFileSync(`${file}.${process.pid}.tmp`, script.createCachedData());
+    renameSync(`${file}.${process.pid}.tmp`, file);
+  }
 });

@@ -14,15 +14,16 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * Makes the code caches in `pkg`/dist/vendor, running `pkg`/bin/run.js: `pkg` is the package's root, or the staged copy
- * of it that scripts/build.mjs makes before it swaps a new build in.
+ * Makes the code caches in `pkg`/dist/vendor, running `pkg`/bin/run.js: `pkg` is the package's root, where
+ * scripts/build.mjs has just put the new build (V8 keeps the bundle's file name in its cache: made there, stack traces
+ * and profiles name the file where it is). Each file is written whole and renamed in, since a kb may start meanwhile.
  */
 export async function makeVendorCaches(pkg) {
   const dir = join(pkg, 'dist/vendor');
@@ -32,7 +33,9 @@ export async function makeVendorCaches(pkg) {
   /** @param {string | null} v8 the V8 that made the caches, null for none */
   const describe = (v8) => {
     const digest = (bundle) => createHash('sha256').update(readFileSync(join(dir, `${bundle}.cjs`))).digest('hex').slice(0, 16);
-    writeFileSync(join(dir, 'caches.json'), `${JSON.stringify({ v8, bundles: Object.fromEntries(bundles.map((bundle) => [bundle, digest(bundle)])) })}\n`);
+    const partial = join(dir, `caches.json.${process.pid}.tmp`);
+    writeFileSync(partial, `${JSON.stringify({ v8, bundles: Object.fromEntries(bundles.map((bundle) => [bundle, digest(bundle)])) })}\n`);
+    renameSync(partial, join(dir, 'caches.json'));
   };
 
   const server = createServer((request, response) => {

@@ -84,6 +84,22 @@ describe('the start-up path loads only what the command needs', () => {
     expect(loaded.filter((source) => source.startsWith('/') && /node_modules\/(@oclif\/core|undici|conf)\//.test(source))).toEqual([]);
   });
 
+  it('the vendor bundle compiled from its code cache is named where it is installed (stack traces, profiles)', async () => {
+    // V8 keeps in a code cache the file name the script had when the cache was made: a cache made before the build
+    // was swapped into dist/ named dist.new-PID, a directory gone by then, in every stack trace and profile.
+    const profile = join(tempDir('kb-startup-profile-'), 'kb.cpuprofile');
+    const { result, sources } = await runRecordingSources(
+      ['ns', 'list', '--json'],
+      isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token, KB_CPU_PROFILE: profile }),
+      `--import ${join(ROOT, 'test/fixtures/cpu-profile.mjs')}`,
+    );
+    expect(result.code, result.stderr).toBe(0);
+    expect(sources).toContain('vendor-cache:vendor:accepted');
+    const { nodes } = JSON.parse(readFileSync(profile, 'utf8')) as { nodes: Array<{ callFrame: { url: string } }> };
+    const named = new Set(nodes.map((node) => node.callFrame.url).filter((url) => url.endsWith('/vendor.cjs')));
+    expect([...named]).toEqual([`file://${join(ROOT, 'dist/vendor/vendor.cjs')}`]);
+  });
+
   it('kb ns list sets its V8 flag for the compile of llhttp only, and nothing loads meanwhile', async () => {
     // While a V8 flag differs from Node's start, V8 refuses the code caches made under the old flags, Node's own for its
     // built-in modules among them: every built-in loaded meanwhile is compiled from source (scripts/vendor.mjs).

@@ -10,10 +10,15 @@ import { tempDir } from './temp.js';
  * dist/chunks/tui-*.js); a module of the vendor bundle (scripts/vendor.mjs) is listed as it runs, by its source path;
  * anything else (an unbundled package, `vendor-cache:vendor:accepted`) is listed as itself.
  */
-export async function runRecordingSources(args: string[], env: NodeJS.ProcessEnv): Promise<{ result: RunResult; sources: string[] }> {
+export async function runRecordingSources(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  /** More of Node's options for the run, e.g. --cpu-prof. */
+  nodeOptions = '',
+): Promise<{ result: RunResult; sources: string[] }> {
   const log = join(tempDir('kb-imports-'), 'imports.log');
   const result = await runKb(args, {
-    env: { ...env, KB_IMPORT_LOG: log, NODE_OPTIONS: `--import ${join(ROOT, 'test/fixtures/record-imports.mjs')}` },
+    env: { ...env, KB_IMPORT_LOG: log, NODE_OPTIONS: `--import ${join(ROOT, 'test/fixtures/record-imports.mjs')} ${nodeOptions}`.trim() },
   });
   const bundles = JSON.parse(readFileSync(join(ROOT, 'dist/bundle-inputs.json'), 'utf8')) as Record<string, string[]>;
   const dist = join(ROOT, 'dist') + '/';
