@@ -1,5 +1,5 @@
 import type { RouteName } from './routes.js';
-import { descriptionLengthOk, KEY_PATTERN, validUnicode } from './schemas.js';
+import { descriptionLengthOk, KEY_PATTERN, LIMITS, validUnicode } from './schemas.js';
 
 /**
  * The schemas of src/api for the values the CLI checks most, each answered without zod: what zod's safeParse gives
@@ -14,17 +14,33 @@ import { descriptionLengthOk, KEY_PATTERN, validUnicode } from './schemas.js';
 export const REFUSED: unique symbol = Symbol('refused');
 export type Quick = (value: unknown) => unknown;
 
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+/** An object, as zod's object schemas take one: not null, not an array. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 /** Whether every key `for...in` finds is one of `keys`, as a strict object of zod requires. */
-function onlyKeys(value: Record<string, unknown>, keys: ReadonlySet<string>): boolean {
+export function onlyKeys(value: Record<string, unknown>, keys: ReadonlySet<string>): boolean {
   for (const key in value) if (!keys.has(key)) return false;
   return true;
 }
 
-const isKey = (value: unknown): value is string => typeof value === 'string' && KEY_PATTERN.test(value);
-const isDescription = (value: unknown): value is string => typeof value === 'string' && descriptionLengthOk(value) && validUnicode(value);
+/** Key of src/api/schemas.ts. */
+export function isKey(value: unknown): value is string {
+  return typeof value === 'string' && KEY_PATTERN.test(value);
+}
+
+const ANY_SURROGATE = /[\uD800-\uDFFF]/;
+
+/** Description of src/api/schemas.ts (a string: null is the caller's to allow). */
+export function isDescription(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  // A surrogate at all is rare: only then is it worth asking whether one is alone.
+  if (ANY_SURROGATE.test(value) && !validUnicode(value)) return false;
+  // Code points: at most one per UTF-16 unit, at least one per two, so a length within the limits is within them.
+  return (value.length >= LIMITS.descriptionMin && value.length <= LIMITS.descriptionMax) || descriptionLengthOk(value);
+}
+
 const isNullableDescription = (value: unknown): value is string | null => value === null || isDescription(value);
 
 /**

@@ -1,7 +1,8 @@
 import { existsSync, readlinkSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import * as z from '../api/zod.js';
-import { codePointLength, Description, Key, KEY_PATTERN, LIMITS } from '../api/schemas.js';
+import { isDescription as isApiDescription, isKey, isObject, onlyKeys } from '../api/quick.js';
+import { Description, Key } from '../api/schemas.js';
 import { valueAt } from '../api/validation.js';
 import { CliError, UsageError } from '../cli/errors.js';
 import { EXIT } from '../client/exit-codes.js';
@@ -263,34 +264,13 @@ export async function parseResources(text: string, source: string): Promise<Reso
   );
 }
 
-/** As the API's Description has it (src/api/schemas.ts). */
-const LONE_SURROGATE = /\p{Surrogate}/u;
-const ANY_SURROGATE = /[\uD800-\uDFFF]/;
 const FILE_FIELDS = new Set(['version', 'namespaces']);
 const NAMESPACE_FIELDS = new Set(['key', 'description', 'bases']);
 const BASE_FIELDS = new Set(['key', 'description']);
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function hasOnly(value: Record<string, unknown>, fields: ReadonlySet<string>): boolean {
-  for (const field in value) if (!fields.has(field)) return false;
-  return true;
-}
-
-function isKey(value: unknown): value is string {
-  return typeof value === 'string' && KEY_PATTERN.test(value);
-}
-
+/** An optional, nullable Description (src/api/schemas.ts). */
 function isDescription(value: unknown): boolean {
-  if (value === undefined || value === null) return true;
-  // A surrogate at all is rare: only then is it worth asking whether one is alone.
-  if (typeof value !== 'string' || (ANY_SURROGATE.test(value) && LONE_SURROGATE.test(value))) return false;
-  // Code points: at most one per UTF-16 unit, at least one per two.
-  if (value.length >= LIMITS.descriptionMin && value.length <= LIMITS.descriptionMax) return true;
-  const length = codePointLength(value);
-  return length >= LIMITS.descriptionMin && length <= LIMITS.descriptionMax;
+  return value === undefined || value === null || isApiDescription(value);
 }
 
 /**
@@ -299,17 +279,17 @@ function isDescription(value: unknown): boolean {
  * the file. False hands the value to zod, which says what is wrong.
  */
 export function plainlyValid(value: unknown): value is ResourcesFile {
-  if (!isObject(value) || !hasOnly(value, FILE_FIELDS) || value.version !== RESOURCES_VERSION || !Array.isArray(value.namespaces)) return false;
+  if (!isObject(value) || !onlyKeys(value, FILE_FIELDS) || value.version !== RESOURCES_VERSION || !Array.isArray(value.namespaces)) return false;
   const namespaces = new Set<string>();
   for (const ns of value.namespaces as unknown[]) {
-    if (!isObject(ns) || !hasOnly(ns, NAMESPACE_FIELDS) || !isKey(ns.key) || namespaces.has(ns.key) || !isDescription(ns.description)) return false;
+    if (!isObject(ns) || !onlyKeys(ns, NAMESPACE_FIELDS) || !isKey(ns.key) || namespaces.has(ns.key) || !isDescription(ns.description)) return false;
     namespaces.add(ns.key);
     if (ns.bases === undefined) continue;
     if (!Array.isArray(ns.bases)) return false;
     // One base cannot be listed twice: no set for it.
     const bases = ns.bases.length > 1 ? new Set<string>() : undefined;
     for (const base of ns.bases as unknown[]) {
-      if (!isObject(base) || !hasOnly(base, BASE_FIELDS) || !isKey(base.key) || bases?.has(base.key) || !isDescription(base.description)) return false;
+      if (!isObject(base) || !onlyKeys(base, BASE_FIELDS) || !isKey(base.key) || bases?.has(base.key) || !isDescription(base.description)) return false;
       bases?.add(base.key);
     }
   }
