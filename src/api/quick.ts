@@ -7,9 +7,8 @@ import { descriptionLengthOk, KEY_PATTERN, LIMITS, validUnicode } from './schema
  * schema through several calls and objects a field, which in a command that lives a fraction of a second is
  * interpreted code: about 60,000 instructions a namespace of a list (12% of all a `kb ns list` of 1,520 did, counted
  * with callgrind), and a tenth of what kb apply spent on each change, checking what it sends and what comes back
- * (4% of the whole apply of 500 new namespaces). Each validator here takes what
- * zod takes and nothing else: test/api/quick.test.ts holds them to zod over generated values, valid, near-valid and
- * arbitrary.
+ * (4% of the whole apply of 500 new namespaces). Each validator here takes what zod takes and nothing else:
+ * test/api/quick.test.ts holds them to zod over generated values, valid, near-valid and arbitrary.
  */
 export const REFUSED: unique symbol = Symbol('refused');
 export type Quick = (value: unknown) => unknown;
