@@ -4,6 +4,7 @@ import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogCont
 import pino, { type BaseLogger, type Bindings, type ChildLoggerOptions, type DestinationStream, type LogFn, type Logger } from 'pino';
 import type { LogFormat, LogLevel } from './log.js';
 import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from './tokens.js';
+import type { WarmUp } from './warm-up.js';
 
 /**
  * The server's log: Fastify's own pino logger, one line per request (time, level, request id, method, path, status,
@@ -188,7 +189,11 @@ export function lazyChildren(appLog: FastifyBaseLogger): void {
  * in, without status or duration, and one as it goes out, without method or path).
  */
 export class RequestLog extends LogController {
-  constructor(private readonly write: ServerLogger['requestLine']) {
+  constructor(
+    private readonly write: ServerLogger['requestLine'],
+    /** The server's own warm-up (warm-up.ts), whose requests are not logged. */
+    private readonly warmUp?: WarmUp,
+  ) {
     super();
   }
 
@@ -198,6 +203,7 @@ export class RequestLog extends LogController {
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.warmUp?.of(request)) return;
     const log = reply.log as unknown;
     if (!error && log instanceof RequestLogger && log.plain && typeof log.reqId === 'string') {
       // Silent (or above info): not even the line's fields are worked out.
