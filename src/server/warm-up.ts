@@ -5,11 +5,13 @@ import type { FastifyRequest } from 'fastify';
 import { REQUEST_ID_HEADER } from './logger.js';
 
 /**
- * Requests the server sends itself once it listens, before it says so. V8 compiles the request path's hot code while
- * they run; a server that first sits idle instead has its early code collected by V8's idle-time garbage collections
- * (the memory reducer), and then builds Node's process.nextTick objects through V8's slow paths for as long as it runs,
- * some 2 to 3 µs of CPU a request (docs/performance.md). A few hundred requests are not enough for that; this many take
- * a few hundred milliseconds on a busy machine.
+ * Requests the server sends itself once it listens, before it says so. A start whose first requests come from many
+ * connections at once (a load test, a busy balancer), or that first sits idle for some seconds (V8's memory reducer
+ * then collects the little that ran), builds Node's process.nextTick objects through V8's slow paths for as long as it
+ * runs, some 2 to 4 µs of CPU a request (docs/performance.md). These requests, one at a time on each of a few
+ * connections, avoid it; a few hundred are not enough, this many take a few hundred milliseconds on a busy machine.
+ * They do not protect a server that sits idle for a minute or more before its load: the memory reducer's collections
+ * then bring the slow paths back, and more requests do not undo them.
  */
 export const WARM_UP_REQUESTS = 1000;
 /** Requests in flight at once, each on its own kept-open connection, one request at a time as most clients send them. */
