@@ -11,7 +11,8 @@ import { REQUEST_ID_HEADER } from './logger.js';
  * runs, some 2 to 4 µs of CPU a request (docs/performance.md). These requests, one at a time on each of a few
  * connections, avoid it; a few hundred are not enough, this many take a few hundred milliseconds on a busy machine.
  * They do not protect a server that sits idle for a minute or more before its load: the memory reducer's collections
- * then bring the slow paths back, and more requests do not undo them.
+ * then bring the slow paths back, and more requests do not undo them; kb serve keeps the reducer from collecting at
+ * all (src/commands/serve/index.ts: no incremental marking).
  */
 export const WARM_UP_REQUESTS = 1000;
 /** Requests in flight at once, each on its own kept-open connection, one request at a time as most clients send them. */
