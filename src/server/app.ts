@@ -8,6 +8,7 @@ import { idempotency } from './idempotency.js';
 import { createLogger, lazyChildren, RequestLog, requestIds, type ServerLogger } from './logger.js';
 import type { AppObserver } from './observer.js';
 import { routes } from './routes.js';
+import { WarmUp } from './warm-up.js';
 
 /** docs/contract.md, Limits: a client has at most 5 s for its headers, checked every second. */
 export const HEADERS_TIMEOUT_MS = 5000;
@@ -35,6 +36,8 @@ export interface AppOptions {
 declare module 'fastify' {
   interface FastifyInstance {
     store: Store;
+    /** Requests the server sends itself before it says it listens (warm-up.ts): neither logged nor counted. */
+    warmUp: WarmUp;
   }
 }
 
@@ -46,9 +49,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const requestId = requestIds();
   const logger = options.logger ?? createLogger('info');
+  const warmUp = new WarmUp();
   const app = Fastify({
     loggerInstance: logger.pino,
-    logController: new RequestLog(logger.requestLine),
+    logController: new RequestLog(logger.requestLine, warmUp),
     genReqId: requestId,
     bodyLimit: LIMITS.bodyBytes,
     onProtoPoisoning: 'error',
@@ -71,9 +75,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
   // A request's child logger is made only when something logs through it: the request line needs none.
   lazyChildren(app.log);
   app.decorate('store', options.store);
+  app.decorate('warmUp', warmUp);
   const { observer } = options;
   if (observer) app.addHook('onResponse', (request, reply, done) => {
-    observer.responded(request, reply);
+    if (!warmUp.of(request)) observer.responded(request, reply);
     done();
   });
   app.register(httpRules, { requestId });

@@ -4,6 +4,7 @@ import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogCont
 import pino, { type BaseLogger, type Bindings, type ChildLoggerOptions, type DestinationStream, type LogFn, type Logger } from 'pino';
 import type { LogFormat, LogLevel } from './log.js';
 import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from './tokens.js';
+import type { WarmUp } from './warm-up.js';
 
 /**
  * The server's log: Fastify's own pino logger, one line per request (time, level, request id, method, path, status,
@@ -49,10 +50,14 @@ const TOKEN_TEXT = new RegExp(`${TOKEN_PREFIX.slice(0, -1)}(?:_|%5f)(?:[\\w-]|%[
 
 export const REDACTED = '[REDACTED]';
 
+/** The token prefix without its separator, in any case: what a short text must hold to hold a token. */
+const TOKEN_PREFIX_ANY_CASE = new RegExp(TOKEN_PREFIX.slice(0, -1), 'i');
+
 /** The text with anything token-shaped replaced, for a log line. */
 export function redactTokens(text: string): string {
-  // Most paths are short and name no token: they skip the scan, which every request's line would pay.
-  if (text.length < TOKEN_SECRET_LENGTH && !text.toLowerCase().includes(TOKEN_PREFIX.slice(0, -1))) return text;
+  // Most paths are short and name no token: they skip the scan, which every request's line would pay (and a lowered
+  // copy of the text, which would cost it an allocation).
+  if (text.length < TOKEN_SECRET_LENGTH && !TOKEN_PREFIX_ANY_CASE.test(text)) return text;
   return text.replace(TOKEN_TEXT, REDACTED);
 }
 
@@ -188,7 +193,11 @@ export function lazyChildren(appLog: FastifyBaseLogger): void {
  * in, without status or duration, and one as it goes out, without method or path).
  */
 export class RequestLog extends LogController {
-  constructor(private readonly write: ServerLogger['requestLine']) {
+  constructor(
+    private readonly write: ServerLogger['requestLine'],
+    /** The server's own warm-up (warm-up.ts), whose requests are not logged. */
+    private readonly warmUp?: WarmUp,
+  ) {
     super();
   }
 
@@ -198,6 +207,7 @@ export class RequestLog extends LogController {
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (this.warmUp?.of(request)) return;
     const log = reply.log as unknown;
     if (!error && log instanceof RequestLogger && log.plain && typeof log.reqId === 'string') {
       // Silent (or above info): not even the line's fields are worked out.
@@ -237,6 +247,21 @@ export function prettyLine(json: string): string {
 const LOG_BATCH_BYTES = 16_384;
 /** ...or of whatever it holds after this long. */
 const LOG_FLUSH_MS = 200;
+
+/** What JSON.stringify escapes in a string: a quote, a backslash, a control character, a surrogate (lone or not). */
+// eslint-disable-next-line no-control-regex -- the control characters are what JSON escapes
+const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/**
+ * A string as JSON text, exactly as JSON.stringify writes it: a request id, a path and a method need no escape almost
+ * always, and then are only quoted (JSON.stringify would also look at each character, and flatten the text first).
+ */
+function jsonString(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+/** The method's field of a request line, for the methods routes answer: written once, not for every request. */
+const METHOD_FIELDS = new Map(['GET', 'HEAD', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'].map((method) => [method, `,"method":${JSON.stringify(method)}`]));
 
 export function createLogger(level: LogLevel, options: LoggerOptions = {}): ServerLogger {
   const format = options.format ?? (process.stderr.isTTY ? 'pretty' : 'json');
@@ -313,9 +338,9 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   // JSON.stringify quotes a string as pino's asString does (or escapes more, never differently for JSON readers); a
   // field pino would leave out (undefined, as a method may be) is left out, a number that is not finite is null.
   const requestLine = (reqId: string, line: RequestLine) => {
-    const method = line.method === undefined ? '' : `,"method":${JSON.stringify(line.method)}`;
+    const method = line.method === undefined ? '' : (METHOD_FIELDS.get(line.method) ?? `,"method":${JSON.stringify(line.method)}`);
     const ms = Number.isFinite(line.ms) ? line.ms : null;
-    stream.write(`{"level":"info","time":${Date.now()},"reqId":${JSON.stringify(reqId)}${method},"path":${JSON.stringify(line.path)},"status":${line.status},"ms":${ms},"msg":"request"}\n`);
+    stream.write(`{"level":"info","time":${Date.now()},"reqId":${jsonString(reqId)}${method},"path":${jsonString(line.path)},"status":${line.status},"ms":${ms},"msg":"request"}\n`);
   };
   return { pino: logger, events, requestLine, close };
 }

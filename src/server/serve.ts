@@ -70,6 +70,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const app = buildApp({ store, logger, observer: admin?.observer });
   try {
     await listenQuietly(app, options.host, options.port);
+    // Before anything says the server listens: its request path is compiled before it may sit idle (warm-up.ts).
+    await app.warmUp.run(app.server.address() as AddressInfo);
     const adminUrl = admin && (await admin.start(store, options.admin as AdminOptions));
     const stopTolerating = tolerateStalls(app.server);
     const url = publicUrl(options.host, app.server.address() as AddressInfo);

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isolatedEnv, killedAfterEach, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
+import { isolatedEnv, killedAfterEach, logLines, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
 import { createTestDatabase, droppedAfterAll, ENGINE } from '../helpers/database.js';
 import { onConnectionsOfTheirOwn } from '../helpers/wire.js';
 
@@ -131,6 +131,26 @@ describe(`kb serve --admin-port (${ENGINE})`, () => {
     await expect.poll(() => server.stderr()).toMatch(/SIGTERM, draining/);
     server.child.kill('SIGTERM');
     expect((await server.exited).code).toBe(143);
+  });
+
+  it('says it listens with none of its own warm-up requests logged (at info) or counted, then logs and counts a client\'s first request as its first', async () => {
+    // At the default level, info: every request a line.
+    const { server, admin } = await serve(['--log-level', 'info']);
+    const requestLines = () => logLines(server.stderr()).filter((line) => line.msg === 'request');
+    expect(requestLines()).toEqual([]);
+    const before = await scrape(admin);
+    expect(before).not.toMatch(/^kb_http_requests_total\{/m);
+    expect(before).not.toMatch(/^kb_http_request_duration_seconds_count\{/m);
+    const reply = await fetch(`${server.url}/v1/health`);
+    expect(reply.status).toBe(200);
+    expect(await reply.json()).toEqual({ success: true, data: 'alive' });
+    // The warm-up's requests took no request id of the counter's: this one is the first.
+    const id = reply.headers.get('x-request-id') as string;
+    expect(id).toMatch(/^[0-9a-f]{8}-1$/);
+    await expect.poll(requestLines).toEqual([expect.objectContaining({ reqId: id, method: 'GET', path: '/v1/health', status: 200 })]);
+    const after = await scrape(admin);
+    expect(sample(after, 'kb_http_requests_total', '{route="health",method="GET",status="200"}')).toBe(1);
+    expect(sample(after, 'kb_http_request_duration_seconds_count', '{route="health"}')).toBe(1);
   });
 
   it('counts requests by route name, method and status (401 included), times them by route, and counts commits, replays and kept lists', async () => {

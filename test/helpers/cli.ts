@@ -81,13 +81,14 @@ export interface ServeProcess {
 }
 
 /**
- * Starts `kb serve --port 0` (or on the --port among args) as a child process and resolves once it listens (the URL
+ * Starts `kb serve --port 0 --log-level warn` (or on the --port, at the --log-level, among args) as a child process and resolves once it listens (the URL
  * read from its stderr).
  */
 export function startServe(args: readonly string[], env: NodeJS.ProcessEnv): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
     const port = args.includes('--port') ? [] : ['--port', '0'];
-    const child = spawn(process.execPath, [KB_BIN, 'serve', ...port, '--log-level', 'warn', ...args], {
+    const level = args.includes('--log-level') ? [] : ['--log-level', 'warn'];
+    const child = spawn(process.execPath, [KB_BIN, 'serve', ...port, ...level, ...args], {
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });

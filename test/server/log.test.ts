@@ -191,14 +191,20 @@ describe('the request line', () => {
       { method: 'POST', path: '/v1/ns_list?q="quoted"\\back\u0001ctl\u00e9\u2028', status: 404, ms: 12.5 },
       { method: undefined, path: '', status: 400, ms: 0 },
       { method: 'GET', path: '/x', status: 500, ms: Number.NaN },
+      { method: 'DELETE', path: '/v1/tab\there\u007fdel', status: 200, ms: 1 },
+      { method: 'PROPFIND', path: '/v1/pair\ud83d\ude00', status: 405, ms: 3.25 },
     ];
-    for (const line of cases) {
-      logger.requestLine('r-1"x', line);
-      logger.pino.child({ reqId: 'r-1"x' }).info(line, 'request');
+    // An id that needs escaping, one that needs none (the app's own), and one with a backslash.
+    const ids = ['r-1"x', '2ee664fb-1z', 'r\\2'];
+    for (const reqId of ids) {
+      for (const line of cases) {
+        logger.requestLine(reqId, line);
+        logger.pino.child({ reqId }).info(line, 'request');
+      }
     }
     const untimed = written.map((line) => line.replace(/"time":\d+/, '"time":0'));
-    expect(untimed).toHaveLength(2 * cases.length);
-    for (let i = 0; i < cases.length; i++) expect(untimed[2 * i]).toBe(untimed[2 * i + 1]);
+    expect(untimed).toHaveLength(2 * cases.length * ids.length);
+    for (let i = 0; i < cases.length * ids.length; i++) expect(untimed[2 * i]).toBe(untimed[2 * i + 1]);
   });
 });
 

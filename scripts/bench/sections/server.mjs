@@ -12,11 +12,12 @@ import { median } from '../lib/stats.mjs';
 import { LUA, runWrkGroup } from '../lib/wrk.mjs';
 
 const BASELINE_SERVER = fileURLToPath(new URL('../baselines/http-server.mjs', import.meta.url));
+const FASTIFY_SERVER = fileURLToPath(new URL('../baselines/fastify-server.mjs', import.meta.url));
 
-/** The baseline server, answering kb's health body, or with `bodyFile` that file's bytes. */
-function startBaseline(env, bodyFile) {
+/** The baseline server, answering kb's health body, or with `bodyFile` that file's bytes; or another `script`. */
+function startBaseline(env, bodyFile, script = BASELINE_SERVER) {
   return new Promise((resolve, reject) => {
-    const child = spawnTracked(process.execPath, [BASELINE_SERVER, ...(bodyFile === undefined ? [] : [bodyFile])], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawnTracked(process.execPath, [script, ...(bodyFile === undefined ? [] : [bodyFile])], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (chunk) => {
       out += chunk;
@@ -167,6 +168,7 @@ async function costPart(ctx) {
   ctx.progress('server cost: starting the node:http baselines, a kb serve --log-level silent and a kb serve --admin-port');
   const nodeHealth = await startBaseline(env);
   const nodeNs = await startBaseline(env, nsBody);
+  const bareFastify = await startBaseline(env, undefined, FASTIFY_SERVER);
   const silent = await ctx.engine.group('silent', ctx.home, 1, ['--log-level', 'silent']);
   const metrics = await ctx.engine.group('metrics', ctx.home, 1, ['--admin-port', '0']);
   const server = (name, group, token) => ({ name, urls: group.urls, pids: group.pids ?? group.servers?.map((s) => s.pid), token });
@@ -183,6 +185,7 @@ async function costPart(ctx) {
   };
   const servers = {
     node: [server('node:http, same body', nodeHealth)],
+    fastify: [server('bare Fastify, same body', bareFastify)],
     nodeNs: [server('node:http, same body', nodeNs)],
     info: await processes('kb serve (log level info)', main, ctx.tokens.small),
     silent: await processes('kb serve --log-level silent', silent, silent.firstToken),
@@ -190,7 +193,7 @@ async function costPart(ctx) {
   };
   const rounds = Math.max(options.rounds, options.processes);
   const comparisons = [
-    { name: 'GET /v1/health', path: '/v1/health', sides: ['node', 'info', 'silent', 'metrics'] },
+    { name: 'GET /v1/health', path: '/v1/health', sides: ['node', 'fastify', 'info', 'silent', 'metrics'] },
     { name: 'GET /v1/auth', path: '/v1/auth', sides: ['info', 'metrics'] },
     { name: `GET /v1/ns_list (${ctx.seed.smallCount} ns)`, path: '/v1/ns_list', sides: ['nodeNs', 'info'] },
   ];
@@ -231,6 +234,11 @@ async function costPart(ctx) {
       if (has('node')) {
         figures.push(figure({ name: `${comparison.name} CPU/req: kb serve (info) beside node:http (node:http's over kb's)`, value: cpu('info'), baseline: cpu('node'), unit: 'µs/req', efficiency: true, budget: { on: 'ratio', op: '>=', limit: 0.8 } }));
       }
+      if (has('fastify')) {
+        // For information, no budget: what Fastify itself costs beside node:http, and what kb serve adds to it.
+        figures.push(figure({ name: `${comparison.name} CPU/req: bare Fastify beside node:http (node:http's over Fastify's)`, value: cpu('fastify'), baseline: cpu('node'), unit: 'µs/req', efficiency: true }));
+        figures.push(figure({ name: `${comparison.name} CPU/req: kb serve (info) beside bare Fastify (Fastify's over kb's)`, value: cpu('info'), baseline: cpu('fastify'), unit: 'µs/req', efficiency: true }));
+      }
       if (has('nodeNs')) {
         figures.push(figure({ name: `${comparison.name} CPU/req: kb serve (info) beside node:http with the same body (node:http's over kb's)`, value: cpu('info'), baseline: cpu('nodeNs'), unit: 'µs/req', efficiency: true, budget: { on: 'ratio', op: '>=', limit: 0.6 } }));
       }
@@ -245,6 +253,7 @@ async function costPart(ctx) {
     await Promise.all([silent.stop(), metrics.stop()]);
     nodeHealth.child.kill('SIGTERM');
     nodeNs.child.kill('SIGTERM');
+    bareFastify.child.kill('SIGTERM');
   }
   return {
     figures,
@@ -265,6 +274,7 @@ async function costPart(ctx) {
     notes: [
       'CPU per request is the budget\'s measure: on a shared machine req/s follows the load of other processes, CPU time per request much less.',
       `The node:http baselines (scripts/bench/baselines/http-server.mjs) answer the same bytes as kb serve (the health body, or the ns_list answer of ${ctx.seed.smallCount} namespaces captured once) with the same headers.`,
+      'Bare Fastify (scripts/bench/baselines/fastify-server.mjs, for information): Fastify with no logger, options or plugins, one route answering the health body with the same headers.',
     ],
     raw,
   };

@@ -1,4 +1,5 @@
 import { constants } from 'node:os';
+import { setFlagsFromString } from 'node:v8';
 import { Flags } from '@oclif/core';
 import type { BaseLogger } from 'pino';
 import { KbCommand } from '../../cli/base-command.js';
@@ -146,6 +147,12 @@ GET /v1/base_list_all (every base of the organization), and its OpenAPI document
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Serve);
+    // V8's memory reducer collects garbage once a process sits idle, and a server that sat idle for a minute or so
+    // then builds Node's process.nextTick objects through V8's slow paths for as long as it runs: 2 to 4 µs of CPU a
+    // request (docs/performance.md). The reducer collects only by incremental marking; without it, it never starts.
+    // What that costs: a major collection marks the heap in one pause, some milliseconds for kb serve's heap (its kept
+    // answers are buffers, outside it).
+    setFlagsFromString('--no-incremental-marking');
     outliveClosedOutput();
     const shutdownMs = parseTimeout(flags['shutdown-timeout'], '--shutdown-timeout');
     // The one writer of stderr from here on (docs/contract.md, Logging): kb serve's own lines are log lines too.
