@@ -39,13 +39,15 @@ export class WarmUp {
 
   /**
    * Sends `count` GET /v1/health to the server at `address` (a wildcard address through loopback) and resolves once
-   * they are answered, or WARM_UP_LIMIT_MS has passed, or a request failed: a warm-up that cannot run is skipped.
+   * they are answered, or `limitMs` has passed, or a request failed: a warm-up that cannot run is skipped. At the limit,
+   * a request still unanswered (a connection that hangs) is cut, so the start never waits longer than that.
    */
-  async run(address: AddressInfo, count = WARM_UP_REQUESTS): Promise<void> {
+  async run(address: AddressInfo, count = WARM_UP_REQUESTS, limitMs = WARM_UP_LIMIT_MS): Promise<void> {
     const id = `kb-warm-up-${randomBytes(12).toString('hex')}`;
     const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
     const agent = new Agent({ keepAlive: true, maxSockets: WARM_UP_CONNECTIONS });
-    const deadline = Date.now() + WARM_UP_LIMIT_MS;
+    const deadline = Date.now() + limitMs;
+    const cut = setTimeout(() => agent.destroy(), limitMs);
     let left = count;
     const one = () =>
       new Promise<void>((resolve, reject) => {
@@ -69,6 +71,7 @@ export class WarmUp {
     } catch {
       // A warm-up is only ever an optimization.
     } finally {
+      clearTimeout(cut);
       agent.destroy();
     }
   }

@@ -1,9 +1,9 @@
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminServer } from '../../src/server/admin.js';
 import { buildApp } from '../../src/server/app.js';
 import { createLogger } from '../../src/server/logger.js';
-import { WARM_UP_REQUESTS } from '../../src/server/warm-up.js';
+import { WARM_UP_REQUESTS, WarmUp } from '../../src/server/warm-up.js';
 import type { Store } from '../../src/store/store.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
@@ -51,8 +51,9 @@ describe("the server's warm-up", () => {
   });
 
   it('sends the server its requests, and none of them is logged or counted; the server then serves as before', async () => {
-    await app.warmUp.run(app.server.address() as AddressInfo);
-    // Every one of them reached the server (the machine is never so slow here that the time limit cuts them short).
+    // A limit no machine reaches: the count is what is checked.
+    await app.warmUp.run(app.server.address() as AddressInfo, WARM_UP_REQUESTS, 120_000);
+    // Every one of them reached the server.
     expect(served).toBe(WARM_UP_REQUESTS);
     expect(lines().filter((line) => line.msg === 'request'), raw.join('\n')).toEqual([]);
     expect(raw).toEqual([]);
@@ -71,5 +72,22 @@ describe("the server's warm-up", () => {
     const after = await (await fetch(`${adminUrl}/metrics`)).text();
     expect(sample(after, 'kb_http_requests_total', '{route="health",method="GET",status="200"}')).toBe(1);
     expect(sample(after, 'kb_http_request_duration_seconds_count', '{route="health"}')).toBe(1);
+  });
+
+  it('gives up at its limit on a server that takes connections and never answers: the start is not held', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      // Without the cut, this would wait for ever (and the test time out).
+      await new WarmUp().run(silent.address() as AddressInfo, 50, 200);
+      expect(sockets.size).toBeGreaterThan(0);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 });
