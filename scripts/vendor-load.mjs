@@ -72,6 +72,8 @@ function owe(path, script) {
       if (shared[Symbol.for('kb.wasm.baselineOnly')] === true) {
         createRequire(import.meta.url)('node:v8').setFlagsFromString('--no-liftoff-only --wasm-tier-up --wasm-dynamic-tiering');
       }
+      // And the one kb serve sets for good (src/commands/serve/index.ts).
+      if (shared[Symbol.for('kb.gc.noIncrementalMarking')] === true) createRequire(import.meta.url)('node:v8').setFlagsFromString('--incremental-marking');
       for (const [file, made] of owed) {
         // Whole or not at all: another kb may read it meanwhile.
         const partial = `${file}.${process.pid}.tmp`;

@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import module from 'node:module';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { isolatedEnv, ROOT, runKb, runProcess } from '../helpers/cli.js';
 import { runRecordingSources } from '../helpers/imports.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -234,6 +235,27 @@ describe('the vendor bundle\'s code cache', () => {
       expect(second.stdout).toBe(first.stdout);
       // No half-written file is left behind.
       expect(filesUnder(compileCache).filter((file) => file.endsWith('.tmp'))).toEqual([]);
+    },
+  );
+  if ('getCompileCacheDir' in module) it(
+    'made by kb serve as the first run, under the V8 flag it sets: taken by the next kb ns list (Node 22.1+)',
+    async () => {
+      // kb serve turns incremental marking off (src/commands/serve/index.ts), and V8 stamps a cache with its flags: a
+      // cache written under that flag would be refused by every other command.
+      const kb = copyBuiltByAnotherNode();
+      const compileCache = tempDir('kb-compile-cache-');
+      const env = isolatedEnv({ NODE_COMPILE_CACHE: compileCache, KB_DATA_DIR: tempDir('kb-serve-data-') });
+      const serve = spawn(process.execPath, [join(kb, 'bin/run.js'), 'serve', '--port', '0', '--log-level', 'warn'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      serve.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      serve.stdout.resume();
+      const exited = new Promise<number | null>((resolve) => serve.on('exit', (code) => resolve(code)));
+      await vi.waitFor(() => expect(stderr).toMatch(/listening on http/), { timeout: 20_000 });
+      serve.kill('SIGTERM');
+      expect(await exited, stderr).toBe(0);
+      const next = await listFrom(kb, { NODE_COMPILE_CACHE: compileCache });
+      expect(next.code, next.stderr).toBe(0);
+      expect(next.log).toContain('vendor-cache:vendor:accepted');
     },
   );
 });

@@ -153,6 +153,8 @@ GET /v1/base_list_all (every base of the organization), and its OpenAPI document
     // What that costs: a major collection marks the heap in one pause, some milliseconds for kb serve's heap (its kept
     // answers are buffers, outside it).
     setFlagsFromString('--no-incremental-marking');
+    // Put back before a code cache is written at exit, which V8 stamps with its flags (scripts/vendor-load.mjs).
+    Reflect.set(globalThis, Symbol.for('kb.gc.noIncrementalMarking'), true);
     outliveClosedOutput();
     const shutdownMs = parseTimeout(flags['shutdown-timeout'], '--shutdown-timeout');
     // The one writer of stderr from here on (docs/contract.md, Logging): kb serve's own lines are log lines too.
