@@ -139,7 +139,9 @@ writeFileSync(join(dist, 'bundle-inputs.json'), `${JSON.stringify(outputs, null,
 mkdirSync(stage);
 for (const entry of ['package.json', 'bin']) cpSync(join(root, entry), join(stage, entry), { recursive: true });
 symlinkSync(relative(stage, dist), join(stage, 'dist'));
-execFileSync(process.execPath, [join(root, 'node_modules/oclif/bin/run.js'), 'manifest', stage], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+// In the stage's directory: oclif's manifest command first deletes the oclif.manifest.json of its working directory,
+// which in the package's own would leave a kb that starts meanwhile without one.
+execFileSync(process.execPath, [join(root, 'node_modules/oclif/bin/run.js'), 'manifest', stage], { cwd: stage, stdio: ['ignore', 'ignore', 'inherit'] });
 // oclif resolves dist/ to where it really is, dist.new-PID: the manifest names the place it will be in.
 sortManifest(join(stage, 'oclif.manifest.json'), (path) => {
   const [up, dir, ...rest] = path;

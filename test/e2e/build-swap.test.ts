@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, ROOT, runKb } from '../helpers/cli.js';
@@ -9,7 +10,7 @@ import { startTestServer } from '../helpers/server.js';
 const BUILD_LEFTOVERS = /^(dist\.(new|old)|\.build)-/;
 
 describe('npm run build while kb runs', () => {
-  it('swaps the new build in whole: kb --version and kb ns list --json never fail while it builds twice', async () => {
+  it('swaps the new build in whole: kb --version and kb ns list --json never fail while it builds twice, and the manifest is always there', async () => {
     const server = await startTestServer();
     try {
       const env = isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token });
@@ -29,14 +30,21 @@ describe('npm run build while kb runs', () => {
           }
         }
       };
+      // The manifest a kb reads at its start is there all along: without it oclif would look for every command.
+      let manifestGone = 0;
+      const watch = setInterval(() => {
+        if (!existsSync(join(ROOT, 'oclif.manifest.json'))) manifestGone++;
+      }, 2);
       const loops = [loop(), loop()];
       try {
         for (let i = 0; i < 2; i++) await promisify(execFile)('npm', ['run', 'build', '--silent'], { cwd: ROOT, timeout: 180_000 });
       } finally {
         building = false;
+        clearInterval(watch);
         await Promise.all(loops);
       }
       expect(failures).toEqual([]);
+      expect(manifestGone).toBe(0);
       // The loops ran while the builds did (each run is a whole kb process).
       expect(runs).toBeGreaterThan(4);
       expect(readdirSync(ROOT).filter((name) => BUILD_LEFTOVERS.test(name))).toEqual([]);
