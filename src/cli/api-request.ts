@@ -1,4 +1,5 @@
 import { FailureEnvelope } from '../api/schemas.js';
+import { isObject } from '../api/quick.js';
 import type { RawReply } from '../client/client.js';
 import { exitCodeForStatus } from '../client/errors.js';
 import { CliError, UsageError } from './errors.js';
@@ -113,10 +114,6 @@ function setOwn(target: Record<string, unknown>, key: string, value: unknown): v
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The JSON body the fields describe, as `gh api` builds it: `a[b]=1` is {"a":{"b":1}}, `a[]=1 -f a[]=2` is {"a":[1,2]}. */
 export function fieldsToBody(fields: readonly Field[]): Record<string, unknown> {
   const body: Record<string, unknown> = {};
@@ -146,7 +143,7 @@ export function fieldsToBody(fields: readonly Field[]): Record<string, unknown> 
         const created: Container = nextIsAppend ? [] : {};
         setOwn(target, step, created);
         target = created;
-      } else if (nextIsAppend ? Array.isArray(existing) : isRecord(existing)) {
+      } else if (nextIsAppend ? Array.isArray(existing) : isObject(existing)) {
         target = existing as Container;
       } else {
         throw new UsageError(`Field ${JSON.stringify(key)} conflicts with another field that sets ${JSON.stringify(steps.slice(0, i + 1).join('.'))}`);

@@ -31,7 +31,6 @@ interface Pending extends QueuedWrite {
   op: () => unknown;
 }
 
-const now = isoNow;
 /** The oldest time of a reply kept for a repeat of its key. */
 const keptSince = isoFormatter();
 
@@ -273,7 +272,7 @@ export class SqliteStore implements Store {
       }
       case 'keep':
         // The reply is kept in the same transaction as the write: both are committed, or neither.
-        this.stmt.idempotencyPut.run(capture.orgId, capture.key, capture.fingerprint, step.reply.status, step.reply.body, now());
+        this.stmt.idempotencyPut.run(capture.orgId, capture.key, capture.fingerprint, step.reply.status, step.reply.body, isoNow());
         return undefined;
     }
   }
@@ -345,7 +344,7 @@ export class SqliteStore implements Store {
   }
 
   private insertToken(org: string, id: string, tokenHash: Buffer): TokenInfo {
-    const createdAt = now();
+    const createdAt = isoNow();
     this.stmt.orgInsert.run(org, createdAt);
     const orgRow = this.stmt.orgId.get(org) as { id: number };
     this.stmt.tokenInsert.run(id, orgRow.id, tokenHash, createdAt);
@@ -359,7 +358,7 @@ export class SqliteStore implements Store {
 
   revokeToken(id: string): Promise<TokenInfo | null> {
     return this.write(() => {
-      this.stmt.tokenRevoke.run(now(), id);
+      this.stmt.tokenRevoke.run(isoNow(), id);
       const row = this.stmt.tokenGet.get(id);
       return row ? tokenInfo(row) : null;
     });
@@ -375,7 +374,7 @@ export class SqliteStore implements Store {
   }
 
   private nsCreateNow(orgId: number, ns: Namespace): Namespace {
-    const at = now();
+    const at = isoNow();
     try {
       this.stmt.nsInsert.run(orgId, ns.key, ns.description, at, at);
     } catch (error) {
@@ -392,7 +391,7 @@ export class SqliteStore implements Store {
   private nsUpdateNow(orgId: number, key: string, patch: DescriptionPatch): Namespace {
     const row = this.namespace(orgId, key);
     if (patch.description !== undefined) {
-      this.stmt.nsSetDescription.run(patch.description, now(), row.id);
+      this.stmt.nsSetDescription.run(patch.description, isoNow(), row.id);
       row.description = patch.description;
     }
     return { key: row.key, description: row.description };
@@ -414,7 +413,7 @@ export class SqliteStore implements Store {
   }
 
   private baseCreateNow(orgId: number, base: Base): Base {
-    const at = now();
+    const at = isoNow();
     this.stmt.nsEnsure.run(orgId, base.namespace, at, at);
     const ns = this.namespace(orgId, base.namespace);
     try {
@@ -433,7 +432,7 @@ export class SqliteStore implements Store {
   private baseUpdateNow(orgId: number, namespace: string, key: string, patch: DescriptionPatch): Base {
     const row = this.base(orgId, namespace, key);
     if (patch.description !== undefined) {
-      this.stmt.baseSetDescription.run(patch.description, now(), row.id);
+      this.stmt.baseSetDescription.run(patch.description, isoNow(), row.id);
       row.description = patch.description;
     }
     return { namespace, key: row.key, description: row.description };
