@@ -8,6 +8,7 @@ import stringWidth from '../../node_modules/ink/node_modules/string-width/index.
 import { chmodSync, writeFileSync } from 'node:fs';
 import { isolatedEnv, KB_BIN, runKb, startServe, type ServeProcess } from '../helpers/cli.js';
 import { tempDir } from '../helpers/server.js';
+import { startProxy } from '../tui/proxy.js';
 
 const run = promisify(execFile);
 const TMUX = spawnSync('tmux', ['-V'], { encoding: 'utf8' }).status === 0;
@@ -368,4 +369,36 @@ describe('kb tui in a real terminal (tmux), against kb serve', () => {
     );
     expect(screen).not.toMatch(/raw mode/i);
   });
+
+  it.skipIf(!TMUX)(`a namespace whose bases are slow to come holds up no other: esc, and the next one opens at once${SKIPPED}`, async () => {
+    // A deployment slow to answer one namespace's bases (a proxy in front of kb serve holds them): the built kb tui,
+    // back out and into another namespace, shows its bases while the first list is still unanswered.
+    // Namespaces of its own, listed after every other test's, which it runs after.
+    for (const args of [['ns', 'create', 'zz-held'], ['ns', 'create', 'zz-open'], ['base', 'create', 'zz-open', 'guide-slow', '--description', 'while another waits']]) {
+      const created = await runKb(args, { env });
+      expect(created.code, created.stderr).toBe(0);
+    }
+    const proxy = await startProxy(serve?.url ?? '', { hold: (url) => url.includes('base_list') && url.includes('namespace=zz-held') });
+    try {
+      const tui = session({ ...env, KB_URL: proxy.url, KB_TOKEN: token });
+      await tui.start();
+      await tui.waitFor('zz-held');
+      await tui.text('/zz-held');
+      await tui.keys('Enter', 'Enter');
+      for (const deadline = Date.now() + WAIT_MS; proxy.held < 1 && Date.now() < deadline; ) await sleep(20);
+      expect(proxy.held).toBe(1);
+      await tui.keys('Escape');
+      await tui.waitFor((s) => /› namespaces/.test(s) && !/› zz-held ›/.test(s));
+      await tui.keys('Escape');
+      await tui.text('/zz-open');
+      await tui.keys('Enter', 'Enter');
+      const screen = await tui.waitFor('guide-slow');
+      expect(screen).toMatch(/^> guide-slow +while another waits/m);
+      await tui.keys('q');
+    } finally {
+      proxy.release();
+      await proxy.close();
+    }
+  });
+
 });
