@@ -389,7 +389,9 @@ describe('kb tui in a real terminal (tmux), against kb serve', () => {
       expect(proxy.held).toBe(1);
       await tui.keys('Escape');
       await tui.waitFor((s) => /› namespaces/.test(s) && !/› zz-held ›/.test(s));
+      // Wait for the filter to clear before typing: an ESC with `/` right behind it reads as one key (meta-/).
       await tui.keys('Escape');
+      await tui.waitFor((s) => /› namespaces \(\d+\)/.test(s) && !s.includes('filter "'));
       await tui.text('/zz-open');
       await tui.keys('Enter', 'Enter');
       const screen = await tui.waitFor('guide-slow');
