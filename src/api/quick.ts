@@ -1,5 +1,5 @@
-import type { RouteName } from './routes.js';
-import { descriptionLengthOk, KEY_PATTERN, LIMITS, validUnicode } from './schemas.js';
+import type { RouteName } from './route-table.js';
+import { descriptionLengthOk, KEY_PATTERN, LIMITS, validUnicode } from './limits.js';
 
 /**
  * The schemas of src/api for the values the CLI checks most, each answered without zod: what zod's safeParse gives
@@ -151,4 +151,15 @@ export const QUICK_OUTPUT: Partial<Record<RouteName, Quick>> = {
 /** The data of a success envelope ({success: true, data}: other fields are ignored), by `data`, or REFUSED. */
 export function quickEnvelope(json: unknown, data: Quick): unknown {
   return isObject(json) && json.success === true ? data(json.data) : REFUSED;
+}
+
+/**
+ * A failure envelope ({success: false, message, help?}: other fields are ignored), as FailureEnvelope of
+ * src/api/schemas.ts gives it, or REFUSED.
+ */
+export function quickFailure(json: unknown): { success: false; message: string; help?: string | null | undefined } | typeof REFUSED {
+  if (!isObject(json) || json.success !== false || typeof json.message !== 'string') return REFUSED;
+  if (!('help' in json)) return { success: false, message: json.message };
+  const { help } = json;
+  return help === undefined || help === null || typeof help === 'string' ? { success: false, message: json.message, help } : REFUSED;
 }

@@ -1,5 +1,4 @@
-import { FailureEnvelope } from '../api/schemas.js';
-import { isObject } from '../api/quick.js';
+import { isObject, quickFailure, REFUSED } from '../api/quick.js';
 import type { RawReply } from '../client/client.js';
 import { exitCodeForStatus } from '../client/errors.js';
 import { CliError, UsageError } from './errors.js';
@@ -280,10 +279,11 @@ export function replyFailure(reply: RawReply, hasToken: boolean): CliError | und
   } catch {
     parsed = undefined;
   }
-  const envelope = FailureEnvelope.safeParse(parsed);
-  const message = envelope.success ? `${escapeControls(envelope.data.message)} (HTTP ${reply.status})` : `${reply.url} answered HTTP ${reply.status}`;
+  const failure = quickFailure(parsed);
+  const envelope = failure === REFUSED ? undefined : failure;
+  const message = envelope ? `${escapeControls(envelope.message)} (HTTP ${reply.status})` : `${reply.url} answered HTTP ${reply.status}`;
   // A server's help is one line, as its message: a newline in it is shown, not followed.
-  let help = envelope.success && envelope.data.help ? escapeControls(envelope.data.help) : undefined;
+  let help = envelope?.help ? escapeControls(envelope.help) : undefined;
   if (reply.status === 401 && !hasToken) help = 'No token is configured for this deployment: run `kb auth login`, or set KB_TOKEN.';
   return new CliError(message, reply.status >= 400 ? exitCodeForStatus(reply.status) : EXIT.failure, help, reply.requestId);
 }

@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import { TOKEN_PREFIX } from '../api/schemas.js';
+import { TOKEN_PREFIX } from '../api/limits.js';
 
 /** Shows enough of a token to tell two apart, never enough to use: `kbt_…x9Qa`. */
 export function maskToken(token: string): string {

@@ -1,10 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
-import * as z from '../api/zod.js';
-import { API_PREFIX, ROUTES, type RouteInput, type RouteName, type RouteOutput, type RouteSpec } from '../api/routes.js';
-import { QUICK_INPUT, QUICK_OUTPUT, type Quick, quickEnvelope, REFUSED } from '../api/quick.js';
-import { FailureEnvelope, successEnvelope } from '../api/schemas.js';
-import { describeIssues, valueAt } from '../api/validation.js';
+import { QUICK_INPUT, QUICK_OUTPUT, type Quick, quickEnvelope, quickFailure, REFUSED } from '../api/quick.js';
+import { API_PREFIX, ROUTE_TABLE, type RouteName } from '../api/route-table.js';
+import type { RouteInput, RouteOutput } from '../api/routes.js';
 import {
   ApiError,
   BaseListUnsupportedError,
@@ -54,21 +52,8 @@ const MAX_RETRY_AFTER_MS = 5000;
 const RETRY_STATUSES = new Set([502, 503, 504]);
 /** Failures before a connection was made: the request never left. Any other may come after the server ran it. */
 const NEVER_SENT = new Set<NetworkErrorKind>(['refused', 'dns']);
-/**
- * The success envelope of each route's output, made once: zod compiles an object schema's parser on its first parse,
- * so an envelope made afresh for every reply cost more CPU than the rest of the request (about 0.2 ms cold).
- */
-const envelopes = new WeakMap<z.ZodMiniType, z.ZodMiniType>();
-function envelopeOf(output: z.ZodMiniType): z.ZodMiniType {
-  let envelope = envelopes.get(output);
-  if (envelope === undefined) {
-    envelope = successEnvelope(output);
-    envelopes.set(output, envelope);
-  }
-  return envelope;
-}
-/** The output of `request`, whose data is not checked. */
-const ANY_DATA = z.unknown();
+/** zod's checks (explain.ts), loaded when a value is refused by the quick ones, or for replies of any data. */
+const explain = () => import('./explain.js');
 /** Visible ASCII: anything else cannot go in a header, and undici's complaint might quote it. */
 const TOKEN_PATTERN = /^[\x21-\x7e]+$/;
 
@@ -80,7 +65,8 @@ interface Exchange {
   routed: boolean;
   body?: unknown;
   auth: boolean;
-  output: z.ZodMiniType;
+  /** The route whose data the reply carries; undefined for any data (`request`). */
+  route?: RouteName | undefined;
   /** The output's data checked without zod (src/api/quick.ts), where it can be: zod then says why it is refused. */
   quick?: Quick | undefined;
   /** Sent as Idempotency-Key; with one, a POST or DELETE is as safe to repeat as a GET. */
@@ -196,27 +182,6 @@ function isRemote404(error: unknown): error is ApiError | ResponseFormatError {
   return error instanceof ResponseFormatError && error.status === 404;
 }
 
-/** A value as a local error quotes it: short strings in full, long ones by their length. */
-function quoted(value: unknown): string {
-  if (typeof value === 'string' && [...value].length > 60) return `(${[...value].length} characters)`;
-  return JSON.stringify(value) ?? String(value);
-}
-
-/**
- * Input the client refused, in words that say so: `invalid key "a b": a key is 3 to 63 characters, ...`, one
- * clause a problem. The field is named by the last step of its path (`description` for data.description).
- */
-function describeLocalIssues(error: z.core.$ZodError, input: unknown): string {
-  return error.issues
-    .map((issue) => {
-      if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
-      const name = String([...issue.path].reverse().find((step) => typeof step === 'string') ?? 'input');
-      const value = valueAt(input, issue.path);
-      return value === undefined ? `${name} is required` : `invalid ${name} ${quoted(value)}: ${issue.message}`;
-    })
-    .join('; ');
-}
-
 /**
  * The deployment's base URL as the client uses it: http or https, no credentials, query or fragment, no trailing
  * slash. A URL that ends in the API's own prefix (/v1) is taken without it, and `withoutApiPrefix` says so.
@@ -243,7 +208,7 @@ export function normalizeBaseUrl(url: string): { url: string; withoutApiPrefix: 
 }
 
 /**
- * The kb API over undici. Typed methods are thin wrappers over one function driven by the ROUTES table
+ * The kb API over undici. Typed methods are thin wrappers over one function driven by the ROUTE_TABLE
  * of src/api; `request` reaches any route for its data, and `raw` returns any reply as it came (for `kb api`).
  */
 export class KbClient {
@@ -360,7 +325,7 @@ export class KbClient {
    */
   request(method: string, path: string, body?: unknown): Promise<unknown> {
     const relative = path.startsWith('/') ? path : `/${path}`;
-    return this.#send({ method: method.toUpperCase(), path: relative, routed: false, body, auth: true, output: ANY_DATA });
+    return this.#send({ method: method.toUpperCase(), path: relative, routed: false, body, auth: true });
   }
 
   /**
@@ -393,28 +358,34 @@ export class KbClient {
    * Checks input as the server would, without sending anything: resolves to the input as it would be sent, or
    * throws a local ApiError (status 400, `local: true`) whose message ends ": nothing was sent".
    */
-  check<N extends RouteName>(name: N, input: RouteInput<N>): Record<string, unknown> {
-    const route: RouteSpec = ROUTES[name];
+  async check<N extends RouteName>(name: N, input: RouteInput<N>): Promise<Record<string, unknown>> {
     const quick = QUICK_INPUT[name]?.(input) ?? REFUSED;
-    if (quick !== REFUSED) return quick as Record<string, unknown>;
-    const parsed = route.input.schema.safeParse(input);
-    if (parsed.success) return parsed.data as Record<string, unknown>;
+    return quick !== REFUSED ? (quick as Record<string, unknown>) : this.#checkByZod(name, input);
+  }
+
+  /** What check() says of input the quick validators refuse: zod's value, or its words for what is wrong. */
+  async #checkByZod(name: RouteName, input: unknown): Promise<Record<string, unknown>> {
+    const checked = (await explain()).checkInput(name, input);
+    if (checked.ok) return checked.data;
+    const route = ROUTE_TABLE[name];
     throw new ApiError({
-      status: 400, message: `${describeLocalIssues(parsed.error, input)}: nothing was sent`,
+      status: 400, message: `${checked.problems}: nothing was sent`,
       url: this.#url(route.path), method: route.method, local: true,
     });
   }
 
   async #call<N extends RouteName>(name: N, input: RouteInput<N>): Promise<RouteOutput<N>> {
-    const route: RouteSpec = ROUTES[name];
-    const fromBody = route.input.from === 'body';
-    const checked = this.check(name, input);
+    const route = ROUTE_TABLE[name];
+    const fromBody = route.from === 'body';
+    // The quick validators' answer without an await (a turn of the microtask queue a request, in interpreted code).
+    const quick = QUICK_INPUT[name]?.(input) ?? REFUSED;
+    const checked = quick !== REFUSED ? (quick as Record<string, unknown>) : await this.#checkByZod(name, input);
     let path = route.path;
     if (!fromBody) {
       const query = new URLSearchParams(Object.entries(checked).map(([key, value]): [string, string] => [key, String(value)])).toString();
       if (query !== '') path += `?${query}`;
     }
-    const exchange: Exchange = { method: route.method, path, routed: true, auth: route.auth, output: route.output, quick: QUICK_OUTPUT[name] };
+    const exchange: Exchange = { method: route.method, path, routed: true, auth: route.auth, route: name, quick: QUICK_OUTPUT[name] };
     if (fromBody) exchange.body = checked;
     // One key per logical write, reused by its retries: the server runs it once and replays its reply.
     if (route.method !== 'GET') exchange.idempotencyKey = globalThis.crypto.randomUUID();
@@ -440,6 +411,7 @@ export class KbClient {
     const target = this.#target(exchange.path, exchange.routed);
     const payload = exchange.body === undefined ? undefined : JSON.stringify(exchange.body);
     const reply = await this.#transmit(exchange.method, target, exchange.auth, payload, exchange.idempotencyKey);
+    // A value, or a promise on the paths that load zod: adopted either way, awaited only then.
     return this.#interpret(exchange, target.url, reply);
   }
 
@@ -562,23 +534,32 @@ export class KbClient {
         const data = quickEnvelope(json, exchange.quick);
         if (data !== REFUSED) return data;
       }
-      const success = envelopeOf(exchange.output).safeParse(json);
-      if (success.success) return (success.data as { data: unknown }).data;
-      const envelope = envelopeOf(ANY_DATA).safeParse(json);
-      if (envelope.success) throw malformed(`the data is not what ${exchange.path.split('?')[0]} returns (${describeIssues(success.error, json)})`);
-      throw malformed('the JSON is not a success envelope {"success":true,"data":...}');
+      return explain().then(({ replyData }) => {
+        const data = replyData(exchange.route, json, exchange.path.split('?')[0] ?? '');
+        if (data.ok) return data.data;
+        throw malformed(data.detail);
+      });
     }
     if (reply.status >= 400) {
-      const failure = FailureEnvelope.safeParse(json);
-      if (failure.success) {
-        const stillRunning = reply.status === 409 && exchange.idempotencyKey !== undefined && header(reply.headers, 'retry-after') !== undefined;
-        const mayHaveRun = method !== 'GET' && (reply.afterLoss === true || stillRunning || GATEWAY_LOST.has(reply.status));
-        throw new ApiError({
-          status: reply.status, message: failure.data.message, help: failure.data.help ?? undefined, url, method, requestId, stillRunning, mayHaveRun,
+      const quick = quickFailure(json);
+      if (quick === REFUSED) {
+        return explain().then(({ failureOf }) => {
+          throw this.#failure(exchange, url, reply, requestId, failureOf(json));
         });
       }
-      throw malformed('the JSON is not a failure envelope {"success":false,"message":...}');
+      throw this.#failure(exchange, url, reply, requestId, quick);
     }
     throw malformed('kb API replies have status 200 or 4xx/5xx');
+  }
+
+  /** The error of a failure reply: an ApiError of its envelope, or a ResponseFormatError when it has none. */
+  #failure(exchange: Exchange, url: string, reply: Reply, requestId: string | undefined, failure: { message: string; help?: string | null | undefined } | undefined): Error {
+    const { method } = exchange;
+    if (failure === undefined) return new ResponseFormatError(url, method, reply.status, 'the JSON is not a failure envelope {"success":false,"message":...}', requestId);
+    const stillRunning = reply.status === 409 && exchange.idempotencyKey !== undefined && header(reply.headers, 'retry-after') !== undefined;
+    const mayHaveRun = method !== 'GET' && (reply.afterLoss === true || stillRunning || GATEWAY_LOST.has(reply.status));
+    return new ApiError({
+      status: reply.status, message: failure.message, help: failure.help ?? undefined, url, method, requestId, stillRunning, mayHaveRun,
+    });
   }
 }

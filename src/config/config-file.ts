@@ -5,7 +5,7 @@ import { makeDirectories } from '../os/files.js';
 import type Conf from 'conf';
 import { ConfigError, ConfigWriteError } from './errors.js';
 import { withFileLock, type LockOptions } from './lock.js';
-import { parseConfigText, serializeConfig, type ConfigData } from './schema.js';
+import { type CheckConfig, CheckNeeded, parseConfigText, serializeConfig, type ConfigData } from './schema.js';
 import { checkTrust, shellWord } from './trust.js';
 
 const CONFIG_NAME = 'config';
@@ -17,6 +17,24 @@ let confClass: Promise<ConfClass> | undefined;
 function loadConf(): Promise<ConfClass> {
   confClass ??= import('conf').then((module) => module.default as ConfClass);
   return confClass;
+}
+
+let checkConfig: CheckConfig | undefined;
+
+/** zod's check of the file (schema-check.ts), loaded for a file the quick check does not take (CheckNeeded). */
+async function loadCheck(): Promise<void> {
+  checkConfig ??= (await import('./schema-check.js')).checkConfig;
+}
+
+/** What `read` returns, once more with zod's check loaded when the quick one did not take the file. */
+async function withCheck<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    if (!(error instanceof CheckNeeded)) throw error;
+    await loadCheck();
+    return read();
+  }
 }
 
 export interface ConfigFileOptions {
@@ -33,7 +51,7 @@ export interface ConfigFileOptions {
 /**
  * The one home of `<config dir>/config.json`: every read and every write goes through conf (mode 0600, written to
  * a temporary file beside it, fsynced and renamed, so an interrupted save leaves the old file whole), and every
- * read is checked with zod. Before the file is used, its directory and itself must be trusted (checkTrust); a
+ * read is checked (schema.ts, and zod for what its quick check does not take). Before the file is used, its directory and itself must be trusted (checkTrust); a
  * change is a read-modify-write under a lock file, so concurrent kb processes do not lose each other's changes.
  */
 export class ConfigFile {
@@ -60,7 +78,7 @@ export class ConfigFile {
     if (stats === undefined) return undefined;
     this.#warn(checkTrust(this.dir, this.#dirStats(), 'directory'));
     this.#warn(checkTrust(this.path, stats, 'file'));
-    return this.#current(await this.#open());
+    return withCheck(async () => this.#current(await this.#open()));
   }
 
   /**
@@ -80,8 +98,11 @@ export class ConfigFile {
           locked = true;
           try {
             const exists = this.#checkWritable();
-            const conf = await this.#open();
-            const { next, result } = await change(exists ? this.#current(conf) : undefined);
+            const [conf, current] = await withCheck(async () => {
+              const opened = await this.#open();
+              return [opened, exists ? this.#current(opened) : undefined] as const;
+            });
+            const { next, result } = await change(current);
             this.#save(conf, next);
             return result;
           } finally {
@@ -137,10 +158,10 @@ export class ConfigFile {
         accessPropertiesByDotNotation: false,
         clearInvalidConfig: false,
         serialize: serializeConfig,
-        deserialize: (text) => parseConfigText(text, this.path),
+        deserialize: (text) => parseConfigText(text, this.path, checkConfig),
       });
     } catch (error) {
-      if (error instanceof ConfigError) throw error;
+      if (error instanceof ConfigError || error instanceof CheckNeeded) throw error;
       throw new ConfigError('config_unreadable', `cannot read the config file ${this.path}: ${describeSystemError(error)}`);
     }
   }
@@ -150,7 +171,7 @@ export class ConfigFile {
     try {
       return conf.store;
     } catch (error) {
-      if (error instanceof ConfigError) throw error;
+      if (error instanceof ConfigError || error instanceof CheckNeeded) throw error;
       throw new ConfigError('config_unreadable', `cannot read the config file ${this.path}: ${describeSystemError(error)}`);
     }
   }

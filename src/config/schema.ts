@@ -1,5 +1,3 @@
-import * as z from '../api/zod.js';
-import { describeIssues } from '../api/validation.js';
 import { ConfigError } from './errors.js';
 
 export const PROFILE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -15,21 +13,70 @@ export function isHttpUrl(value: string): boolean {
   }
 }
 
-const ProfileName = z.string().check(z.regex(PROFILE_NAME_PATTERN, { error: PROFILE_NAME_RULE }));
-
-// Loose objects: fields a newer kb writes survive a save by this one.
-export const StoredProfile = z.looseObject({
-  url: z.string().check(z.refine(isHttpUrl, { error: 'must be an http:// or https:// URL' })),
-  token: z.optional(z.string().check(z.minLength(1, { error: 'must not be empty' }))),
-});
-export type StoredProfile = z.infer<typeof StoredProfile>;
+/** A profile as the config file keeps it: fields a newer kb writes survive a save by this one. */
+export interface StoredProfile {
+  url: string;
+  token?: string | undefined;
+  [field: string]: unknown;
+}
 
 /** The config file, `<config dir>/config.json`. */
-export const ConfigData = z.looseObject({
-  defaultProfile: z.optional(ProfileName),
-  profiles: z.record(ProfileName, StoredProfile),
-});
-export type ConfigData = z.infer<typeof ConfigData>;
+export interface ConfigData {
+  defaultProfile?: string | undefined;
+  profiles: Record<string, StoredProfile>;
+  [field: string]: unknown;
+}
+
+/** zod's check of the file (schema-check.ts), for what checkQuickly does not take. */
+export type CheckConfig = (json: unknown) => { ok: true; data: ConfigData } | { ok: false; problems: string[] };
+
+/** Thrown by parseConfigText for a file checkQuickly does not take, when no CheckConfig is at hand: load it, and read again. */
+export class CheckNeeded extends Error {}
+
+/** A plain object of JSON.parse, without a `__proto__` key (zod's schemas treat one in their own ways). */
+function plainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.getPrototypeOf(value) !== Object.prototype) return false;
+  return !Object.hasOwn(value, '__proto__');
+}
+
+const PROFILE_FIELDS = new Set(['url', 'token']);
+const CONFIG_FIELDS = new Set(['defaultProfile', 'profiles']);
+
+function quickProfile(value: unknown): StoredProfile | undefined {
+  if (!plainObject(value) || typeof value.url !== 'string' || !isHttpUrl(value.url)) return undefined;
+  const profile: StoredProfile = { url: value.url };
+  if ('token' in value) {
+    if (value.token !== undefined && (typeof value.token !== 'string' || value.token === '')) return undefined;
+    profile.token = value.token;
+  }
+  for (const field in value) if (!PROFILE_FIELDS.has(field)) profile[field] = value[field];
+  return profile;
+}
+
+/**
+ * The config as ConfigDataSchema (schema-check.ts) gives it, known fields first in its order, then the others in the
+ * file's, without loading zod; undefined for anything it does not take, which zod then checks.
+ * test/config/schema.test.ts holds it to zod.
+ */
+export function checkQuickly(json: unknown): ConfigData | undefined {
+  if (!plainObject(json)) return undefined;
+  const config: Partial<ConfigData> = {};
+  if ('defaultProfile' in json) {
+    const name = json.defaultProfile;
+    if (typeof name !== 'string' || !PROFILE_NAME_PATTERN.test(name)) return undefined;
+    config.defaultProfile = name;
+  }
+  if (!plainObject(json.profiles)) return undefined;
+  const profiles: Record<string, StoredProfile> = {};
+  for (const name in json.profiles) {
+    const profile = PROFILE_NAME_PATTERN.test(name) ? quickProfile(json.profiles[name]) : undefined;
+    if (profile === undefined) return undefined;
+    profiles[name] = profile;
+  }
+  config.profiles = profiles;
+  for (const field in json) if (!CONFIG_FIELDS.has(field)) config[field] = json[field];
+  return config as ConfigData;
+}
 
 const FIX_HELP = 'Fix the file or remove it (then run `kb auth login` again). kb does not change it while it is broken.';
 
@@ -44,8 +91,11 @@ function jsonFault(error: unknown, text: string): string {
   return `it does not parse at line ${before.length}, column ${(before.at(-1)?.length ?? 0) + 1}`;
 }
 
-/** The file's text, checked: a file that is not a kb config is reported as config_invalid, naming the problem. */
-export function parseConfigText(text: string, path: string): ConfigData {
+/**
+ * The file's text, checked: a file that is not a kb config is reported as config_invalid, naming the problem. A file
+ * checkQuickly does not take needs `check` (zod's); without it, CheckNeeded is thrown.
+ */
+export function parseConfigText(text: string, path: string, check?: CheckConfig): ConfigData {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -53,15 +103,12 @@ export function parseConfigText(text: string, path: string): ConfigData {
     const why = text.trim() === '' ? 'it is empty' : jsonFault(error, text);
     throw new ConfigError('config_invalid', `the config file ${path} is not valid JSON: ${why}`, FIX_HELP);
   }
-  const result = ConfigData.safeParse(json);
-  if (!result.success) {
-    // zod says only "Invalid key in record" for a bad profile name; the rule helps more.
-    const problems = result.error.issues.map((issue) =>
-      issue.code === 'invalid_key'
-        ? `invalid profile name ${JSON.stringify(String(issue.path.at(-1)))}: ${PROFILE_NAME_RULE}`
-        : describeIssues({ issues: [issue] }, json),
-    );
-    throw new ConfigError('config_invalid', `the config file ${path} is not a valid kb config: ${problems.join('; ')}`, FIX_HELP);
+  const quick = checkQuickly(json);
+  if (quick !== undefined) return quick;
+  if (check === undefined) throw new CheckNeeded();
+  const result = check(json);
+  if (!result.ok) {
+    throw new ConfigError('config_invalid', `the config file ${path} is not a valid kb config: ${result.problems.join('; ')}`, FIX_HELP);
   }
   return result.data;
 }

@@ -1,9 +1,6 @@
 import { existsSync, readlinkSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import * as z from '../api/zod.js';
 import { isDescription as isApiDescription, isKey, isObject, onlyKeys } from '../api/quick.js';
-import { Description, Key } from '../api/schemas.js';
-import { valueAt } from '../api/validation.js';
 import { CliError, UsageError } from '../cli/errors.js';
 import { EXIT } from '../client/exit-codes.js';
 import { describeSystemError, errno } from '../os/errors.js';
@@ -56,44 +53,12 @@ export interface Resources {
   namespaces: NamespaceEntry[];
 }
 
-/** An absent description means none (null); absent bases mean none: the file says all there is. */
-const FileBase = z.strictObject({
-  key: Key,
-  description: z.optional(z.nullable(Description)),
-});
+/** A file's content as it may be written: an absent description means none (null), absent bases mean none. */
+export interface ResourcesFile {
+  version: typeof RESOURCES_VERSION;
+  namespaces: { key: string; description?: string | null | undefined; bases?: { key: string; description?: string | null | undefined }[] | undefined }[];
+}
 
-const FileNamespace = z.strictObject({
-  key: Key,
-  description: z.optional(z.nullable(Description)),
-  bases: z.optional(z.array(FileBase, { error: 'must be a list of bases' })),
-});
-
-export const ResourcesFile = z
-  .strictObject({
-    version: z.literal(RESOURCES_VERSION, { error: `must be ${RESOURCES_VERSION} (the only version of this format)` }),
-    namespaces: z.array(FileNamespace, { error: 'must be a list of namespaces' }),
-  })
-  .check(z.superRefine((file, ctx) => {
-    const namespaces = new Map<string, number>();
-    file.namespaces.forEach((ns, i) => {
-      const first = namespaces.get(ns.key);
-      if (first === undefined) namespaces.set(ns.key, i);
-      else ctx.addIssue({ code: 'custom', path: ['namespaces', i, 'key'], message: `namespace ${ns.key} is listed twice (first at namespaces[${first}])` });
-      const bases = new Map<string, number>();
-      (ns.bases ?? []).forEach((base, j) => {
-        const firstBase = bases.get(base.key);
-        if (firstBase === undefined) bases.set(base.key, j);
-        else {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['namespaces', i, 'bases', j, 'key'],
-            message: `base ${base.key} is listed twice in namespace ${ns.key} (first at bases[${firstBase}])`,
-          });
-        }
-      });
-    });
-  }));
-export type ResourcesFile = z.infer<typeof ResourcesFile>;
 
 /** Byte order, as the server orders its lists (keys are ASCII, so UTF-16 order is byte order). */
 export function byKey(a: { key: string }, b: { key: string }): number {
@@ -195,41 +160,6 @@ export class ResourcesFileError extends UsageError {
   }
 }
 
-function pathText(path: readonly PropertyKey[]): string {
-  let text = '';
-  for (const step of path) text += typeof step === 'number' ? `[${step}]` : `${text === '' ? '' : '.'}${String(step)}`;
-  return text === '' ? 'the file' : text;
-}
-
-/** What an issue says, and where it points: in the file's words (src/sync/resources-yaml.ts reads them too). */
-export function describeIssue(
-  issue: z.core.$ZodIssue,
-  value: unknown,
-  written: (path: readonly PropertyKey[]) => string | undefined,
-): { path: readonly PropertyKey[]; message: string; unknownKey?: string } {
-  if (issue.code === 'unrecognized_keys') {
-    const where = issue.path.length > 0 ? pathText(issue.path) : 'the file';
-    const allowed = issue.path.length === 0 ? 'version, namespaces' : issue.path.includes('bases') ? 'key, description' : 'key, description, bases';
-    return {
-      path: issue.path,
-      unknownKey: issue.keys[0],
-      message: `${where}: unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')} (allowed: ${allowed})`,
-    };
-  }
-  const found = valueAt(value, issue.path);
-  if ((issue.code === 'invalid_type' || issue.code === 'invalid_value') && found === undefined) {
-    return { path: issue.path, message: `${pathText(issue.path)}: is required` };
-  }
-  let message = `${pathText(issue.path)}: ${issue.message}`;
-  const field = issue.path[issue.path.length - 1];
-  if ((field === 'key' || field === 'description') && (typeof found === 'number' || typeof found === 'boolean')) {
-    // Quoted as written: quoting what YAML made of it would change the value (0x10 would become "16").
-    const source = written(issue.path) ?? String(found);
-    message += ` (YAML read ${source} as a ${typeof found}: quote it, ${JSON.stringify(source)})`;
-  }
-  return { path: issue.path, message };
-}
-
 /**
  * Parses a resources file, YAML or JSON (JSON is read as YAML, which it is, so both get line numbers), and
  * validates it. A problem is reported as `SOURCE:LINE:COLUMN: path: rule`.
@@ -246,7 +176,9 @@ export async function parseResources(text: string, source: string): Promise<Reso
     throw new ResourcesFileError(source, [`${source}: the file is empty: expected version: ${RESOURCES_VERSION} and namespaces`]);
   }
   if (plainlyValid(value)) return normalizeResources(value);
-  const result = ResourcesFile.safeParse(value);
+  // Only then is zod loaded, to take what plainlyValid does not know or to say what is wrong (resources-check.ts).
+  const { ResourcesFileSchema, describeIssue } = await import('./resources-check.js');
+  const result = ResourcesFileSchema.safeParse(value);
   if (result.success) return normalizeResources(result.data);
   // The paths of the issues, and of an unknown field's key, which is where such an issue points.
   const places = fast.locate(result.error.issues.flatMap((issue) => (issue.code === 'unrecognized_keys' ? issue.keys.map((key) => [...issue.path, key]) : [issue.path])));
@@ -275,7 +207,7 @@ function isDescription(value: unknown): boolean {
 
 /**
  * Whether a file's value is valid, checked without zod for the many files that are: true only where
- * `ResourcesFile.safeParse` succeeds (a test holds the two together), at a fraction of its time and with no copy of
+ * `ResourcesFileSchema.safeParse` (resources-check.ts) succeeds (a test holds the two together), at a fraction of its time and with no copy of
  * the file. False hands the value to zod, which says what is wrong.
  */
 export function plainlyValid(value: unknown): value is ResourcesFile {

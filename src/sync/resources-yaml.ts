@@ -1,6 +1,7 @@
 import YAML, { isMap, isScalar, LineCounter, Scalar, type Node as YamlNode } from 'yaml';
 import { escapeJsonControls, hasJsonUnsafe } from '../text/controls.js';
-import { describeIssue, type NamespaceEntry, normalizeResources, type Resources, RESOURCES_VERSION, ResourcesFile, ResourcesFileError } from './resources-file.js';
+import { describeIssue, ResourcesFileSchema } from './resources-check.js';
+import { type NamespaceEntry, normalizeResources, type Resources, RESOURCES_VERSION, ResourcesFileError } from './resources-file.js';
 
 /**
  * What of the resources file needs the `yaml` package, loaded by src/sync/resources-file.ts only when a file or a
@@ -80,7 +81,7 @@ export function parseDocument(text: string, source: string): Resources {
   if (value === null || value === undefined) {
     throw new ResourcesFileError(source, [`${source}: the file is empty: expected version: ${RESOURCES_VERSION} and namespaces`]);
   }
-  const result = ResourcesFile.safeParse(value);
+  const result = ResourcesFileSchema.safeParse(value);
   if (!result.success) {
     throw new ResourcesFileError(
       source,

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { QUICK_INPUT, QUICK_OUTPUT, type Quick, quickEnvelope, REFUSED } from '../../src/api/quick.js';
+import { QUICK_INPUT, QUICK_OUTPUT, type Quick, quickEnvelope, quickFailure, REFUSED } from '../../src/api/quick.js';
 import { ROUTES, type RouteName } from '../../src/api/routes.js';
-import { successEnvelope } from '../../src/api/schemas.js';
+import { FailureEnvelope, successEnvelope } from '../../src/api/schemas.js';
 import type * as z from '../../src/api/zod.js';
 
 /** Keys: valid ones, and ones just outside the rule (a length, a character, a type). */
@@ -117,6 +117,20 @@ describe('quick validators (src/api/quick.ts) answer exactly what the zod schema
     });
   }
 
+  it('a failure envelope, as JSON.parse gives it', () => {
+    const message = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.constantFrom(null, 1, ['x']));
+    const help = fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom(null, undefined, 0, false, { text: 'x' }));
+    const success = fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, fc.constantFrom(true, 'false', 0, null));
+    const replies = fc.oneof(
+      { weight: 4, arbitrary: objectOf({ success, message, help }) },
+      fc.record({ success, message, help }).map((reply) => ({ ...reply, code: 'not_found' })),
+      fc.jsonValue(),
+    );
+    fc.assert(fc.property(replies, (reply) => sameAsZod(quickFailure, FailureEnvelope, asJson(reply))), { numRuns: RUNS });
+    // And as code builds one (help present but undefined).
+    fc.assert(fc.property(objectOf({ success, message, help }), (reply) => sameAsZod(quickFailure, FailureEnvelope, reply)), { numRuns: RUNS });
+  });
+
   it('takes the valid values it is given (the fast path is not just a refusal)', () => {
     expect(QUICK_OUTPUT.ns_list?.([{ key: 'docs', description: null }, { key: 'api-v2', description: '😀 docs' }])).toEqual([
       { key: 'docs', description: null },
@@ -127,5 +141,8 @@ describe('quick validators (src/api/quick.ts) answer exactly what the zod schema
       namespace: 'docs', base: 'guide', data: { description: null },
     });
     expect(quickEnvelope({ success: true, data: 'alive', extra: 1 }, QUICK_OUTPUT.health as Quick)).toBe('alive');
+    expect(quickFailure({ success: false, message: 'Namespace docs not found', help: 'Run kb ns list', code: 'x' })).toEqual({
+      success: false, message: 'Namespace docs not found', help: 'Run kb ns list',
+    });
   });
 });

@@ -71,6 +71,45 @@ describe('the start-up path loads only what the command needs', () => {
     expect(yaml(await sourcesLoaded(['apply', '-f', flow, '--dry-run'], env))).not.toEqual([]);
   });
 
+  it('kb ns list, export, apply and import of valid values load no zod (src/api/quick.ts checks them); what it refuses loads zod to say why', async () => {
+    const zod = (sources: string[]) => sources.filter((source) => /node_modules\/zod\/|^src\/(api\/(zod|schemas|routes)|client\/explain|config\/schema-check|sync\/resources-check)\.ts$/.test(source));
+    const env = isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token });
+    const dir = tempDir('kb-startup-zod-');
+    const file = join(dir, 'kb.json');
+    writeFileSync(file, '{"version": 1, "namespaces": [{"key": "startup-zod", "description": "Docs", "bases": [{"key": "faq"}]}]}\n');
+    const configDir = join(dir, 'config');
+    mkdirSync(configDir, { recursive: true, mode: 0o700 });
+    const config = join(configDir, 'config.json');
+    writeFileSync(config, JSON.stringify({ profiles: { local: { url: server.url, token: server.token } }, defaultProfile: 'local' }), { mode: 0o600 });
+    for (const [args, runEnv] of [
+      [['ns', 'list', '--json'], env],
+      [['ns', 'list', '--json'], isolatedEnv({ KB_CONFIG_DIR: configDir })],
+      [['ns', 'view', 'no-such-ns', '--json'], env],
+      [['export', '--format', 'json'], env],
+      [['apply', '-f', file, '--dry-run'], env],
+      [['import', file, '--dry-run'], env],
+    ] as const) {
+      const { result, sources } = await runRecordingSources([...args], runEnv);
+      // kb ns view of a namespace that is not there: the server's failure envelope, read without zod too.
+      expect(result.code, result.stderr).toBe(args[1] === 'view' ? 3 : 0);
+      expect(sources).toContain('src/api/quick.ts');
+      expect(zod(sources), args.join(' ')).toEqual([]);
+    }
+    // A key the rules refuse: zod says why, and nothing is sent.
+    const refused = await runRecordingSources(['ns', 'create', 'a b'], env);
+    expect(refused.result.code).toBe(2);
+    expect(refused.result.stderr).toContain('invalid key "a b": a key is 3 to 63 characters');
+    expect(zod(refused.sources)).toContain('src/client/explain.ts');
+    // A broken config file: zod says what is wrong with it, for a read and for a change alike.
+    writeFileSync(config, JSON.stringify({ profiles: { local: { url: 'ftp://x' } } }), { mode: 0o600 });
+    for (const args of [['ns', 'list'], ['auth', 'switch', 'local']]) {
+      const broken = await runRecordingSources(args, isolatedEnv({ KB_CONFIG_DIR: configDir }));
+      expect(broken.result.code, args.join(' ')).toBe(1);
+      expect(broken.result.stderr).toContain(`the config file ${config} is not a valid kb config: profiles.local.url: must be an http:// or https:// URL`);
+      expect(zod(broken.sources)).toContain('src/config/schema-check.ts');
+    }
+  });
+
   it('kb ns list runs oclif and undici from the vendor bundle, compiled from its code cache (scripts/vendor.mjs)', async () => {
     // NODE_ENV=development would have oclif look for kb's TypeScript sources and load tsx to run them.
     const loaded = await sourcesLoaded(['ns', 'list', '--json'], isolatedEnv({ KB_URL: server.url, KB_TOKEN: server.token, NODE_ENV: 'development' }));

@@ -6,11 +6,11 @@ import {
   normalizeResources,
   parseResources,
   plainlyValid,
-  ResourcesFile,
   ResourcesFileError,
   type Resources,
   serializeResources,
 } from '../../src/sync/resources-file.js';
+import { ResourcesFileSchema } from '../../src/sync/resources-check.js';
 import { escapeJsonControls, hasJsonUnsafe } from '../../src/text/controls.js';
 
 /** kb's YAML file as the `yaml` package writes the whole document: what serializeResources must give, byte for byte. */
@@ -270,7 +270,7 @@ describe('the check without zod', () => {
     let accepted = 0;
     fc.assert(
       fc.property(fileArb, (value) => {
-        const valid = ResourcesFile.safeParse(value).success;
+        const valid = ResourcesFileSchema.safeParse(value).success;
         if (plainlyValid(value)) {
           accepted++;
           expect(valid).toBe(true);
@@ -282,7 +282,7 @@ describe('the check without zod', () => {
       fc.asyncProperty(resourcesArb, async (resources) => {
         // Files as export writes them, valid or not (a key listed twice, a key too short): the two agree.
         const file: unknown = JSON.parse(await serializeResources(resources, 'json'));
-        expect(plainlyValid(file)).toBe(ResourcesFile.safeParse(file).success);
+        expect(plainlyValid(file)).toBe(ResourcesFileSchema.safeParse(file).success);
       }),
       { numRuns: 300 },
     );

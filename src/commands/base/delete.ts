@@ -31,7 +31,7 @@ export default class BaseDelete extends ApiCommand {
     const { args, flags } = await this.parse(BaseDelete);
     const { client } = await this.connect(flags);
     // A malformed key fails before anyone is asked to confirm.
-    client.check('base_delete', { namespace: args.namespace, base: args.base });
+    await client.check('base_delete', { namespace: args.namespace, base: args.base });
     if (!flags.yes) {
       const sure = await confirm(
         this.io,

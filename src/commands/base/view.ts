@@ -26,7 +26,7 @@ export default class BaseView extends ApiCommand {
     const { args, flags } = await this.parse(BaseView);
     const { client } = await this.connect(flags);
     // Malformed keys fail before anything is sent.
-    client.check('base_delete', { namespace: args.namespace, base: args.base });
+    await client.check('base_delete', { namespace: args.namespace, base: args.base });
     const bases = await this.request('Reading base', client.baseList(args.namespace));
     const base = bases.find((candidate) => candidate.key === args.base);
     // Worded as the server words a missing base (src/store/failures.ts).

@@ -25,7 +25,7 @@ export default class NsView extends ApiCommand {
     const { args, flags } = await this.parse(NsView);
     const { client } = await this.connect(flags);
     // A malformed key fails before anything is sent.
-    client.check('ns_update', { namespace: args.namespace, data: { description: null } });
+    await client.check('ns_update', { namespace: args.namespace, data: { description: null } });
     const namespaces = await this.request('Reading namespace', client.nsList());
     const ns = namespaces.find((candidate) => candidate.key === args.namespace);
     // Worded as the server words a missing namespace (src/store/failures.ts).
