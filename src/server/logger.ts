@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { fstatSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import pino, { type BaseLogger, type Bindings, type ChildLoggerOptions, type DestinationStream, type LogFn, type Logger } from 'pino';
@@ -243,10 +244,21 @@ export function prettyLine(json: string): string {
   return `${parts.join(' ')}${detail}\n`;
 }
 
-/** The log is written in batches of at least this many bytes (some 120 request lines: a write costs a thread-pool round trip)... */
+/** The log is written in batches of at least this many bytes (some 120 request lines: a write costs a syscall)... */
 const LOG_BATCH_BYTES = 16_384;
 /** ...or of whatever it holds after this long. */
 const LOG_FLUSH_MS = 200;
+/** A batch's buffer: the batch and the longest line that may end it (most lines are some 130 bytes). */
+const LOG_BUFFER_BYTES = LOG_BATCH_BYTES + 4096;
+
+/** Whether stderr is a regular file: its writes then take microseconds, not as long as a reader takes to read. */
+function stderrIsFile(): boolean {
+  try {
+    return fstatSync(2).isFile();
+  } catch {
+    return false;
+  }
+}
 
 /** What JSON.stringify escapes in a string: a quote, a backslash, a control character, a surrogate (lone or not). */
 // eslint-disable-next-line no-control-regex -- the control characters are what JSON escapes
@@ -267,20 +279,24 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   const format = options.format ?? (process.stderr.isTTY ? 'pretty' : 'json');
   const sink = options.sink;
   // Lines are gathered here up to LOG_BATCH_BYTES and handed to pino's destination (sonic-boom) in one write, not one
-  // write (and thread-pool round trip) a request; whatever is gathered is written within LOG_FLUSH_MS, so a quiet
-  // server's log is never behind. Gathered here rather than by sonic-boom's own minLength, which measures its whole
-  // pending buffer (Buffer.byteLength) again with every line it adds: a cost per line that grows with the batch.
-  const destination = sink === undefined ? pino.destination({ dest: 2, sync: false }) : undefined;
-  // An array joined once, not a string added to line by line: join() makes one flat string, where += makes a chain
-  // that sonic-boom's byteLength and the write would each have to walk and copy.
-  let gathered: string[] = [];
-  let gatheredLength = 0;
+  // write a request; whatever is gathered is written within LOG_FLUSH_MS, so a quiet server's log is never behind.
+  // Each line goes into the batch's buffer as it is made (its bytes, while they are in the cache), and the buffer to
+  // sonic-boom as it is (contentMode buffer): as strings, a batch was joined, measured (Buffer.byteLength), encoded
+  // for the write and encoded again once written (sonic-boom's release), and each line's pieces kept until then.
+  // To a file, sonic-boom writes at once (sync: pino's own default for a destination): a write of 16 KB to a file
+  // takes microseconds, where a hand-off to libuv's thread pool and back cost more than the write, about a
+  // microsecond a request line in all (docs/performance.md). To anything else (a pipe, a terminal, a socket), it
+  // writes from the thread pool, so that a request never waits for a reader.
+  const destination = sink === undefined ? pino.destination({ dest: 2, sync: stderrIsFile(), contentMode: 'buffer' }) : undefined;
+  let batch = Buffer.allocUnsafe(LOG_BUFFER_BYTES);
+  let used = 0;
   const writeGathered = () => {
-    if (gathered.length === 0 || destination === undefined) return;
-    const batch = gathered.join('');
-    gathered = [];
-    gatheredLength = 0;
-    destination.write(batch);
+    if (used === 0 || destination === undefined) return;
+    const bytes = batch.subarray(0, used);
+    // A buffer a batch: sonic-boom may keep one it could not write, to try again.
+    batch = Buffer.allocUnsafe(LOG_BUFFER_BYTES);
+    used = 0;
+    destination.write(bytes as unknown as string);
   };
   const flusher = destination === undefined ? undefined : setInterval(writeGathered, LOG_FLUSH_MS).unref();
   let closing = false;
@@ -291,10 +307,15 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
           write: (line) => {
             // The destination throws once ended: a line logged after close() (a late timer's) is dropped instead.
             if (closing) return;
-            // Whole lines only: a batch never ends inside one, so no line is ever spliced into another.
-            gathered.push(line);
-            gatheredLength += line.length;
-            if (gatheredLength >= LOG_BATCH_BYTES) writeGathered();
+            // Whole lines only: a batch never ends inside one, so no line is ever spliced into another. A UTF-16 unit
+            // is at most 3 bytes of UTF-8.
+            const most = line.length * 3;
+            if (used + most > batch.length) writeGathered();
+            if (most > batch.length) destination?.write(Buffer.from(line) as unknown as string);
+            else {
+              used += batch.write(line, used, 'utf8');
+              if (used >= LOG_BATCH_BYTES) writeGathered();
+            }
           },
         };
   const stream: DestinationStream = format === 'pretty' ? { write: (line) => lines.write(prettyLine(line)) } : lines;

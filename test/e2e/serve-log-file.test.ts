@@ -1,0 +1,122 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { isolatedEnv, KB_BIN } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+// kb serve writes its log to a regular file at once (sonic-boom's sync mode) and to anything else from libuv's thread
+// pool (src/server/logger.ts). These run the built kb serve with its stderr a file, as an operator keeps it.
+
+const IS_ROOT = process.getuid?.() === 0;
+
+/** A port nothing listens on now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** The built kb serve on `port`, its stderr appended to `logFile`; resolves once /v1/health answers. */
+async function serveToFile(logFile: string, port: number, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; stdout: () => string; exited: Promise<number | null> }> {
+  const fd = openSync(logFile, 'a');
+  const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', String(port), '--log-level', 'info', '--log-format', 'json'], {
+    env,
+    stdio: ['ignore', 'pipe', fd],
+  });
+  closeSync(fd);
+  let stdout = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  for (const deadline = Date.now() + 20_000; ; ) {
+    const answered = await fetch(`${url}/v1/health`).then((reply) => reply.status === 200, () => false);
+    if (answered) break;
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`kb serve did not answer in time; its log:\n${readFileSync(logFile, 'utf8').slice(0, 4000)}`);
+    }
+    await sleep(50);
+  }
+  return { child, url, stdout: () => stdout, exited };
+}
+
+/** Sends `total` requests, `concurrency` at a time, each made by `make(i)`; resolves the statuses by i. */
+async function load(total: number, concurrency: number, make: (i: number) => Promise<Response>): Promise<number[]> {
+  const statuses = new Array<number>(total);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        const reply = await make(i);
+        await reply.arrayBuffer();
+        statuses[i] = reply.status;
+      }
+    }),
+  );
+  return statuses;
+}
+
+describe('kb serve with its log in a regular file', () => {
+  it('writes every request\'s line whole, once, across many batches, long lines too, and its stopped line last', async () => {
+    const dir = tempDir('kb-log-file-');
+    const logFile = join(dir, 'serve.log');
+    const server = await serveToFile(logFile, await freePort(), isolatedEnv());
+    const total = 3000;
+    // Every 500th path is long: 6,000 characters fits a batch's buffer, 9,000 (27,000 bytes at most) does not. Short
+    // segments: a run of 43 word characters is redacted as token-shaped.
+    const long = (length: number) => `/v1/${'segment-/'.repeat(length / 9)}`;
+    const pathOf = (i: number) => (i % 1000 === 499 ? long(9000) : i % 500 === 249 ? long(6003) : '/v1/health');
+    const statuses = await load(total, 48, (i) => fetch(`${server.url}${pathOf(i)}`, { headers: { 'x-request-id': `file-${i}` } }));
+    expect(statuses.filter((status, i) => status !== (pathOf(i) === '/v1/health' ? 200 : 404))).toEqual([]);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+
+    const text = readFileSync(logFile, 'utf8');
+    expect(text.endsWith('\n')).toBe(true);
+    const lines = text.slice(0, -1).split('\n');
+    const entries = lines.map((line) => JSON.parse(line) as { reqId?: string; path?: string; status?: number; msg?: string });
+    const seen = new Map<string, number>();
+    for (const entry of entries) if (entry.reqId?.startsWith('file-')) seen.set(entry.reqId, (seen.get(entry.reqId) ?? 0) + 1);
+    expect(seen.size).toBe(total);
+    expect([...seen.values()].filter((count) => count !== 1)).toEqual([]);
+    for (let i = 0; i < total; i++) {
+      const entry = entries.find((candidate) => candidate.reqId === `file-${i}`);
+      expect(entry?.path?.length, `file-${i}`).toBe(pathOf(i).length);
+      expect(entry?.status).toBe(statuses[i]);
+    }
+    // More than a batch of 16 KB many times over: the batches met whole.
+    expect(text.length).toBeGreaterThan(20 * 16_384);
+    expect(entries.at(-1)?.msg).toBe('stopped');
+  });
+
+  it.skipIf(!IS_ROOT)('keeps answering when the file\'s disk is full, and stops on SIGTERM (needs root to mount a tmpfs; CI runs as root)', async () => {
+    const dir = tempDir('kb-log-full-');
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=256k', 'tmpfs', dir], { stdio: 'pipe' });
+    try {
+      mkdirSync(join(dir, 'logs'));
+      const logFile = join(dir, 'logs', 'serve.log');
+      // The disk full but for a few lines' worth: the log fills it during the load.
+      writeFileSync(join(dir, 'ballast'), Buffer.alloc(256 * 1024 - 16 * 1024));
+      const server = await serveToFile(logFile, await freePort(), isolatedEnv());
+      const statuses = await load(4000, 32, () => fetch(`${server.url}/v1/health`));
+      expect(statuses.filter((status) => status !== 200)).toEqual([]);
+      // The disk is full: the log holds some lines, each whole, not all of them.
+      const lines = readFileSync(logFile, 'utf8').split('\n').filter((line) => line !== '');
+      expect(lines.length).toBeLessThan(4000);
+      for (const line of lines.slice(0, -1)) expect(() => JSON.parse(line) as unknown, line).not.toThrow();
+      server.child.kill('SIGTERM');
+      const code = await Promise.race([server.exited, sleep(15_000).then(() => 'still running')]);
+      if (code === 'still running') server.child.kill('SIGKILL');
+      expect(code).toBe(0);
+    } finally {
+      execFileSync('umount', ['-l', dir], { stdio: 'pipe' });
+    }
+  });
+});
