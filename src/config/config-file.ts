@@ -51,8 +51,9 @@ export interface ConfigFileOptions {
 /**
  * The one home of `<config dir>/config.json`: every read and every write goes through conf (mode 0600, written to
  * a temporary file beside it, fsynced and renamed, so an interrupted save leaves the old file whole), and every
- * read is checked (schema.ts, and zod for what its quick check does not take). Before the file is used, its directory and itself must be trusted (checkTrust); a
- * change is a read-modify-write under a lock file, so concurrent kb processes do not lose each other's changes.
+ * read is checked (schema.ts, and zod for what its quick check does not take). Before the file is used, its
+ * directory and itself must be trusted (checkTrust); a change is a read-modify-write under a lock file, so
+ * concurrent kb processes do not lose each other's changes.
  */
 export class ConfigFile {
   readonly dir: string;

@@ -59,7 +59,6 @@ export interface ResourcesFile {
   namespaces: { key: string; description?: string | null | undefined; bases?: { key: string; description?: string | null | undefined }[] | undefined }[];
 }
 
-
 /** Byte order, as the server orders its lists (keys are ASCII, so UTF-16 order is byte order). */
 export function byKey(a: { key: string }, b: { key: string }): number {
   return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
