@@ -359,6 +359,14 @@ export class KbClient {
    * throws a local ApiError (status 400, `local: true`) whose message ends ": nothing was sent".
    */
   async check<N extends RouteName>(name: N, input: RouteInput<N>): Promise<Record<string, unknown>> {
+    return this.#checked(name, input);
+  }
+
+  /**
+   * check()'s answer: the input as the quick validators take it, at once (a request of kb apply's then pays no turn of
+   * the microtask queue, in code that is still interpreted), or a promise of zod's answer where they refuse it.
+   */
+  #checked(name: RouteName, input: unknown): Record<string, unknown> | Promise<Record<string, unknown>> {
     const quick = QUICK_INPUT[name]?.(input) ?? REFUSED;
     return quick !== REFUSED ? (quick as Record<string, unknown>) : this.#checkByZod(name, input);
   }
@@ -377,9 +385,8 @@ export class KbClient {
   async #call<N extends RouteName>(name: N, input: RouteInput<N>): Promise<RouteOutput<N>> {
     const route = ROUTE_TABLE[name];
     const fromBody = route.from === 'body';
-    // The quick validators' answer without an await (a turn of the microtask queue a request, in interpreted code).
-    const quick = QUICK_INPUT[name]?.(input) ?? REFUSED;
-    const checked = quick !== REFUSED ? (quick as Record<string, unknown>) : await this.#checkByZod(name, input);
+    const answer = this.#checked(name, input);
+    const checked = answer instanceof Promise ? await answer : answer;
     let path = route.path;
     if (!fromBody) {
       const query = new URLSearchParams(Object.entries(checked).map(([key, value]): [string, string] => [key, String(value)])).toString();

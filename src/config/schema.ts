@@ -1,3 +1,4 @@
+import { isObject } from '../api/quick.js';
 import { ConfigError } from './errors.js';
 
 export const PROFILE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$/;
@@ -35,8 +36,7 @@ export class CheckNeeded extends Error {}
 
 /** A plain object of JSON.parse, without a `__proto__` key (zod's schemas treat one in their own ways). */
 function plainObject(value: unknown): value is Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.getPrototypeOf(value) !== Object.prototype) return false;
-  return !Object.hasOwn(value, '__proto__');
+  return isObject(value) && Object.getPrototypeOf(value) === Object.prototype && !Object.hasOwn(value, '__proto__');
 }
 
 const PROFILE_FIELDS = new Set(['url', 'token']);
