@@ -1,67 +1,16 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { isolatedEnv, KB_BIN } from '../helpers/cli.js';
+import { isolatedEnv } from '../helpers/cli.js';
+import { freePort, load, serveToFile } from '../helpers/serve-to-file.js';
 import { tempDir } from '../helpers/temp.js';
 
 // kb serve writes its log to a regular file at once (sonic-boom's sync mode) and to anything else from libuv's thread
 // pool (src/server/logger.ts). These run the built kb serve with its stderr a file, as an operator keeps it.
 
 const IS_ROOT = process.getuid?.() === 0;
-
-/** A port nothing listens on now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}
-
-/** The built kb serve on `port`, its stderr appended to `logFile`; resolves once /v1/health answers. */
-async function serveToFile(logFile: string, port: number, env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string; stdout: () => string; exited: Promise<number | null> }> {
-  const fd = openSync(logFile, 'a');
-  const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', String(port), '--log-level', 'info', '--log-format', 'json'], {
-    env,
-    stdio: ['ignore', 'pipe', fd],
-  });
-  closeSync(fd);
-  let stdout = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
-  for (const deadline = Date.now() + 20_000; ; ) {
-    const answered = await fetch(`${url}/v1/health`).then((reply) => reply.status === 200, () => false);
-    if (answered) break;
-    if (Date.now() > deadline || child.exitCode !== null) {
-      child.kill('SIGKILL');
-      throw new Error(`kb serve did not answer in time; its log:\n${readFileSync(logFile, 'utf8').slice(0, 4000)}`);
-    }
-    await sleep(50);
-  }
-  return { child, url, stdout: () => stdout, exited };
-}
-
-/** Sends `total` requests, `concurrency` at a time, each made by `make(i)`; resolves the statuses by i. */
-async function load(total: number, concurrency: number, make: (i: number) => Promise<Response>): Promise<number[]> {
-  const statuses = new Array<number>(total);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) {
-        const i = next++;
-        const reply = await make(i);
-        await reply.arrayBuffer();
-        statuses[i] = reply.status;
-      }
-    }),
-  );
-  return statuses;
-}
 
 describe('kb serve with its log in a regular file', () => {
   it('writes every request\'s line whole, once, across many batches, long lines too, and its stopped line last', async () => {

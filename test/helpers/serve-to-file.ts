@@ -1,0 +1,69 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { KB_BIN } from './cli.js';
+
+// The built kb serve with its stderr a regular file, as an operator keeps its log, and load to fill that log.
+
+export interface ServedToFile {
+  child: ChildProcess;
+  url: string;
+  stdout: () => string;
+  exited: Promise<number | null>;
+}
+
+/** A port nothing listens on now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/**
+ * The built kb serve on `port`, its stderr appended to `logFile` (opened for appending, as `2>>` does), or written to
+ * the open file `fd` when given (as when `2>` opens a file once for several processes); resolves once /v1/health
+ * answers.
+ */
+export async function serveToFile(logFile: string, port: number, env: NodeJS.ProcessEnv, options: { args?: readonly string[]; fd?: number } = {}): Promise<ServedToFile> {
+  const fd = options.fd ?? openSync(logFile, 'a');
+  const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', String(port), '--log-level', 'info', '--log-format', 'json', ...(options.args ?? [])], {
+    env,
+    stdio: ['ignore', 'pipe', fd],
+  });
+  if (options.fd === undefined) closeSync(fd);
+  let stdout = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  for (const deadline = Date.now() + 20_000; ; ) {
+    const answered = await fetch(`${url}/v1/health`).then((reply) => reply.status === 200, () => false);
+    if (answered) break;
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`kb serve did not answer in time; ${options.fd === undefined ? `its log:\n${readFileSync(logFile, 'utf8').slice(0, 4000)}` : 'its log went to the file given'}`);
+    }
+    await sleep(50);
+  }
+  return { child, url, stdout: () => stdout, exited };
+}
+
+/** Sends `total` requests, `concurrency` at a time, each made by `make(i)`; resolves the statuses by i. */
+export async function load(total: number, concurrency: number, make: (i: number) => Promise<Response>): Promise<number[]> {
+  const statuses = new Array<number>(total);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) {
+        const i = next++;
+        const reply = await make(i);
+        await reply.arrayBuffer();
+        statuses[i] = reply.status;
+      }
+    }),
+  );
+  return statuses;
+}
