@@ -250,6 +250,13 @@ const LOG_BATCH_BYTES = 16_384;
 const LOG_FLUSH_MS = 200;
 /** A batch's buffer: the batch and the longest line that may end it (most lines are some 130 bytes). */
 const LOG_BUFFER_BYTES = LOG_BATCH_BYTES + 4096;
+/**
+ * The most a write to a pipe may hold and still never be interleaved with another process's writes to it (PIPE_BUF:
+ * 4096 bytes on Linux). Replicas may share one pipe (`{ kb serve & kb serve & } 2>&1 | collector`): to anything but a
+ * file, batches are at most this, whole lines, so that no line of one is spliced into a line of another. A line
+ * longer than this is written alone, and may be (any program's may).
+ */
+const PIPE_ATOMIC_BYTES = 4096;
 
 /** Whether stderr is a regular file: its writes then take microseconds, not as long as a reader takes to read. */
 function stderrIsFile(): boolean {
@@ -278,8 +285,8 @@ const METHOD_FIELDS = new Map(['GET', 'HEAD', 'POST', 'DELETE', 'PUT', 'PATCH', 
 export function createLogger(level: LogLevel, options: LoggerOptions = {}): ServerLogger {
   const format = options.format ?? (process.stderr.isTTY ? 'pretty' : 'json');
   const sink = options.sink;
-  // Lines are gathered here up to LOG_BATCH_BYTES and handed to pino's destination (sonic-boom) in one write, not one
-  // write a request; whatever is gathered is written within LOG_FLUSH_MS, so a quiet server's log is never behind.
+  // Lines are gathered here up to LOG_BATCH_BYTES (to a file; PIPE_ATOMIC_BYTES to anything else) and handed to pino's
+  // destination (sonic-boom) in one write, not one write a request; whatever is gathered is written within LOG_FLUSH_MS, so a quiet server's log is never behind.
   // Each line goes into the batch's buffer as it is made (its bytes, while they are in the cache), and the buffer to
   // sonic-boom as it is (contentMode buffer): as strings, a batch was joined, measured (Buffer.byteLength), encoded
   // for the write and encoded again once written (sonic-boom's release), and each line's pieces kept until then.
@@ -287,14 +294,19 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   // takes microseconds, where a hand-off to libuv's thread pool and back cost more than the write, about a
   // microsecond a request line in all (docs/performance.md). To anything else (a pipe, a terminal, a socket), it
   // writes from the thread pool, so that a request never waits for a reader.
-  const destination = sink === undefined ? pino.destination({ dest: 2, sync: stderrIsFile(), contentMode: 'buffer' }) : undefined;
-  let batch = Buffer.allocUnsafe(LOG_BUFFER_BYTES);
+  const toFile = sink === undefined && stderrIsFile();
+  // To a file, writes by several processes never interleave within one (O_APPEND, or one file position shared).
+  const batchBytes = toFile ? LOG_BATCH_BYTES : PIPE_ATOMIC_BYTES;
+  const bufferBytes = toFile ? LOG_BUFFER_BYTES : PIPE_ATOMIC_BYTES;
+  // sonic-boom joins buffers handed to it while a write is in flight, up to maxWrite.
+  const destination = sink === undefined ? pino.destination({ dest: 2, sync: toFile, contentMode: 'buffer', ...(toFile ? {} : { maxWrite: PIPE_ATOMIC_BYTES }) }) : undefined;
+  let batch = Buffer.allocUnsafe(bufferBytes);
   let used = 0;
   const writeGathered = () => {
     if (used === 0 || destination === undefined) return;
     const bytes = batch.subarray(0, used);
     // A buffer a batch: sonic-boom may keep one it could not write, to try again.
-    batch = Buffer.allocUnsafe(LOG_BUFFER_BYTES);
+    batch = Buffer.allocUnsafe(bufferBytes);
     used = 0;
     destination.write(bytes as unknown as string);
   };
@@ -314,7 +326,7 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
             if (most > batch.length) destination?.write(Buffer.from(line) as unknown as string);
             else {
               used += batch.write(line, used, 'utf8');
-              if (used >= LOG_BATCH_BYTES) writeGathered();
+              if (used >= batchBytes) writeGathered();
             }
           },
         };
