@@ -33,6 +33,11 @@ export interface ServerLogger {
    * after it are dropped.
    */
   close(options?: { waitMs?: number }): Promise<void>;
+  /**
+   * Says how many lines were dropped for a reader that fell behind, if any have been and it has not been said yet: the
+   * log says it by itself once the reader catches up; kb serve calls it before its last line.
+   */
+  sayDropped(): void;
 }
 
 export interface LoggerOptions {
@@ -257,6 +262,19 @@ const LOG_BUFFER_BYTES = LOG_BATCH_BYTES + 4096;
  * longer than this is written alone, and may be (any program's may).
  */
 const PIPE_ATOMIC_BYTES = 4096;
+/**
+ * The most of the log held in memory for a reader that fell behind (a pipe's, a terminal's), some 120,000 lines. Past
+ * it lines are dropped and counted, and a warning says how many once the reader has caught up: a stuck reader costs
+ * lines, never the server's memory. A file takes each batch as it comes.
+ */
+export const LOG_BACKLOG_BYTES = 16 * 1024 * 1024;
+
+/** How many lines a dropped batch held. */
+function linesIn(bytes: Buffer): number {
+  let count = 0;
+  for (let at = bytes.indexOf(0x0a); at !== -1; at = bytes.indexOf(0x0a, at + 1)) count++;
+  return count;
+}
 
 /** Whether stderr is a regular file: its writes then take microseconds, not as long as a reader takes to read. */
 function stderrIsFile(): boolean {
@@ -299,7 +317,7 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   const batchBytes = toFile ? LOG_BATCH_BYTES : PIPE_ATOMIC_BYTES;
   const bufferBytes = toFile ? LOG_BUFFER_BYTES : PIPE_ATOMIC_BYTES;
   // sonic-boom joins buffers handed to it while a write is in flight, up to maxWrite.
-  const destination = sink === undefined ? pino.destination({ dest: 2, sync: toFile, contentMode: 'buffer', ...(toFile ? {} : { maxWrite: PIPE_ATOMIC_BYTES }) }) : undefined;
+  const destination = sink === undefined ? pino.destination({ dest: 2, sync: toFile, contentMode: 'buffer', ...(toFile ? {} : { maxWrite: PIPE_ATOMIC_BYTES, maxLength: LOG_BACKLOG_BYTES }) }) : undefined;
   let batch = Buffer.allocUnsafe(bufferBytes);
   let used = 0;
   const writeGathered = () => {
@@ -351,8 +369,20 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   destination?.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') readerGone = true;
   });
+  // Lines dropped for a reader LOG_BACKLOG_BYTES behind, said once everything held has been written (sonic-boom's
+  // drain), or when the server stops.
+  let dropped = 0;
+  const sayDropped = () => {
+    if (dropped === 0 || readerGone) return;
+    const count = dropped;
+    dropped = 0;
+    events.warn(`${count} log line${count === 1 ? ' was' : 's were'} dropped: the log's reader fell ${LOG_BACKLOG_BYTES / 1024 / 1024} MB behind`);
+  };
+  destination?.on('drop', (bytes: Buffer) => (dropped += linesIn(bytes)));
+  destination?.on('drain', sayDropped);
   let ended: Promise<void> | undefined;
   const close = (options: { waitMs?: number } = {}) => {
+    if (!closing) sayDropped();
     closing = true;
     ended ??= new Promise<void>((resolve) => {
       clearInterval(flusher);
@@ -375,5 +405,5 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
     const ms = Number.isFinite(line.ms) ? line.ms : null;
     stream.write(`{"level":"info","time":${Date.now()},"reqId":${jsonString(reqId)}${method},"path":${jsonString(line.path)},"status":${line.status},"ms":${ms},"msg":"request"}\n`);
   };
-  return { pino: logger, events, requestLine, close };
+  return { pino: logger, events, requestLine, close, sayDropped };
 }

@@ -4,39 +4,105 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { LOG_BACKLOG_BYTES } from '../../src/server/logger.js';
 import { isolatedEnv } from '../helpers/cli.js';
 import { freePort, load, type ServedToFile, serveToFile } from '../helpers/serve-to-file.js';
 import { tempDir } from '../helpers/temp.js';
 
-// Two kb serve processes (replicas, or servers of one script) often share one pipe for their logs:
-// `{ kb serve ... & kb serve ... & } 2>&1 | collector`. A write to a pipe is whole only up to PIPE_BUF (4 KB); a larger
-// one may be cut where the pipe is full and another process's write put in the cut. kb serve writes to a pipe in
-// batches of whole lines of at most 4 KB (src/server/logger.ts). This runs two built kb serve with their stderr one
-// FIFO, read slowly so that it is full most of the time, and checks that no line was spliced into another.
+// kb serve's log to a pipe (src/server/logger.ts), the built CLI with its stderr a FIFO:
+// - A reader that stops reading: kb serve keeps at most LOG_BACKLOG_BYTES of log for it, drops the lines past that and
+//   says how many once the reader reads again, or before `stopped`.
+// - Two kb serve processes (replicas, or servers of one script) sharing one pipe:
+//   `{ kb serve ... & kb serve ... & } 2>&1 | collector`. A write to a pipe is whole only up to PIPE_BUF (4 KB); a
+//   larger one may be cut where the pipe is full and another process's write put in the cut. kb serve writes to a
+//   pipe in batches of whole lines of at most 4 KB; read slowly so that the pipe is full most of the time, no line
+//   may be spliced into another.
 
-/** Reads the FIFO a little at a time, slowly, until every writer has closed it; resolves with all it read. */
-async function readSlowly(fifo: string): Promise<Buffer> {
+/**
+ * Reads the FIFO until every writer has closed it and resolves with all it read: nothing until `after` resolves, then
+ * `chunkBytes` at a time, waiting `pauseMs` after each read.
+ */
+async function readFifo(fifo: string, options: { after?: Promise<void>; chunkBytes: number; pauseMs: number }): Promise<Buffer> {
   // Opening a FIFO to read waits for a writer: the handle comes once the servers' end is open.
   const handle = await open(fifo, 'r');
   const chunks: Buffer[] = [];
   try {
+    await options.after;
     for (;;) {
-      const buffer = Buffer.alloc(2048);
+      const buffer = Buffer.alloc(options.chunkBytes);
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
       if (bytesRead === 0) return Buffer.concat(chunks);
       chunks.push(buffer.subarray(0, bytesRead));
-      await sleep(2);
+      if (options.pauseMs > 0) await sleep(options.pauseMs);
     }
   } finally {
     await handle.close();
   }
 }
 
+/** Each line of a log as JSON; a line that is not one JSON object (two spliced, or a piece) fails the test, shown. */
+function entriesOf(text: string): { reqId?: string; path?: string; msg?: string; level?: string }[] {
+  expect(text.endsWith('\n')).toBe(true);
+  return text
+    .slice(0, -1)
+    .split('\n')
+    .map((line, at) => {
+      try {
+        return JSON.parse(line) as { reqId?: string; path?: string; msg?: string; level?: string };
+      } catch {
+        throw new Error(`line ${at + 1} of the log is not one JSON object: ${line.slice(0, 300)}`);
+      }
+    });
+}
+
+describe('kb serve logging to a pipe whose reader stops reading', () => {
+  it('holds at most its backlog in memory, drops the lines past it and says how many once the reader reads again', async () => {
+    const fifo = join(tempDir('kb-log-stuck-'), 'log.fifo');
+    execFileSync('mkfifo', [fifo]);
+    let go = () => {};
+    const read = readFifo(fifo, { after: new Promise<void>((resolve) => (go = resolve)), chunkBytes: 65_536, pauseMs: 0 });
+    const fd = openSync(fifo, 'w');
+    let server: ServedToFile | undefined;
+    try {
+      server = await serveToFile(fifo, await freePort(), isolatedEnv(), { fd });
+      closeSync(fd);
+      const url = server.url;
+      // Lines of some 3,100 bytes: 8,000 of them are half as much again as the backlog kept.
+      const total = 8000;
+      const path = `/v1/${'segment-/'.repeat(333)}`;
+      const statuses = await load(total, 32, (i) => fetch(`${url}${path}`, { headers: { 'x-request-id': `stuck-${i}` } }));
+      expect(statuses.filter((status) => status !== 404)).toEqual([]);
+      expect(total * path.length).toBeGreaterThan(1.4 * LOG_BACKLOG_BYTES);
+      go();
+      // The warning comes once the backlog is written; then the server stops.
+      await sleep(500);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+
+      const entries = entriesOf((await read).toString('utf8'));
+      const written = entries.filter((entry) => entry.reqId?.startsWith('stuck-'));
+      expect(new Set(written.map((entry) => entry.reqId)).size).toBe(written.length);
+      const warnings = entries.filter((entry) => entry.msg?.includes('dropped'));
+      expect(warnings.map((entry) => entry.msg?.replace(/^\d+/, 'N'))).toEqual(["N log lines were dropped: the log's reader fell 16 MB behind"]);
+      expect(warnings[0]?.level).toBe('warn');
+      const dropped = Number(/^\d+/.exec(warnings[0]?.msg ?? '')?.[0]);
+      // Every request's line is either written or counted among those dropped; the backlog held most of them.
+      expect(written.length + dropped).toBe(total);
+      expect(written.length * path.length).toBeGreaterThan(0.9 * LOG_BACKLOG_BYTES);
+      expect(entries.at(-1)?.msg).toBe('stopped');
+    } finally {
+      go();
+      if (server !== undefined && server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    }
+  });
+});
+
 describe('two kb serve processes logging to one pipe', () => {
   it('never splice a line of one into a line of the other, even while the pipe is full', async () => {
     const fifo = join(tempDir('kb-log-pipe-'), 'log.fifo');
     execFileSync('mkfifo', [fifo]);
-    const read = readSlowly(fifo);
+    // 2 KB every 2 ms: slower than two servers write, so the pipe is full most of the time.
+    const read = readFifo(fifo, { chunkBytes: 2048, pauseMs: 2 });
     // Waits for the reader's open above, which waits for this one.
     const fd = openSync(fifo, 'w');
     const servers: ServedToFile[] = [];
@@ -51,19 +117,7 @@ describe('two kb serve processes logging to one pipe', () => {
       for (const server of servers) server.child.kill('SIGTERM');
       expect(await Promise.all(servers.map((server) => server.exited))).toEqual([0, 0]);
 
-      const text = (await read).toString('utf8');
-      expect(text.endsWith('\n')).toBe(true);
-      const lines = text.slice(0, -1).split('\n');
-      const spliced = lines.filter((line) => {
-        try {
-          JSON.parse(line);
-          return false;
-        } catch {
-          return true;
-        }
-      });
-      expect(spliced.slice(0, 3).map((line) => line.slice(0, 200))).toEqual([]);
-      const entries = lines.map((line) => JSON.parse(line) as { reqId?: string; path?: string; msg?: string });
+      const entries = entriesOf((await read).toString('utf8'));
       const seen = new Map<string, number>();
       for (const entry of entries) if (entry.reqId?.startsWith('pipe-')) seen.set(entry.reqId, (seen.get(entry.reqId) ?? 0) + 1);
       expect(seen.size).toBe(total);

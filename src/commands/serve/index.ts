@@ -209,6 +209,7 @@ GET /v1/base_list_all (every base of the organization), and its OpenAPI document
     log.info(`${signal}, finishing requests in flight (for at most ${flags['shutdown-timeout']}; ${signal} again exits at once)`);
     const { forced } = await server.close(shutdownMs);
     if (forced) log.warn(`cut the connections still busy after ${flags['shutdown-timeout']}`);
+    logger.sayDropped();
     log.info('stopped');
     // The log last: every line of a request answered before the close is written out.
     await logger.close();
