@@ -304,7 +304,8 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   const format = options.format ?? (process.stderr.isTTY ? 'pretty' : 'json');
   const sink = options.sink;
   // Lines are gathered here up to LOG_BATCH_BYTES (to a file; PIPE_ATOMIC_BYTES to anything else) and handed to pino's
-  // destination (sonic-boom) in one write, not one write a request; whatever is gathered is written within LOG_FLUSH_MS, so a quiet server's log is never behind.
+  // destination (sonic-boom) in one write, not one write a request; whatever is gathered is written within
+  // LOG_FLUSH_MS, so a quiet server's log is never behind.
   // Each line goes into the batch's buffer as it is made (its bytes, while they are in the cache), and the buffer to
   // sonic-boom as it is (contentMode buffer): as strings, a batch was joined, measured (Buffer.byteLength), encoded
   // for the write and encoded again once written (sonic-boom's release), and each line's pieces kept until then.
