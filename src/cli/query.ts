@@ -28,8 +28,22 @@ export function queryInArgv(argv: readonly string[]): string | undefined {
   return undefined;
 }
 
+/**
+ * What was wrong, in jmespath's words where it has them: its ParserError and LexerError, and the plain Errors it throws
+ * while searching ("TypeError: length() expected argument 1 to be ...", "Unknown function: foo()"), the name of the
+ * JavaScript error some of them start with left out. Anything else is the library tripping over the expression (`=`
+ * makes it read a property of undefined): not words for a user.
+ */
+function reasonOf(error: unknown): string {
+  if (!(error instanceof Error)) return 'not an expression kb can evaluate';
+  if (error.name === 'ParserError' || error.name === 'LexerError') return error.message;
+  if (error.name !== 'Error') return 'not an expression kb can evaluate';
+  if (error.message === 'TypeError') return 'a function was given a value of the wrong type';
+  return error.message.replace(/^(?:TypeError|ArgumentError|RuntimeError): /, '');
+}
+
 function failure(expression: string, error: unknown): UsageError {
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = reasonOf(error);
   return new UsageError(`Invalid --query ${JSON.stringify(expression)}: ${reason}`, 'It is a JMESPath expression (https://jmespath.org), e.g. --query "[].key".');
 }
 
