@@ -389,10 +389,14 @@ describe('kb tui in a real terminal (tmux), against kb serve', () => {
       expect(proxy.held).toBe(1);
       await tui.keys('Escape');
       await tui.waitFor((s) => /› namespaces/.test(s) && !/› zz-held ›/.test(s));
-      // Wait for the filter to clear before typing: an ESC with `/` right behind it reads as one key (meta-/).
-      await tui.keys('Escape');
-      await tui.waitFor((s) => /› namespaces \(\d+\)/.test(s) && !s.includes('filter "'));
-      await tui.text('/zz-open');
+      // The filter "zz-held" is still on: `/` edits it, ctrl-u clears the line, and the new text filters. (This test
+      // cleared it with a second esc before: in one CI run of four the screen showed it cleared and `/` then began
+      // from "zz-held" again. Not understood yet; esc clearing a filter is tested in test/tui.)
+      await tui.text('/');
+      await tui.waitFor((s) => s.includes('esc clears it') && s.includes('/zz-held'));
+      await tui.keys('C-u');
+      await tui.text('zz-open');
+      await tui.waitFor((s) => s.includes('/zz-open') && !s.includes('zz-heldzz'));
       await tui.keys('Enter', 'Enter');
       const screen = await tui.waitFor('guide-slow');
       expect(screen).toMatch(/^> guide-slow +while another waits/m);
