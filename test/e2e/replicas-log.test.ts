@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/database.js';
-import { freePort, load, type ServedToFile, serveToFile } from '../helpers/serve-to-file.js';
+import { freePort, load, logEntries, requestLinesOnce, type ServedToFile, serveToFile } from '../helpers/serve-to-file.js';
 import { tempDir } from '../helpers/temp.js';
 
 // Replicas of one PostgreSQL database often log to one file. Each kb serve writes its log in whole-line batches
@@ -13,12 +13,6 @@ import { tempDir } from '../helpers/temp.js';
 
 type Sharing = 'each appends' | 'one open file';
 
-interface Entry {
-  reqId?: string;
-  path?: string;
-  status?: number;
-  msg?: string;
-}
 
 async function twoReplicasLoggingTo(logFile: string, sharing: Sharing): Promise<{ replicas: ServedToFile[]; close: () => Promise<void> }> {
   const database = await createTestDatabase('postgres');
@@ -59,23 +53,10 @@ describe.each<Sharing>(['each appends', 'one open file'])('two kb serve replicas
       expect(await Promise.all(replicas.map((replica) => replica.exited))).toEqual([0, 0]);
 
       const text = readFileSync(logFile, 'utf8');
-      expect(text.endsWith('\n')).toBe(true);
-      const lines = text.slice(0, -1).split('\n');
-      const entries = lines.map((line, at) => {
-        try {
-          return JSON.parse(line) as Entry;
-        } catch {
-          throw new Error(`line ${at + 1} of the log is not one JSON object: ${line.slice(0, 300)}`);
-        }
-      });
-      const seen = new Map<string, Entry[]>();
-      for (const entry of entries) if (entry.reqId?.startsWith('both-')) seen.set(entry.reqId, [...(seen.get(entry.reqId) ?? []), entry]);
-      expect(seen.size).toBe(total);
-      expect([...seen].filter(([, found]) => found.length !== 1).map(([id]) => id)).toEqual([]);
-      for (let i = 0; i < total; i++) {
-        const entry = seen.get(`both-${i}`)?.[0];
-        expect(entry?.path?.length, `both-${i}`).toBe(pathOf(i).length);
-        expect(entry?.status, `both-${i}`).toBe(statuses[i]);
+      const entries = logEntries(text);
+      for (const [i, entry] of requestLinesOnce(entries, 'both-', total).entries()) {
+        expect(entry.path?.length, `both-${i}`).toBe(pathOf(i).length);
+        expect(entry.status, `both-${i}`).toBe(statuses[i]);
       }
       // Each replica's own lines: where it listens, and that it stopped.
       expect(entries.filter((entry) => entry.msg?.startsWith('listening on '))).toHaveLength(2);

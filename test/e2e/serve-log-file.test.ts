@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv } from '../helpers/cli.js';
-import { freePort, load, serveToFile } from '../helpers/serve-to-file.js';
+import { freePort, load, logEntries, requestLinesOnce, serveToFile } from '../helpers/serve-to-file.js';
 import { tempDir } from '../helpers/temp.js';
 
 // kb serve writes its log to a regular file at once (sonic-boom's sync mode) and to anything else from libuv's thread
@@ -28,17 +28,10 @@ describe('kb serve with its log in a regular file', () => {
     expect(await server.exited).toBe(0);
 
     const text = readFileSync(logFile, 'utf8');
-    expect(text.endsWith('\n')).toBe(true);
-    const lines = text.slice(0, -1).split('\n');
-    const entries = lines.map((line) => JSON.parse(line) as { reqId?: string; path?: string; status?: number; msg?: string });
-    const seen = new Map<string, number>();
-    for (const entry of entries) if (entry.reqId?.startsWith('file-')) seen.set(entry.reqId, (seen.get(entry.reqId) ?? 0) + 1);
-    expect(seen.size).toBe(total);
-    expect([...seen.values()].filter((count) => count !== 1)).toEqual([]);
-    for (let i = 0; i < total; i++) {
-      const entry = entries.find((candidate) => candidate.reqId === `file-${i}`);
-      expect(entry?.path?.length, `file-${i}`).toBe(pathOf(i).length);
-      expect(entry?.status).toBe(statuses[i]);
+    const entries = logEntries(text);
+    for (const [i, entry] of requestLinesOnce(entries, 'file-', total).entries()) {
+      expect(entry.path?.length, `file-${i}`).toBe(pathOf(i).length);
+      expect(entry.status, `file-${i}`).toBe(statuses[i]);
     }
     // More than a batch of 16 KB many times over: the batches met whole.
     expect(text.length).toBeGreaterThan(20 * 16_384);

@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { LOG_BACKLOG_BYTES } from '../../src/server/logger.js';
 import { isolatedEnv } from '../helpers/cli.js';
-import { freePort, load, type ServedToFile, serveToFile } from '../helpers/serve-to-file.js';
+import { freePort, load, logEntries, requestLinesOnce, type ServedToFile, serveToFile } from '../helpers/serve-to-file.js';
 import { tempDir } from '../helpers/temp.js';
 
 // kb serve's log to a pipe (src/server/logger.ts), the built CLI with its stderr a FIFO:
@@ -40,21 +40,6 @@ async function readFifo(fifo: string, options: { after?: Promise<void>; chunkByt
   }
 }
 
-/** Each line of a log as JSON; a line that is not one JSON object (two spliced, or a piece) fails the test, shown. */
-function entriesOf(text: string): { reqId?: string; path?: string; msg?: string; level?: string }[] {
-  expect(text.endsWith('\n')).toBe(true);
-  return text
-    .slice(0, -1)
-    .split('\n')
-    .map((line, at) => {
-      try {
-        return JSON.parse(line) as { reqId?: string; path?: string; msg?: string; level?: string };
-      } catch {
-        throw new Error(`line ${at + 1} of the log is not one JSON object: ${line.slice(0, 300)}`);
-      }
-    });
-}
-
 describe('kb serve logging to a pipe whose reader stops reading', () => {
   it('holds at most its backlog in memory, drops the lines past it and says how many once the reader reads again', async () => {
     const fifo = join(tempDir('kb-log-stuck-'), 'log.fifo');
@@ -79,7 +64,7 @@ describe('kb serve logging to a pipe whose reader stops reading', () => {
       server.child.kill('SIGTERM');
       expect(await server.exited).toBe(0);
 
-      const entries = entriesOf((await read).toString('utf8'));
+      const entries = logEntries((await read).toString('utf8'));
       const written = entries.filter((entry) => entry.reqId?.startsWith('stuck-'));
       expect(new Set(written.map((entry) => entry.reqId)).size).toBe(written.length);
       const warnings = entries.filter((entry) => entry.msg?.includes('dropped'));
@@ -117,11 +102,8 @@ describe('two kb serve processes logging to one pipe', () => {
       for (const server of servers) server.child.kill('SIGTERM');
       expect(await Promise.all(servers.map((server) => server.exited))).toEqual([0, 0]);
 
-      const entries = entriesOf((await read).toString('utf8'));
-      const seen = new Map<string, number>();
-      for (const entry of entries) if (entry.reqId?.startsWith('pipe-')) seen.set(entry.reqId, (seen.get(entry.reqId) ?? 0) + 1);
-      expect(seen.size).toBe(total);
-      expect([...seen.values()].filter((count) => count !== 1)).toEqual([]);
+      const entries = logEntries((await read).toString('utf8'));
+      requestLinesOnce(entries, 'pipe-', total);
       expect(entries.filter((entry) => entry.path !== undefined && entry.path.length > 2000)).toHaveLength(total / 400);
       expect(entries.filter((entry) => entry.msg === 'stopped')).toHaveLength(2);
     } finally {

@@ -67,3 +67,43 @@ export async function load(total: number, concurrency: number, make: (i: number)
   );
   return statuses;
 }
+
+/** A line of kb serve's JSON log, the fields the log tests read. */
+export interface LogEntry {
+  level?: string;
+  reqId?: string;
+  path?: string;
+  status?: number;
+  msg?: string;
+}
+
+/** Each line of a log as JSON. The log must end with a newline; a line that is not one JSON object (two spliced, or a piece) throws, shown. */
+export function logEntries(text: string): LogEntry[] {
+  if (!text.endsWith('\n')) throw new Error(`the log does not end with a whole line: ${JSON.stringify(text.slice(-200))}`);
+  return text
+    .slice(0, -1)
+    .split('\n')
+    .map((line, at) => {
+      try {
+        return JSON.parse(line) as LogEntry;
+      } catch {
+        throw new Error(`line ${at + 1} of the log is not one JSON object: ${line.slice(0, 300)}`);
+      }
+    });
+}
+
+/**
+ * The request lines whose id is `${prefix}${i}` for i from 0 to total - 1, by i; throws unless each of them is there
+ * exactly once and no other id has the prefix.
+ */
+export function requestLinesOnce(entries: readonly LogEntry[], prefix: string, total: number): LogEntry[] {
+  const found = new Map<string, LogEntry[]>();
+  for (const entry of entries) if (entry.reqId?.startsWith(prefix)) found.set(entry.reqId, [...(found.get(entry.reqId) ?? []), entry]);
+  const wrong = [...found].filter(([, lines]) => lines.length !== 1).map(([id, lines]) => `${id} ${lines.length} times`);
+  const byIndex = Array.from({ length: total }, (_, i) => found.get(`${prefix}${i}`)?.[0]);
+  const missing = byIndex.flatMap((entry, i) => (entry === undefined ? [`${prefix}${i}`] : []));
+  if (found.size !== total || wrong.length > 0 || missing.length > 0) {
+    throw new Error(`request lines not there once each: ${found.size} ids of ${total}; ${[...wrong, ...missing.map((id) => `${id} missing`)].slice(0, 10).join(', ')}`);
+  }
+  return byIndex as LogEntry[];
+}
