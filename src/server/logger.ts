@@ -255,6 +255,8 @@ const LOG_BATCH_BYTES = 16_384;
 const LOG_FLUSH_MS = 200;
 /** A batch's buffer: the batch and the longest line that may end it (most lines are some 130 bytes). */
 const LOG_BUFFER_BYTES = LOG_BATCH_BYTES + 4096;
+/** Batches are cut one after another from a buffer of this size (LOG_BUFFER_BYTES at least). */
+const LOG_SLAB_BYTES = 1024 * 1024;
 /**
  * The most a write to a pipe may hold and still never be interleaved with another process's writes to it (PIPE_BUF:
  * 4096 bytes on Linux). Replicas may share one pipe (`{ kb serve & kb serve & } 2>&1 | collector`): to anything but a
@@ -319,14 +321,21 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   const bufferBytes = toFile ? LOG_BUFFER_BYTES : PIPE_ATOMIC_BYTES;
   // sonic-boom joins buffers handed to it while a write is in flight, up to maxWrite.
   const destination = sink === undefined ? pino.destination({ dest: 2, sync: toFile, contentMode: 'buffer', ...(toFile ? {} : { maxWrite: PIPE_ATOMIC_BYTES, maxLength: LOG_BACKLOG_BYTES }) }) : undefined;
-  let batch = Buffer.allocUnsafe(bufferBytes);
+  // The batch being gathered is slab[start, used). Batches are cut from the slab one after the other and never written
+  // over (sonic-boom may keep one it could not write, to try again), then a new slab is taken: one buffer every some
+  // 7,000 request lines, where one a batch (an ArrayBuffer each, freed by a V8 helper thread woken for them) doubled
+  // the threads a request woke (docs/performance.md).
+  let slab = Buffer.allocUnsafe(LOG_SLAB_BYTES);
+  let start = 0;
   let used = 0;
   const writeGathered = () => {
-    if (used === 0 || destination === undefined) return;
-    const bytes = batch.subarray(0, used);
-    // A buffer a batch: sonic-boom may keep one it could not write, to try again.
-    batch = Buffer.allocUnsafe(bufferBytes);
-    used = 0;
+    if (used === start || destination === undefined) return;
+    const bytes = slab.subarray(start, used);
+    start = used;
+    if (slab.length - start < bufferBytes) {
+      slab = Buffer.allocUnsafe(LOG_SLAB_BYTES);
+      start = used = 0;
+    }
     destination.write(bytes as unknown as string);
   };
   const flusher = destination === undefined ? undefined : setInterval(writeGathered, LOG_FLUSH_MS).unref();
@@ -341,11 +350,11 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
             // Whole lines only: a batch never ends inside one, so no line is ever spliced into another. A UTF-16 unit
             // is at most 3 bytes of UTF-8.
             const most = line.length * 3;
-            if (used + most > batch.length) writeGathered();
-            if (most > batch.length) destination?.write(Buffer.from(line) as unknown as string);
+            if (used + most > start + bufferBytes) writeGathered();
+            if (most > bufferBytes) destination?.write(Buffer.from(line) as unknown as string);
             else {
-              used += batch.write(line, used, 'utf8');
-              if (used >= batchBytes) writeGathered();
+              used += slab.write(line, used, 'utf8');
+              if (used - start >= batchBytes) writeGathered();
             }
           },
         };

@@ -95,8 +95,10 @@ describe('two kb serve processes logging to one pipe', () => {
       for (let i = 0; i < 2; i++) servers.push(await serveToFile(fifo, await freePort(), isolatedEnv(), { fd }));
       closeSync(fd);
       const total = 4000;
-      // Every 400th line is long: 3,000 characters, under the 4 KB a write to a pipe keeps whole.
-      const pathOf = (i: number) => (i % 400 === 199 ? `/v1/${'segment-/'.repeat(333)}` : '/v1/health');
+      // Every 400th line is long: 3,000 characters, under the 4 KB a write to a pipe keeps whole. Every other line is
+      // 1,100 characters, batched with others: over a megabyte a server, more than one of the buffers batches are cut
+      // from, each written (from the thread pool) while the next is gathered.
+      const pathOf = (i: number) => (i % 400 === 199 ? `/v1/${'segment-/'.repeat(333)}` : i % 2 === 1 ? `/v1/${'segment-/'.repeat(122)}` : '/v1/health');
       const statuses = await load(total, 32, (i) => fetch(`${(servers[i % 2] as ServedToFile).url}${pathOf(i)}`, { headers: { 'x-request-id': `pipe-${i}` } }));
       expect(statuses.filter((status, i) => status !== (pathOf(i) === '/v1/health' ? 200 : 404))).toEqual([]);
       for (const server of servers) server.child.kill('SIGTERM');
@@ -105,6 +107,7 @@ describe('two kb serve processes logging to one pipe', () => {
       const entries = logEntries((await read).toString('utf8'));
       requestLinesOnce(entries, 'pipe-', total);
       expect(entries.filter((entry) => entry.path !== undefined && entry.path.length > 2000)).toHaveLength(total / 400);
+      expect(entries.filter((entry) => entry.path?.length === 1102)).toHaveLength(total / 2 - total / 400);
       expect(entries.filter((entry) => entry.msg === 'stopped')).toHaveLength(2);
     } finally {
       for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
