@@ -1,10 +1,9 @@
 import { rmSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, killedAfterEach, logLines, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
 import { createTestDatabase, droppedAfterAll, ENGINE } from '../helpers/database.js';
-import { onConnectionsOfTheirOwn } from '../helpers/wire.js';
+import { halfSentCreate, onConnectionsOfTheirOwn } from '../helpers/wire.js';
 
 /** `kb serve --admin-port` (docs/contract.md, "Operating behind a load balancer"), as a built process on each engine. */
 
@@ -84,16 +83,7 @@ describe(`kb serve --admin-port (${ENGINE})`, () => {
     const { server, admin, env } = await serve(['--drain-delay', '4s']);
     const token = await newToken(env, 'drain');
     // A request in flight: its headers sent, its body not yet (the rest comes within the 10 s request timeout).
-    const body = JSON.stringify({ key: 'sent-across-the-drain' });
-    const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
-    let reply = '';
-    socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
-    socket.on('error', () => undefined);
-    await new Promise((resolve) => socket.once('connect', resolve));
-    socket.write(
-      `POST /v1/ns_create HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
-    );
+    const create = await halfSentCreate(server.url, token, 'sent-across-the-drain');
     server.child.kill('SIGTERM');
     await expect.poll(async () => (await get(`${admin}/ready`)).status).toBe(503);
     expect((await get(`${admin}/ready`)).text).toMatch(/^not ready: draining/);
@@ -107,10 +97,10 @@ describe(`kb serve --admin-port (${ENGINE})`, () => {
     await expect.poll(() => server.stderr(), { timeout: 15_000 }).toMatch(/finishing requests in flight/);
     expect((await get(`${admin}/live`)).status).toBe(200);
     expect((await get(`${admin}/ready`)).status).toBe(503);
-    socket.write(body.slice(5));
-    await expect.poll(() => reply, { timeout: 10_000 }).toMatch(/\r\n\r\n\{.*\}$/s);
-    expect(reply.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
-    socket.destroy();
+    create.finish();
+    await expect.poll(create.reply, { timeout: 10_000 }).toMatch(/\r\n\r\n\{.*\}$/s);
+    expect(create.reply().split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    create.close();
     expect((await server.exited).code).toBe(0);
   }, 60_000);
 

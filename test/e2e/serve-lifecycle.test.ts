@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isolatedEnv, KB_BIN, logMessages, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
 import { acknowledged } from '../helpers/history.js';
+import { halfSentCreate } from '../helpers/wire.js';
 
 /**
  * kb serve's life as a person meets it, run from the built bin/run.js: the first token (also with a broken config and
@@ -422,26 +423,17 @@ describe('kb serve shutdown', () => {
     const env = isolatedEnv();
     const token = (await runKb(['serve', 'token', 'create', '--org', 'paused'], { env })).stdout.trim();
     const server = await serve([], env);
-    const body = JSON.stringify({ key: 'made-across-a-pause' });
-    const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
-    let reply = '';
-    socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
-    socket.on('error', () => undefined);
-    await new Promise((resolve) => socket.once('connect', resolve));
-    socket.write(
-      `POST /v1/ns_create HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
-    );
+    const create = await halfSentCreate(server.url, token, 'made-across-a-pause');
     await new Promise((resolve) => setTimeout(resolve, 300));
     // Longer than the request timeout (10 s): the clock runs on while the process is stopped.
     server.child.kill('SIGSTOP');
     await new Promise((resolve) => setTimeout(resolve, 11_000));
-    socket.write(body.slice(5));
+    create.finish();
     server.child.kill('SIGCONT');
-    await expect.poll(() => reply, { timeout: 10_000 }).toMatch(/\r\n\r\n\{.*\}$/s);
-    expect(reply.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
-    expect(reply).toContain('"made-across-a-pause"');
-    socket.destroy();
+    await expect.poll(create.reply, { timeout: 10_000 }).toMatch(/\r\n\r\n\{.*\}$/s);
+    expect(create.reply().split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(create.reply()).toContain('"made-across-a-pause"');
+    create.close();
   }, 60_000);
 
   it('answers a request sent on an idle kept-alive connection while it was paused (SIGSTOP) past the keep-alive timeout', async () => {

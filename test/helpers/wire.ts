@@ -94,3 +94,27 @@ export async function onConnectionsOfTheirOwn(baseUrl: string, requests: WireReq
     await Promise.all(clients.map((client) => client.close()));
   }
 }
+
+/** A namespace create whose headers and first bytes of body are sent, on a connection of its own, the rest held back. */
+export interface HalfSentCreate {
+  /** Everything read off the connection so far. */
+  reply(): string;
+  /** Sends the rest of the body. */
+  finish(): void;
+  close(): void;
+}
+
+/** Sends `POST /v1/ns_create` for `key` up to the fifth byte of its body: a request in flight until finish(). */
+export async function halfSentCreate(baseUrl: string, token: string, key: string): Promise<HalfSentCreate> {
+  const body = JSON.stringify({ key });
+  const socket = connect(Number(new URL(baseUrl).port), '127.0.0.1');
+  let reply = '';
+  socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
+  socket.on('error', () => undefined);
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write(
+    `POST /v1/ns_create HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+  );
+  return { reply: () => reply, finish: () => socket.write(body.slice(5)), close: () => socket.destroy() };
+}
