@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
+import { connect, createServer, type Socket } from 'node:net';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,7 +17,8 @@ import { tempDir } from '../helpers/temp.js';
 //   `{ kb serve ... & kb serve ... & } 2>&1 | collector`. A write to a pipe is whole only up to PIPE_BUF (4 KB); a
 //   larger one may be cut where the pipe is full and another process's write put in the cut. kb serve writes to a
 //   pipe in batches of whole lines of at most 4 KB; read slowly so that the pipe is full most of the time, no line
-//   may be spliced into another.
+//   may be spliced into another. The same for one socket shared (systemd's journald connection for a service whose
+//   script starts two servers), whose writes kb serve makes the same way.
 
 /**
  * Reads the FIFO until every writer has closed it and resolves with all it read: nothing until `after` resolves, then
@@ -82,18 +84,62 @@ describe('kb serve logging to a pipe whose reader stops reading', () => {
   });
 });
 
-describe('two kb serve processes logging to one pipe', () => {
-  it('never splice a line of one into a line of the other, even while the pipe is full', async () => {
-    const fifo = join(tempDir('kb-log-pipe-'), 'log.fifo');
-    execFileSync('mkfifo', [fifo]);
-    // 2 KB every 2 ms: slower than two servers write, so the pipe is full most of the time.
-    const read = readFifo(fifo, { chunkBytes: 2048, pauseMs: 2 });
-    // Waits for the reader's open above, which waits for this one.
-    const fd = openSync(fifo, 'w');
+/** A stream two servers share as their stderr, read slowly, so that it is full most of the time. */
+interface SharedLog {
+  /** What each server is given as its stderr. */
+  stderr: number | Socket;
+  /** Closes the test's own end for writing, once the servers hold theirs. */
+  closeOurs(): void;
+  /** Everything read, once every writer has closed its end. */
+  read: Promise<Buffer>;
+}
+
+/** A FIFO, as `{ kb serve & kb serve & } 2>&1 | collector` makes a pipe: read 2 KB every 2 ms. */
+async function sharedFifo(): Promise<SharedLog> {
+  const fifo = join(tempDir('kb-log-pipe-'), 'log.fifo');
+  execFileSync('mkfifo', [fifo]);
+  const read = readFifo(fifo, { chunkBytes: 2048, pauseMs: 2 });
+  // Waits for the reader's open above, which waits for this one.
+  const fd = openSync(fifo, 'w');
+  return { stderr: fd, closeOurs: () => closeSync(fd), read };
+}
+
+/**
+ * A UNIX stream socket, as systemd gives a service's processes one connection to journald: the reader takes what
+ * came, then stops reading for 100 ms, so that the socket's buffers are full most of the time.
+ */
+async function sharedSocket(): Promise<SharedLog> {
+  const path = join(tempDir('kb-log-socket-'), 'log.sock');
+  const server = createServer();
+  const read = new Promise<Buffer>((resolve, reject) => {
+    server.once('connection', (connection) => {
+      const chunks: Buffer[] = [];
+      connection.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        connection.pause();
+        setTimeout(() => connection.resume(), 100);
+      });
+      connection.once('end', () => resolve(Buffer.concat(chunks)));
+      connection.once('error', reject);
+    });
+  }).finally(() => server.close());
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  const ours = connect(path);
+  await new Promise((resolve) => ours.once('connect', resolve));
+  // destroy(), not end(): the servers' copies of the connection stay open; end() would shut it down for all.
+  return { stderr: ours, closeOurs: () => ours.destroy(), read };
+}
+
+describe.each([
+  ['pipe', sharedFifo],
+  ['socket', sharedSocket],
+])('two kb serve processes logging to one %s', (kind, sharedLog) => {
+  it(`never splice a line of one into a line of the other, even while the ${kind} is full`, async () => {
+    const shared = await sharedLog();
     const servers: ServedToFile[] = [];
     try {
-      for (let i = 0; i < 2; i++) servers.push(await serveToFile(fifo, await freePort(), isolatedEnv(), { fd }));
-      closeSync(fd);
+      for (let i = 0; i < 2; i++) servers.push(await serveToFile('', await freePort(), isolatedEnv(), { fd: shared.stderr }));
+      shared.closeOurs();
       const total = 4000;
       // Every 400th line is long: 3,000 characters, under the 4 KB a write to a pipe keeps whole. Every other line is
       // 1,100 characters, batched with others: over a megabyte a server, more than one of the buffers batches are cut
@@ -104,7 +150,7 @@ describe('two kb serve processes logging to one pipe', () => {
       for (const server of servers) server.child.kill('SIGTERM');
       expect(await Promise.all(servers.map((server) => server.exited))).toEqual([0, 0]);
 
-      const entries = logEntries((await read).toString('utf8'));
+      const entries = logEntries((await shared.read).toString('utf8'));
       requestLinesOnce(entries, 'pipe-', total);
       expect(entries.filter((entry) => entry.path !== undefined && entry.path.length > 2000)).toHaveLength(total / 400);
       expect(entries.filter((entry) => entry.path?.length === 1102)).toHaveLength(total / 2 - total / 400);

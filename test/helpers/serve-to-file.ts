@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KB_BIN } from './cli.js';
 
@@ -25,16 +25,16 @@ export function freePort(): Promise<number> {
 
 /**
  * The built kb serve on `port`, its stderr appended to `logFile` (opened for appending, as `2>>` does), or written to
- * the open file `fd` when given (as when `2>` opens a file once for several processes); resolves once /v1/health
- * answers.
+ * `fd` when given: a file, FIFO or socket open already (as when `2>` opens a file once for several processes, or
+ * systemd gives a service's processes one socket to journald); resolves once /v1/health answers.
  */
-export async function serveToFile(logFile: string, port: number, env: NodeJS.ProcessEnv, options: { args?: readonly string[]; fd?: number } = {}): Promise<ServedToFile> {
-  const fd = options.fd ?? openSync(logFile, 'a');
+export async function serveToFile(logFile: string, port: number, env: NodeJS.ProcessEnv, options: { args?: readonly string[]; fd?: number | Socket } = {}): Promise<ServedToFile> {
+  const stderr = options.fd ?? openSync(logFile, 'a');
   const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', String(port), '--log-level', 'info', '--log-format', 'json', ...(options.args ?? [])], {
     env,
-    stdio: ['ignore', 'pipe', fd],
+    stdio: ['ignore', 'pipe', stderr],
   });
-  if (options.fd === undefined) closeSync(fd);
+  if (options.fd === undefined && typeof stderr === 'number') closeSync(stderr);
   let stdout = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
