@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
 import { open } from 'node:fs/promises';
+import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { isolatedEnv } from '../helpers/cli.js';
 import { freePort, load, logEntries, requestLinesOnce, type ServedToFile, serveToFile } from '../helpers/serve-to-file.js';
 import { tempDir } from '../helpers/temp.js';
 
-// kb serve's log to a pipe (src/server/logger.ts), the built CLI with its stderr a FIFO:
+// kb serve's log to a pipe or a socket (src/server/logger.ts), the built CLI with its stderr a FIFO or a UNIX socket:
 // - A reader that stops reading: kb serve keeps at most LOG_BACKLOG_BYTES of log for it, drops the lines past that and
 //   says how many once the reader reads again, or before `stopped`.
 // - Two kb serve processes (replicas, or servers of one script) sharing one pipe:
@@ -42,17 +42,72 @@ async function readFifo(fifo: string, options: { after?: Promise<void>; chunkByt
   }
 }
 
-describe('kb serve logging to a pipe whose reader stops reading', () => {
+/** A stream given to kb serve as its stderr, and the test's reading of it. */
+interface LogStream {
+  /** What each server is given as its stderr. */
+  stderr: number | Socket;
+  /** Closes the test's own end for writing, once the servers hold theirs. */
+  closeOurs(): void;
+  /** Everything read, once every writer has closed its end. */
+  read: Promise<Buffer>;
+}
+
+/** How the test reads: nothing until `after` resolves; then slowly (so that the stream is full most of the time) or as fast as it can. */
+interface Pace {
+  after?: Promise<void>;
+  slow: boolean;
+}
+
+/** A FIFO, as `{ kb serve & kb serve & } 2>&1 | collector` makes a pipe: slowly, 2 KB every 2 ms. */
+async function fifoLog(pace: Pace): Promise<LogStream> {
+  const fifo = join(tempDir('kb-log-pipe-'), 'log.fifo');
+  execFileSync('mkfifo', [fifo]);
+  const read = readFifo(fifo, { after: pace.after, chunkBytes: pace.slow ? 2048 : 65_536, pauseMs: pace.slow ? 2 : 0 });
+  // Waits for the reader's open above, which waits for this one.
+  const fd = openSync(fifo, 'w');
+  return { stderr: fd, closeOurs: () => closeSync(fd), read };
+}
+
+/**
+ * A UNIX stream socket, as systemd gives a service's processes one connection to journald: slowly, the reader takes
+ * what came, then stops reading for 100 ms, so that the socket's buffers are full most of the time.
+ */
+async function socketLog(pace: Pace): Promise<LogStream> {
+  const path = join(tempDir('kb-log-socket-'), 'log.sock');
+  // Nothing is read from a connection until it is resumed.
+  const server = createServer({ pauseOnConnect: true });
+  const read = new Promise<Buffer>((resolve, reject) => {
+    server.once('connection', (connection) => {
+      const chunks: Buffer[] = [];
+      connection.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+        if (!pace.slow) return;
+        connection.pause();
+        setTimeout(() => connection.resume(), 100);
+      });
+      connection.once('end', () => resolve(Buffer.concat(chunks)));
+      connection.once('error', reject);
+      void Promise.resolve(pace.after).then(() => connection.resume());
+    });
+  }).finally(() => server.close());
+  await new Promise<void>((resolve) => server.listen(path, resolve));
+  const ours = connect(path);
+  await new Promise((resolve) => ours.once('connect', resolve));
+  // destroy(), not end(): the servers' copies of the connection stay open; end() would shut it down for all.
+  return { stderr: ours, closeOurs: () => ours.destroy(), read };
+}
+
+describe.each([
+  ['pipe', fifoLog],
+  ['socket', socketLog],
+])('kb serve logging to a %s whose reader stops reading', (_kind, logStream) => {
   it('holds at most its backlog in memory, drops the lines past it and says how many once the reader reads again', async () => {
-    const fifo = join(tempDir('kb-log-stuck-'), 'log.fifo');
-    execFileSync('mkfifo', [fifo]);
     let go = () => {};
-    const read = readFifo(fifo, { after: new Promise<void>((resolve) => (go = resolve)), chunkBytes: 65_536, pauseMs: 0 });
-    const fd = openSync(fifo, 'w');
+    const log = await logStream({ after: new Promise<void>((resolve) => (go = resolve)), slow: false });
     let server: ServedToFile | undefined;
     try {
-      server = await serveToFile(fifo, await freePort(), isolatedEnv(), { fd });
-      closeSync(fd);
+      server = await serveToFile('', await freePort(), isolatedEnv(), { fd: log.stderr });
+      log.closeOurs();
       const url = server.url;
       // Lines of some 3,100 bytes: 8,000 of them are half as much again as the backlog kept.
       const total = 8000;
@@ -66,7 +121,7 @@ describe('kb serve logging to a pipe whose reader stops reading', () => {
       server.child.kill('SIGTERM');
       expect(await server.exited).toBe(0);
 
-      const entries = logEntries((await read).toString('utf8'));
+      const entries = logEntries((await log.read).toString('utf8'));
       const written = entries.filter((entry) => entry.reqId?.startsWith('stuck-'));
       expect(new Set(written.map((entry) => entry.reqId)).size).toBe(written.length);
       const warnings = entries.filter((entry) => entry.msg?.includes('dropped'));
@@ -84,58 +139,12 @@ describe('kb serve logging to a pipe whose reader stops reading', () => {
   });
 });
 
-/** A stream two servers share as their stderr, read slowly, so that it is full most of the time. */
-interface SharedLog {
-  /** What each server is given as its stderr. */
-  stderr: number | Socket;
-  /** Closes the test's own end for writing, once the servers hold theirs. */
-  closeOurs(): void;
-  /** Everything read, once every writer has closed its end. */
-  read: Promise<Buffer>;
-}
-
-/** A FIFO, as `{ kb serve & kb serve & } 2>&1 | collector` makes a pipe: read 2 KB every 2 ms. */
-async function sharedFifo(): Promise<SharedLog> {
-  const fifo = join(tempDir('kb-log-pipe-'), 'log.fifo');
-  execFileSync('mkfifo', [fifo]);
-  const read = readFifo(fifo, { chunkBytes: 2048, pauseMs: 2 });
-  // Waits for the reader's open above, which waits for this one.
-  const fd = openSync(fifo, 'w');
-  return { stderr: fd, closeOurs: () => closeSync(fd), read };
-}
-
-/**
- * A UNIX stream socket, as systemd gives a service's processes one connection to journald: the reader takes what
- * came, then stops reading for 100 ms, so that the socket's buffers are full most of the time.
- */
-async function sharedSocket(): Promise<SharedLog> {
-  const path = join(tempDir('kb-log-socket-'), 'log.sock');
-  const server = createServer();
-  const read = new Promise<Buffer>((resolve, reject) => {
-    server.once('connection', (connection) => {
-      const chunks: Buffer[] = [];
-      connection.on('data', (chunk: Buffer) => {
-        chunks.push(chunk);
-        connection.pause();
-        setTimeout(() => connection.resume(), 100);
-      });
-      connection.once('end', () => resolve(Buffer.concat(chunks)));
-      connection.once('error', reject);
-    });
-  }).finally(() => server.close());
-  await new Promise<void>((resolve) => server.listen(path, resolve));
-  const ours = connect(path);
-  await new Promise((resolve) => ours.once('connect', resolve));
-  // destroy(), not end(): the servers' copies of the connection stay open; end() would shut it down for all.
-  return { stderr: ours, closeOurs: () => ours.destroy(), read };
-}
-
 describe.each([
-  ['pipe', sharedFifo],
-  ['socket', sharedSocket],
-])('two kb serve processes logging to one %s', (kind, sharedLog) => {
+  ['pipe', fifoLog],
+  ['socket', socketLog],
+])('two kb serve processes logging to one %s', (kind, logStream) => {
   it(`never splice a line of one into a line of the other, even while the ${kind} is full`, async () => {
-    const shared = await sharedLog();
+    const shared = await logStream({ slow: true });
     const servers: ServedToFile[] = [];
     try {
       for (let i = 0; i < 2; i++) servers.push(await serveToFile('', await freePort(), isolatedEnv(), { fd: shared.stderr }));
