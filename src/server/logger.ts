@@ -253,7 +253,7 @@ export function prettyLine(json: string): string {
 const LOG_BATCH_BYTES = 16_384;
 /** ...or of whatever it holds after this long. */
 const LOG_FLUSH_MS = 200;
-/** A batch's buffer: the batch and the longest line that may end it (most lines are some 130 bytes). */
+/** The room a batch takes in its buffer: the batch and the longest line that may end it (most lines are some 130 bytes). */
 const LOG_BUFFER_BYTES = LOG_BATCH_BYTES + 4096;
 /** Batches are cut one after another from a buffer of this size (LOG_BUFFER_BYTES at least). */
 const LOG_SLAB_BYTES = 1024 * 1024;

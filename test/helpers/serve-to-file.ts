@@ -29,12 +29,12 @@ export function freePort(): Promise<number> {
  * systemd gives a service's processes one socket to journald); resolves once /v1/health answers.
  */
 export async function serveToFile(logFile: string, port: number, env: NodeJS.ProcessEnv, options: { args?: readonly string[]; fd?: number | Socket } = {}): Promise<ServedToFile> {
-  const stderr = options.fd ?? openSync(logFile, 'a');
+  const opened = options.fd === undefined ? openSync(logFile, 'a') : undefined;
   const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', String(port), '--log-level', 'info', '--log-format', 'json', ...(options.args ?? [])], {
     env,
-    stdio: ['ignore', 'pipe', stderr],
+    stdio: ['ignore', 'pipe', options.fd ?? opened],
   });
-  if (options.fd === undefined && typeof stderr === 'number') closeSync(stderr);
+  if (opened !== undefined) closeSync(opened);
   let stdout = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -107,14 +107,13 @@ export interface HalfSentCreate {
 /** Sends `POST /v1/ns_create` for `key` up to the fifth byte of its body: a request in flight until finish(). */
 export async function halfSentCreate(baseUrl: string, token: string, key: string): Promise<HalfSentCreate> {
   const body = JSON.stringify({ key });
+  const request = serialize({ method: 'POST', path: '/v1/ns_create', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body }, 'x');
+  const held = body.length - 5;
   const socket = connect(Number(new URL(baseUrl).port), '127.0.0.1');
   let reply = '';
   socket.on('data', (chunk: Buffer) => (reply += chunk.toString()));
   socket.on('error', () => undefined);
   await new Promise((resolve) => socket.once('connect', resolve));
-  socket.write(
-    `POST /v1/ns_create HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
-  );
-  return { reply: () => reply, finish: () => socket.write(body.slice(5)), close: () => socket.destroy() };
+  socket.write(request.slice(0, -held));
+  return { reply: () => reply, finish: () => socket.write(request.slice(-held)), close: () => socket.destroy() };
 }
