@@ -303,7 +303,11 @@ function jsonString(text: string): string {
 const METHOD_FIELDS = new Map(['GET', 'HEAD', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'].map((method) => [method, `,"method":${JSON.stringify(method)}`]));
 
 export function createLogger(level: LogLevel, options: LoggerOptions = {}): ServerLogger {
-  const format = options.format ?? (process.stderr.isTTY ? 'pretty' : 'json');
+  // Node's stderr stream, opened here if nothing opened it yet: on a terminal it makes the terminal's writes wait
+  // (blocking), and a terminal takes a waiting write whole, so that servers sharing one terminal never splice each
+  // other's lines. Not waiting, a write is cut where the terminal is full.
+  const onTerminal = process.stderr.isTTY;
+  const format = options.format ?? (onTerminal ? 'pretty' : 'json');
   const sink = options.sink;
   // Lines are gathered here up to LOG_BATCH_BYTES (to a file; PIPE_ATOMIC_BYTES to anything else) and handed to pino's
   // destination (sonic-boom) in one write, not one write a request; whatever is gathered is written within

@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, constants, openSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -10,7 +10,8 @@ import { isolatedEnv } from '../helpers/cli.js';
 import { freePort, load, logEntries, requestLinesOnce, type ServedToFile, serveToFile } from '../helpers/serve-to-file.js';
 import { tempDir } from '../helpers/temp.js';
 
-// kb serve's log to a pipe or a socket (src/server/logger.ts), the built CLI with its stderr a FIFO or a UNIX socket:
+// kb serve's log to a pipe, a socket or a terminal (src/server/logger.ts), the built CLI with its stderr a FIFO, a
+// UNIX socket or a pseudo-terminal:
 // - A reader that stops reading: kb serve keeps at most LOG_BACKLOG_BYTES of log for it, drops the lines past that and
 //   says how many once the reader reads again, or before `stopped`.
 // - Two kb serve processes (replicas, or servers of one script) sharing one pipe:
@@ -18,7 +19,12 @@ import { tempDir } from '../helpers/temp.js';
 //   larger one may be cut where the pipe is full and another process's write put in the cut. kb serve writes to a
 //   pipe in batches of whole lines of at most 4 KB; read slowly so that the pipe is full most of the time, no line
 //   may be spliced into another. The same for one socket shared (systemd's journald connection for a service whose
-//   script starts two servers), whose writes kb serve makes the same way.
+//   script starts two servers), whose writes kb serve makes the same way; and one terminal shared (`kb serve & kb
+//   serve` typed in one), whose reader may stop too (Ctrl-S, a paused or scrolled-back terminal multiplexer). A
+//   terminal takes each write whole whatever its size while the write may wait (the terminal's own write lock), so
+//   there what keeps lines whole is that kb serve's writes to it wait: Node makes its stderr stream's terminal
+//   blocking, and kb serve's log opens that stream (logger.ts). Made non-blocking, a write is cut where the terminal
+//   is full and lines are spliced (tried).
 
 /**
  * Reads the FIFO until every writer has closed it and resolves with all it read: nothing until `after` resolves, then
@@ -97,9 +103,62 @@ async function socketLog(pace: Pace): Promise<LogStream> {
   return { stderr: ours, closeOurs: () => ours.destroy(), read };
 }
 
+/**
+ * Holds a pseudo-terminal's master side, prints the path of its other side, and once told (a line on stdin) closes its
+ * own copy of that side; once told again, reads the master until every writer has closed the terminal, writing what it
+ * read to stdout, `chunk` bytes at a time with `pause` seconds after each. Raw mode: the bytes come as written, without
+ * a terminal's newline translation.
+ */
+const TERMINAL_READER = `
+import os, pty, sys, time, tty
+chunk, pause = int(sys.argv[1]), float(sys.argv[2])
+master, other = pty.openpty()
+tty.setraw(other)
+print(os.ttyname(other), flush=True)
+sys.stdin.readline()
+os.close(other)
+sys.stdin.readline()
+while True:
+    try:
+        data = os.read(master, chunk)
+    except OSError:
+        break
+    if not data:
+        break
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+    if pause:
+        time.sleep(pause)
+`;
+
+/** A pseudo-terminal, as `kb serve & kb serve` typed in one terminal share it: slowly, 2 KB every 2 ms. */
+async function terminalLog(pace: Pace): Promise<LogStream> {
+  const reader = spawn('python3', ['-c', TERMINAL_READER, pace.slow ? '2048' : '65536', pace.slow ? '0.002' : '0'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const chunks: Buffer[] = [];
+  reader.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const exited = new Promise<number | null>((resolve) => reader.once('exit', resolve));
+  let path = '';
+  while (!path.endsWith('\n')) {
+    if (reader.exitCode !== null) throw new Error(`the terminal reader exited: ${reader.exitCode}`);
+    await sleep(10);
+    path = Buffer.concat(chunks).toString('utf8');
+  }
+  chunks.length = 0;
+  // The servers' side of the terminal, not this process's controlling terminal.
+  const fd = openSync(path.trim(), constants.O_RDWR | constants.O_NOCTTY);
+  reader.stdin.write('held\n');
+  void Promise.resolve(pace.after).then(() => reader.stdin.end('read\n'));
+  const read = exited.then((code) => {
+    if (code !== 0) throw new Error(`the terminal reader exited ${code}`);
+    return Buffer.concat(chunks);
+  });
+  return { stderr: fd, closeOurs: () => closeSync(fd), read };
+}
+
 describe.each([
   ['pipe', fifoLog],
   ['socket', socketLog],
+  ['terminal', terminalLog],
 ])('kb serve logging to a %s whose reader stops reading', (_kind, logStream) => {
   it('holds at most its backlog in memory, drops the lines past it and says how many once the reader reads again', async () => {
     let go = () => {};
@@ -142,6 +201,7 @@ describe.each([
 describe.each([
   ['pipe', fifoLog],
   ['socket', socketLog],
+  ['terminal', terminalLog],
 ])('two kb serve processes logging to one %s', (kind, logStream) => {
   it(`never splice a line of one into a line of the other, even while the ${kind} is full`, async () => {
     const shared = await logStream({ slow: true });
