@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv } from '../helpers/cli.js';
 import { createTestDatabase } from '../helpers/database.js';
-import { freePort, load, logEntries, requestLinesOnce, type ServedToFile, serveToFile } from '../helpers/serve-to-file.js';
+import { freePort, load, logEntries, requestLinesOnce, type ServerWithLog, serveWithLog } from '../helpers/serve-with-log.js';
 import { tempDir } from '../helpers/temp.js';
 
 // Replicas of one PostgreSQL database often log to one file. Each kb serve writes its log in whole-line batches
@@ -14,15 +14,15 @@ import { tempDir } from '../helpers/temp.js';
 type Sharing = 'each appends' | 'one open file';
 
 
-async function twoReplicasLoggingTo(logFile: string, sharing: Sharing): Promise<{ replicas: ServedToFile[]; close: () => Promise<void> }> {
+async function twoReplicasLoggingTo(logFile: string, sharing: Sharing): Promise<{ replicas: ServerWithLog[]; close: () => Promise<void> }> {
   const database = await createTestDatabase('postgres');
   const url = (database.storage as { url: string }).url;
   const env = isolatedEnv();
   const fd = sharing === 'one open file' ? openSync(logFile, 'w') : undefined;
-  const options = { args: ['--database', url], fd };
+  const options = { args: ['--database', url] };
   // One after the other: the first creates the schema.
-  const first = await serveToFile(logFile, await freePort(), env, options);
-  const second = await serveToFile(logFile, await freePort(), env, options);
+  const first = await serveWithLog(fd ?? logFile, await freePort(), env, options);
+  const second = await serveWithLog(fd ?? logFile, await freePort(), env, options);
   return {
     replicas: [first, second],
     close: async () => {
@@ -46,7 +46,7 @@ describe.each<Sharing>(['each appends', 'one open file'])('two kb serve replicas
       // run of 43 word characters would be redacted as token-shaped.
       const long = (length: number) => `/v1/${'segment-/'.repeat(length / 9)}`;
       const pathOf = (i: number) => (i % 1000 === 499 ? long(9000) : i % 500 === 249 ? long(6003) : '/v1/health');
-      const replicaOf = (i: number) => replicas[i % 2] as ServedToFile;
+      const replicaOf = (i: number) => replicas[i % 2] as ServerWithLog;
       const statuses = await load(total, 48, (i) => fetch(`${replicaOf(i).url}${pathOf(i)}`, { headers: { 'x-request-id': `both-${i}` } }));
       expect(statuses.filter((status, i) => status !== (pathOf(i) === '/v1/health' ? 200 : 404))).toEqual([]);
       for (const replica of replicas) replica.child.kill('SIGTERM');

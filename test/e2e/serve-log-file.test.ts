@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv } from '../helpers/cli.js';
-import { freePort, load, logEntries, requestLinesOnce, serveToFile } from '../helpers/serve-to-file.js';
+import { freePort, load, logEntries, requestLinesOnce, serveWithLog } from '../helpers/serve-with-log.js';
 import { tempDir } from '../helpers/temp.js';
 
 // kb serve writes its log to a regular file at once (sonic-boom's sync mode) and to anything else from libuv's thread
@@ -16,7 +16,7 @@ describe('kb serve with its log in a regular file', () => {
   it('writes every request\'s line whole, once, across many batches, long lines too, and its stopped line last', async () => {
     const dir = tempDir('kb-log-file-');
     const logFile = join(dir, 'serve.log');
-    const server = await serveToFile(logFile, await freePort(), isolatedEnv());
+    const server = await serveWithLog(logFile, await freePort(), isolatedEnv());
     const total = 3000;
     // Every 8th path is long: 6,000 characters fits a batch's buffer, 9,000 (27,000 bytes at most, every 500th) does
     // not. Short segments: a run of 43 word characters is redacted as token-shaped.
@@ -47,7 +47,7 @@ describe('kb serve with its log in a regular file', () => {
       const logFile = join(dir, 'logs', 'serve.log');
       // The disk full but for a few lines' worth: the log fills it during the load.
       writeFileSync(join(dir, 'ballast'), Buffer.alloc(256 * 1024 - 16 * 1024));
-      const server = await serveToFile(logFile, await freePort(), isolatedEnv());
+      const server = await serveWithLog(logFile, await freePort(), isolatedEnv());
       const statuses = await load(4000, 32, () => fetch(`${server.url}/v1/health`));
       expect(statuses.filter((status) => status !== 200)).toEqual([]);
       // The disk is full: the log holds some lines, each whole, not all of them.

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { LOG_BACKLOG_BYTES } from '../../src/server/logger.js';
 import { isolatedEnv } from '../helpers/cli.js';
-import { freePort, load, logEntries, requestLinesOnce, type ServedToFile, serveToFile } from '../helpers/serve-to-file.js';
+import { freePort, load, logEntries, requestLinesOnce, type ServerWithLog, serveWithLog } from '../helpers/serve-with-log.js';
 import { tempDir } from '../helpers/temp.js';
 
 // kb serve's log to a pipe, a socket or a terminal (src/server/logger.ts), the built CLI with its stderr a FIFO, a
@@ -163,9 +163,9 @@ describe.each([
   it('holds at most its backlog in memory, drops the lines past it and says how many once the reader reads again', async () => {
     let go = () => {};
     const log = await logStream({ after: new Promise<void>((resolve) => (go = resolve)), slow: false });
-    let server: ServedToFile | undefined;
+    let server: ServerWithLog | undefined;
     try {
-      server = await serveToFile('', await freePort(), isolatedEnv(), { fd: log.stderr });
+      server = await serveWithLog(log.stderr, await freePort(), isolatedEnv());
       log.closeOurs();
       const url = server.url;
       // Lines of some 3,100 bytes: 8,000 of them are half as much again as the backlog kept.
@@ -205,16 +205,16 @@ describe.each([
 ])('two kb serve processes logging to one %s', (kind, logStream) => {
   it(`never splice a line of one into a line of the other, even while the ${kind} is full`, async () => {
     const shared = await logStream({ slow: true });
-    const servers: ServedToFile[] = [];
+    const servers: ServerWithLog[] = [];
     try {
-      for (let i = 0; i < 2; i++) servers.push(await serveToFile('', await freePort(), isolatedEnv(), { fd: shared.stderr }));
+      for (let i = 0; i < 2; i++) servers.push(await serveWithLog(shared.stderr, await freePort(), isolatedEnv()));
       shared.closeOurs();
       const total = 4000;
       // Every 400th line is long: 3,000 characters, under the 4 KB a write to a pipe keeps whole. Every other line is
       // 1,100 characters, batched with others: over a megabyte a server, more than one of the buffers batches are cut
       // from, each written (from the thread pool) while the next is gathered.
       const pathOf = (i: number) => (i % 400 === 199 ? `/v1/${'segment-/'.repeat(333)}` : i % 2 === 1 ? `/v1/${'segment-/'.repeat(122)}` : '/v1/health');
-      const statuses = await load(total, 32, (i) => fetch(`${(servers[i % 2] as ServedToFile).url}${pathOf(i)}`, { headers: { 'x-request-id': `pipe-${i}` } }));
+      const statuses = await load(total, 32, (i) => fetch(`${(servers[i % 2] as ServerWithLog).url}${pathOf(i)}`, { headers: { 'x-request-id': `pipe-${i}` } }));
       expect(statuses.filter((status, i) => status !== (pathOf(i) === '/v1/health' ? 200 : 404))).toEqual([]);
       for (const server of servers) server.child.kill('SIGTERM');
       expect(await Promise.all(servers.map((server) => server.exited))).toEqual([0, 0]);

@@ -4,9 +4,10 @@ import { createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KB_BIN } from './cli.js';
 
-// The built kb serve with its stderr a regular file, as an operator keeps its log, and load to fill that log.
+// The built kb serve with its stderr a log (a file, as an operator keeps one, a pipe, a socket or a terminal), load to
+// fill that log, and its lines read back.
 
-export interface ServedToFile {
+export interface ServerWithLog {
   child: ChildProcess;
   url: string;
   stdout: () => string;
@@ -24,17 +25,17 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * The built kb serve on `port`, its stderr appended to `logFile` (opened for appending, as `2>>` does), or written to
- * `fd` when given: a file, FIFO or socket open already (as when `2>` opens a file once for several processes, or
- * systemd gives a service's processes one socket to journald); resolves once /v1/health answers.
+ * The built kb serve on `port`, its stderr `log`: a file's path, opened for appending (as `2>>` does), or a file, FIFO,
+ * terminal or socket open already (as when `2>` opens a file once for several processes, or systemd gives a service's
+ * processes one socket to journald); resolves once /v1/health answers.
  */
-export async function serveToFile(logFile: string, port: number, env: NodeJS.ProcessEnv, options: { args?: readonly string[]; fd?: number | Socket } = {}): Promise<ServedToFile> {
-  const opened = options.fd === undefined ? openSync(logFile, 'a') : undefined;
+export async function serveWithLog(log: string | number | Socket, port: number, env: NodeJS.ProcessEnv, options: { args?: readonly string[] } = {}): Promise<ServerWithLog> {
+  const stderr = typeof log === 'string' ? openSync(log, 'a') : log;
   const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', String(port), '--log-level', 'info', '--log-format', 'json', ...(options.args ?? [])], {
     env,
-    stdio: ['ignore', 'pipe', options.fd ?? opened],
+    stdio: ['ignore', 'pipe', stderr],
   });
-  if (opened !== undefined) closeSync(opened);
+  if (typeof log === 'string') closeSync(stderr as number);
   let stdout = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -44,7 +45,7 @@ export async function serveToFile(logFile: string, port: number, env: NodeJS.Pro
     if (answered) break;
     if (Date.now() > deadline || child.exitCode !== null) {
       child.kill('SIGKILL');
-      throw new Error(`kb serve did not answer in time; ${options.fd === undefined ? `its log:\n${readFileSync(logFile, 'utf8').slice(0, 4000)}` : 'its log went to the file given'}`);
+      throw new Error(`kb serve did not answer in time; ${typeof log === 'string' ? `its log:\n${readFileSync(log, 'utf8').slice(0, 4000)}` : 'its log went to the stream given'}`);
     }
     await sleep(50);
   }
