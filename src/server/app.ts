@@ -5,7 +5,7 @@ import { auth } from './auth.js';
 import { clientErrorHandler, errors, frameworkError } from './errors.js';
 import { httpRules } from './http.js';
 import { idempotency } from './idempotency.js';
-import { createLogger, lazyChildren, RequestLog, requestIds, type ServerLogger } from './logger.js';
+import { createLogger, type EndedRequest, RequestLog, requestIds, requestLine, type ServerLogger } from './logger.js';
 import type { AppObserver } from './observer.js';
 import { routes } from './routes.js';
 import { WarmUp } from './warm-up.js';
@@ -50,9 +50,18 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const requestId = requestIds();
   const logger = options.logger ?? createLogger('info');
   const warmUp = new WarmUp();
+  // A request's line, once its reply is sent: at info, unless the request is the server's own warm-up.
+  const requestLog = new RequestLog((request: EndedRequest, error?: Error) => {
+    const id = request.requestId;
+    if (id === undefined || !logger.pino.isLevelEnabled('info') || warmUp.is(id)) return;
+    const line = requestLine(request.req.method, request.req.url, request.statusCode, performance.now() - request.started);
+    if (error) logger.pino.warn({ reqId: id, ...line, err: error }, 'request not completed');
+    else logger.requestLine(id, line);
+  });
   const app = Fastify({
-    loggerInstance: logger.pino,
-    logController: new RequestLog(logger.requestLine, warmUp),
+    // Fastify logs nothing itself: kb writes each request's line (RequestLog) and logs through its own logger.
+    logger: false,
+    logController: requestLog.controller,
     genReqId: requestId,
     bodyLimit: LIMITS.bodyBytes,
     onProtoPoisoning: 'error',
@@ -65,15 +74,14 @@ export function buildApp(options: AppOptions): FastifyInstance {
     requestTimeout,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     http: {
+      ServerResponse: requestLog.responses,
       headersTimeout: options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS,
       requestTimeout,
       connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
     },
     frameworkErrors: frameworkError,
-    clientErrorHandler: clientErrorHandler(requestId),
+    clientErrorHandler: clientErrorHandler(requestId, logger.pino),
   });
-  // A request's child logger is made only when something logs through it: the request line needs none.
-  lazyChildren(app.log);
   app.decorate('store', options.store);
   app.decorate('warmUp', warmUp);
   const { observer } = options;
@@ -81,8 +89,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     if (!warmUp.of(request)) observer.responded(request, reply);
     done();
   });
-  app.register(httpRules, { requestId });
-  app.register(errors);
+  app.register(httpRules, { requestId, log: logger.pino });
+  app.register(errors, { log: logger.pino });
   app.register(auth, { limiter: options.authLimiter });
   app.register(idempotency, { waitMs: options.repeatWaitMs });
   app.register(routes, { observer });

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyReply } from 'fastify';
+import type { Logger } from 'pino';
 import { KbApiError } from '../api/errors.js';
 import { LIMITS } from '../api/schemas.js';
 import type { StoredReply, WriteOutcome } from '../store/store.js';
@@ -87,13 +88,13 @@ export function fromFastifyError(error: FastifyError): KbApiError | undefined {
  * headers) with the failure envelope and a request id of its own (what of the request was read is not at hand), and
  * logs it as any request is logged.
  */
-export function clientErrorHandler(newRequestId: () => string) {
-  return function clientError(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+export function clientErrorHandler(newRequestId: () => string, log: Logger) {
+  return function clientError(error: Error & { code?: string }, socket: Socket): void {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
     const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
     const message = status === 408 ? 'Request timed out' : status === 431 ? 'Request headers are too large' : 'Malformed HTTP request';
     const id = newRequestId();
-    this.log.info({ reqId: id, status, code: error.code }, message);
+    log.info({ reqId: id, status, code: error.code }, message);
     const body = JSON.stringify({ success: false, message });
     if (socket.writable) {
       socket.write(
@@ -114,12 +115,12 @@ export function frameworkError(error: FastifyError, _request: unknown, reply: Fa
 }
 
 /** Every error a route raises, as the failure envelope; anything unexpected is logged with its stack and answered 500. */
-export const errors = sharedPlugin((app, _options, done) => {
+export const errors = sharedPlugin<{ log: Logger }>((app, options, done) => {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof KbApiError) return sendError(reply, error);
     const known = fromFastifyError(error);
     if (known) return sendError(reply, known);
-    request.log.error({ err: error }, 'request failed');
+    options.log.error({ reqId: request.id, err: error }, 'request failed');
     return sendError(reply, INTERNAL_ERROR);
   });
   done();

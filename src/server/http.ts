@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, preParsingHookHandler } from 'fastify';
+import type { Logger } from 'pino';
 import { KbApiError } from '../api/errors.js';
 import { errorBody, sendError, UNSUPPORTED_MEDIA_TYPE } from './errors.js';
 import { REQUEST_ID_HEADER, requestLine } from './logger.js';
@@ -123,6 +124,8 @@ declare module 'fastify' {
 export interface HttpRulesOptions extends Record<string, unknown> {
   /** The app's request ids (its genReqId), for the requests answered here before fastify sees them. */
   requestId: (request: IncomingMessage) => string;
+  /** Where a request answered here is logged. */
+  log: Logger;
 }
 
 /**
@@ -153,7 +156,7 @@ export const httpRules = sharedPlugin<HttpRulesOptions>((app, options, done) => 
       [REQUEST_ID_HEADER]: id,
     });
     response.end(body);
-    app.log.info({ reqId: id, ...requestLine(request.method, request.url, 417, performance.now() - started) }, 'request');
+    options.log.info({ reqId: id, ...requestLine(request.method, request.url, 417, performance.now() - started) }, 'request');
   };
   app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
     if (CONTINUE_EXPECTATION.test(request.headers.expect ?? '')) app.routing(request, response);

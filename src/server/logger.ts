@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { fstatSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
-import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
-import pino, { type BaseLogger, type Bindings, type ChildLoggerOptions, type DestinationStream, type LogFn, type Logger } from 'pino';
+import { type IncomingMessage, ServerResponse } from 'node:http';
+import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
+import pino, { type BaseLogger, type DestinationStream, type Logger } from 'pino';
 import type { LogFormat, LogLevel } from './log.js';
 import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from './tokens.js';
-import type { WarmUp } from './warm-up.js';
 
 /**
  * The server's log: Fastify's own pino logger, one line per request (time, level, request id, method, path, status,
@@ -14,8 +13,8 @@ import type { WarmUp } from './warm-up.js';
  * spliced into another, and in JSON mode every line is one JSON object (docs/contract.md, Logging).
  */
 export interface ServerLogger {
-  /** What fastify logs through (its `loggerInstance`); `request.log` is a child of it carrying the request id. */
-  readonly pino: FastifyBaseLogger;
+  /** The log's pino logger, at the requests' level: a line about a request carries its `reqId` first of its fields. */
+  readonly pino: Logger;
   /**
    * kb serve's own lines (listening, profiles, signals, stopped), in the same format and stream as the requests',
    * written at any --log-level: --log-level chooses which requests are logged, not whether the server says it listens.
@@ -104,125 +103,64 @@ export function requestLine(method: string | undefined, url: string | undefined,
   return { method, path: redactTokens(url ?? ''), status, ms: Math.round(elapsedMs * 100) / 100 };
 }
 
-/**
- * A request's logger (`request.log`, `reply.log`) as fastify's childLoggerFactory gives it: the child pino logger with
- * the request id, made only when something logs through it. Fastify makes one for every request, which costs a request
- * (an object, its bindings serialized) even when nothing is logged; the request line itself needs none (RequestLog).
- */
-export class RequestLogger {
-  private made: Logger | undefined;
-
-  constructor(
-    /** Fastify's logger: always pino here (createLogger). */
-    private readonly parent: Logger,
-    /** pino's own child() of the parent. */
-    private readonly makeChild: Logger['child'],
-    private readonly bindings: Bindings,
-    private readonly options: ChildLoggerOptions,
-  ) {}
-
-  private get logger(): Logger {
-    return (this.made ??= this.makeChild(this.bindings, this.options));
-  }
-
-  /** The request id this logger's lines carry. */
-  get reqId(): unknown {
-    return this.bindings.reqId;
-  }
-
-  /** Whether its lines are the app's lines and the request id alone (no level or serializers of its own). */
-  get plain(): boolean {
-    return this.options.level === undefined && this.options.serializers === undefined;
-  }
-
-  get level(): string {
-    return this.made?.level ?? this.options.level ?? this.parent.level;
-  }
-
-  set level(level: string) {
-    this.logger.level = level;
-  }
-
-  isLevelEnabled(level: string): boolean {
-    return this.made?.isLevelEnabled(level) ?? (this.options.level === undefined ? this.parent.isLevelEnabled(level) : this.logger.isLevelEnabled(level));
-  }
-
-  // Methods of the prototype, not arrow functions of each instance: a request pays for none of them until it logs.
-  fatal(...args: Parameters<LogFn>): void {
-    this.logger.fatal(...args);
-  }
-
-  error(...args: Parameters<LogFn>): void {
-    this.logger.error(...args);
-  }
-
-  warn(...args: Parameters<LogFn>): void {
-    this.logger.warn(...args);
-  }
-
-  info(...args: Parameters<LogFn>): void {
-    this.logger.info(...args);
-  }
-
-  debug(...args: Parameters<LogFn>): void {
-    this.logger.debug(...args);
-  }
-
-  trace(...args: Parameters<LogFn>): void {
-    this.logger.trace(...args);
-  }
-
-  silent(): void {}
-
-  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
-    return this.logger.child(bindings, options);
-  }
+/** What a request's line is made of once its reply is sent (`RequestLog`). */
+export interface EndedRequest {
+  /** The request's id once Fastify has given it one; a request answered before Fastify saw it is logged where it is answered. */
+  readonly requestId: string | undefined;
+  /** performance.now() as the request's headers had been read. */
+  readonly started: number;
+  readonly req: IncomingMessage;
+  readonly statusCode: number;
 }
 
 /**
- * Makes the children of fastify's own logger (`app.log`) request loggers made when first used (RequestLogger).
- * Fastify makes a request's logger with `app.log.child()` (its default child logger factory); a childLoggerFactory of
- * our own would do the same, but fastify then checks the logger it returns, method by method, on every request.
+ * The request log, without Fastify's logger: Fastify logs nothing here (it would make a child logger for every request
+ * and listen for each reply's end, some 2 µs of CPU a request at any log level: docs/performance.md). kb serve's HTTP
+ * server makes its responses of the class `responses`, which tells `ended` once, when the reply has been handed to the
+ * system ('finish') or when it failed first ('error'), as Fastify's request logger would listen for; a request pays
+ * for three fields and a comparison at each of its reply's events. The controller gives every reply Fastify sends its
+ * request id, and the response the same id for its line.
  */
-export function lazyChildren(appLog: FastifyBaseLogger): void {
-  const parent = appLog as unknown as Logger;
-  const makeChild = parent.child.bind(parent) as Logger['child'];
-  Object.defineProperty(parent, 'child', {
-    value: (bindings: Bindings, options?: ChildLoggerOptions) => new RequestLogger(parent, makeChild, bindings, options ?? {}),
-    writable: true,
-    configurable: true,
-  });
-}
+export class RequestLog {
+  readonly responses;
+  readonly controller: LogController;
 
-/**
- * Fastify's request log as one line per request once its reply is sent, instead of fastify's two (one as it comes
- * in, without status or duration, and one as it goes out, without method or path).
- */
-export class RequestLog extends LogController {
-  constructor(
-    private readonly write: ServerLogger['requestLine'],
-    /** The server's own warm-up (warm-up.ts), whose requests are not logged. */
-    private readonly warmUp?: WarmUp,
-  ) {
-    super();
-  }
+  constructor(ended: (request: EndedRequest, error?: Error) => void) {
+    const responses = class Logged<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> implements EndedRequest {
+      requestId: string | undefined = undefined;
+      readonly started = performance.now();
+      #told = false;
 
-  /** No line yet; but the request id goes back with every reply fastify sends, so a report can be matched to the line. */
-  override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
-    reply.header(REQUEST_ID_HEADER, request.id);
-  }
+      override emit(event: string | symbol, ...args: unknown[]): boolean {
+        if ((event === 'finish' || event === 'error') && !this.#told) {
+          this.#told = true;
+          ended(this, event === 'error' ? (args[0] as Error) : undefined);
+        }
+        return super.emit(event, ...args);
+      }
+    };
+    this.responses = responses;
+    this.controller = new (class extends LogController {
+      /** The request id goes back with every reply Fastify sends, so a report can be matched to the line. */
+      override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
+        reply.header(REQUEST_ID_HEADER, request.id);
+        const response = reply.raw;
+        if (response instanceof responses) {
+          response.requestId = request.id;
+          return;
+        }
+        // A request injected (Fastify's app.inject), not read by the HTTP server: told of its end as Fastify would.
+        const started = performance.now();
+        const told = (error?: Error) => {
+          response.off('finish', told).off('error', told);
+          ended({ requestId: request.id, started, req: request.raw, statusCode: response.statusCode }, error);
+        };
+        response.on('finish', told).on('error', told);
+      }
 
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (this.warmUp?.of(request)) return;
-    const log = reply.log as unknown;
-    if (!error && log instanceof RequestLogger && log.plain && typeof log.reqId === 'string') {
-      // Silent (or above info): not even the line's fields are worked out.
-      if (log.isLevelEnabled('info')) this.write(log.reqId, requestLine(request.method, request.url, reply.statusCode, reply.elapsedTime));
-      return;
-    }
-    const line = requestLine(request.method, request.url, reply.statusCode, reply.elapsedTime);
-    if (error) reply.log.warn({ ...line, err: error }, 'request not completed');
-    else reply.log.info(line, 'request');
+      /** Fastify's own request lines (one as a request comes in, one as it goes out) are not written. */
+      override requestCompleted(): void {}
+    })();
   }
 }
 

@@ -45,21 +45,6 @@ function publicUrl(host: string, address: AddressInfo): string {
 }
 
 /**
- * Listens without fastify's "Server listening at" line (one for each address it binds): kb serve says it listens
- * once, itself, after the first token is out. Fastify logs that line through its root logger, so the root is silent
- * while it listens; the requests' loggers are its children, which take their level from it as it changes back.
- */
-async function listenQuietly(app: ReturnType<typeof buildApp>, host: string, port: number): Promise<void> {
-  const level = app.log.level;
-  app.log.level = 'silent';
-  try {
-    await app.listen({ host, port });
-  } finally {
-    app.log.level = level;
-  }
-}
-
-/**
  * Opens the store, listens, and mints the first token when there is none. Throws StoreOpenError (StoreUnreachableError
  * for a database that did not answer in time) or a listen error.
  */
@@ -69,7 +54,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const { logger } = options;
   const app = buildApp({ store, logger, observer: admin?.observer });
   try {
-    await listenQuietly(app, options.host, options.port);
+    // Fastify logs nothing itself (app.ts): kb serve says it listens once, itself, after the first token is out.
+    await app.listen({ host: options.host, port: options.port });
     // Before anything says the server listens: its request path is compiled before it may sit idle (warm-up.ts).
     await app.warmUp.run(app.server.address() as AddressInfo);
     const adminUrl = admin && (await admin.start(store, options.admin as AdminOptions));
@@ -79,7 +65,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     // Of several servers starting together on empty storage, only one creates it.
     const firstToken = (await store.createFirstToken(FIRST_ORG, first.id, first.hash)) ? { org: FIRST_ORG, token: first.token } : undefined;
     // Idempotency keys are kept 24 h: forget older ones now and every hour.
-    const purge = () => void store.idempotencyPurge().catch((error: Error) => app.log.warn({ err: error }, 'idempotency purge failed'));
+    const purge = () => void store.idempotencyPurge().catch((error: Error) => logger.pino.warn({ err: error }, 'idempotency purge failed'));
     purge();
     const purging = setInterval(purge, 60 * 60 * 1000).unref();
     let closing: Promise<{ forced: boolean }> | undefined;

@@ -97,7 +97,7 @@ describe('the request log', () => {
     expect(requestLines().map((line) => line.reqId)).toEqual(ids);
   });
 
-  it('returns the request id on every reply: errors, framework errors, 417, and a malformed request answered by hand', async () => {
+  it('returns the request id on every reply, and logs each under it once: errors, framework errors, 417, and a malformed request answered by hand', async () => {
     const cases: Array<[string, string, Record<string, string>, number]> = [
       ['GET', '/v1/auth', {}, 401],
       ['GET', '/v1/auth', { authorization: `Bearer ${token}` }, 200],
@@ -122,6 +122,10 @@ describe('the request log', () => {
     // fetch will not send Expect.
     const refused = await exchange('GET /v1/health HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nX-Request-Id: case-417\r\nConnection: close\r\n\r\n');
     expect(refused).toMatch(/^HTTP\/1\.1 417 [^]*\r\nx-request-id: case-417\r\n/i);
+    // One line each, with its status, however it was answered (a URL Fastify cannot decode included).
+    for (const status of [...cases.map((entry) => entry[3]), 417]) {
+      expect(requestLines().filter((line) => line.reqId === `case-${status}`).map((line) => line.status), `case-${status}`).toEqual([status]);
+    }
     const answer = await exchange('NOT HTTP AT ALL\r\n\r\n');
     expect(answer).toMatch(/^HTTP\/1\.1 400 /);
     const id = /\r\nx-request-id: (\S+)\r\n/i.exec(answer)?.[1];
