@@ -5,7 +5,7 @@ import { auth } from './auth.js';
 import { clientErrorHandler, errors, frameworkError } from './errors.js';
 import { httpRules } from './http.js';
 import { idempotency } from './idempotency.js';
-import { createLogger, type EndedRequest, RequestLog, requestIds, requestLine, type ServerLogger } from './logger.js';
+import { createLogger, RequestLog, requestIds, requestLine, type ServerLogger } from './logger.js';
 import type { AppObserver } from './observer.js';
 import { routes } from './routes.js';
 import { WarmUp } from './warm-up.js';
@@ -50,13 +50,15 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const requestId = requestIds();
   const logger = options.logger ?? createLogger('info');
   const warmUp = new WarmUp();
-  // A request's line, once its reply is sent: at info, unless the request is the server's own warm-up.
-  const requestLog = new RequestLog((request: EndedRequest, error?: Error) => {
-    const id = request.requestId;
-    if (id === undefined || !logger.pino.isLevelEnabled('info') || warmUp.is(id)) return;
-    const line = requestLine(request.req.method, request.req.url, request.statusCode, performance.now() - request.started);
-    if (error) logger.pino.warn({ reqId: id, ...line, err: error }, 'request not completed');
-    else logger.requestLine(id, line);
+  const { observer } = options;
+  // A request's metrics and line, once its reply is sent, unless the request is the server's own warm-up.
+  const requestLog = new RequestLog((request, status, elapsedMs, error) => {
+    if (warmUp.of(request)) return;
+    observer?.responded(request, status, elapsedMs);
+    if (!logger.pino.isLevelEnabled('info')) return;
+    const line = requestLine(request.method, request.url, status, elapsedMs);
+    if (error) logger.pino.warn({ reqId: request.id, ...line, err: error }, 'request not completed');
+    else logger.requestLine(request.id, line);
   });
   const app = Fastify({
     // Fastify logs nothing itself: kb writes each request's line (RequestLog) and logs through its own logger.
@@ -84,11 +86,6 @@ export function buildApp(options: AppOptions): FastifyInstance {
   });
   app.decorate('store', options.store);
   app.decorate('warmUp', warmUp);
-  const { observer } = options;
-  if (observer) app.addHook('onResponse', (request, reply, done) => {
-    if (!warmUp.of(request)) observer.responded(request, reply);
-    done();
-  });
   app.register(httpRules, { requestId, log: logger.pino });
   app.register(errors, { log: logger.pino });
   app.register(auth, { limiter: options.authLimiter });

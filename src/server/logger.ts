@@ -103,38 +103,35 @@ export function requestLine(method: string | undefined, url: string | undefined,
   return { method, path: redactTokens(url ?? ''), status, ms: Math.round(elapsedMs * 100) / 100 };
 }
 
-/** What a request's line is made of once its reply is sent (`RequestLog`). */
-export interface EndedRequest {
-  /** The request's id once Fastify has given it one; a request answered before Fastify saw it is logged where it is answered. */
-  readonly requestId: string | undefined;
-  /** performance.now() as the request's headers had been read. */
-  readonly started: number;
-  readonly req: IncomingMessage;
-  readonly statusCode: number;
-}
+/** Told of a request once its reply is sent: its status, the milliseconds since its headers were read, a failure. */
+export type RequestEnded = (request: FastifyRequest, status: number, elapsedMs: number, error?: Error) => void;
 
 /**
- * The request log, without Fastify's logger: Fastify logs nothing here (it would make a child logger for every request
- * and listen for each reply's end, some 2 µs of CPU a request at any log level: docs/performance.md). kb serve's HTTP
- * server makes its responses of the class `responses`, which tells `ended` once, when the reply has been handed to the
- * system ('finish') or when it failed first ('error'), as Fastify's request logger would listen for; a request pays
- * for three fields and a comparison at each of its reply's events. The controller gives every reply Fastify sends its
- * request id, and the response the same id for its line.
+ * The end of every request Fastify answers, for its log line and its metrics, without Fastify's logger or an onResponse
+ * hook: given a logger, Fastify makes a child logger for every request and listens for each reply's end (as it does
+ * for a hook), some 2 µs of CPU a request at any log level (docs/performance.md). kb serve's HTTP server makes its
+ * responses of the class `responses`, which tells `ended` once, when the reply has been handed to the system
+ * ('finish') or when it failed first ('error'), as Fastify listens for; a request pays for three fields and a
+ * comparison at each of its reply's events. The controller gives every reply Fastify sends its request id, and the
+ * response its request. A request answered before Fastify saw it (malformed, or refusing its Expect) is told of where
+ * it is answered.
  */
 export class RequestLog {
   readonly responses;
   readonly controller: LogController;
 
-  constructor(ended: (request: EndedRequest, error?: Error) => void) {
-    const responses = class Logged<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> implements EndedRequest {
-      requestId: string | undefined = undefined;
+  constructor(ended: RequestEnded) {
+    const responses = class Logged<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+      /** Fastify's request, once Fastify has it. */
+      request: FastifyRequest | undefined = undefined;
+      /** performance.now() as the request's headers had been read. */
       readonly started = performance.now();
       #told = false;
 
       override emit(event: string | symbol, ...args: unknown[]): boolean {
-        if ((event === 'finish' || event === 'error') && !this.#told) {
+        if ((event === 'finish' || event === 'error') && !this.#told && this.request !== undefined) {
           this.#told = true;
-          ended(this, event === 'error' ? (args[0] as Error) : undefined);
+          ended(this.request, this.statusCode, performance.now() - this.started, event === 'error' ? (args[0] as Error) : undefined);
         }
         return super.emit(event, ...args);
       }
@@ -146,14 +143,14 @@ export class RequestLog {
         reply.header(REQUEST_ID_HEADER, request.id);
         const response = reply.raw;
         if (response instanceof responses) {
-          response.requestId = request.id;
+          response.request = request;
           return;
         }
         // A request injected (Fastify's app.inject), not read by the HTTP server: told of its end as Fastify would.
         const started = performance.now();
         const told = (error?: Error) => {
           response.off('finish', told).off('error', told);
-          ended({ requestId: request.id, started, req: request.raw, statusCode: response.statusCode }, error);
+          ended(request, response.statusCode, performance.now() - started, error);
         };
         response.on('finish', told).on('error', told);
       }

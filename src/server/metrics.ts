@@ -1,4 +1,4 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { OPENAPI_PATH } from '../api/openapi.js';
 import { API_PREFIX, ROUTES, type RouteSpec } from '../api/routes.js';
@@ -148,7 +148,7 @@ export class ServerMetrics implements AppObserver {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  responded(request: FastifyRequest, reply: FastifyReply): void {
+  responded(request: FastifyRequest, status: number, elapsedMs: number): void {
     const url = request.url;
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
@@ -157,9 +157,8 @@ export class ServerMetrics implements AppObserver {
     // method (405), which has no route of its own, by its path's.
     const route = ROUTE_NAMES.get(path) ?? ROUTE_NAMES.get(request.routeOptions.url ?? path) ?? 'unknown';
     const method = METHODS.has(request.method) ? request.method : 'other';
-    const status = reply.statusCode;
     this.requests.inc(`${route} ${method} ${status}`, () => ({ route, method, status: String(status) }));
-    this.durations.observe(route, reply.elapsedTime / 1000);
+    this.durations.observe(route, elapsedMs / 1000);
   }
 
   keptAnswer(route: string, hit: boolean): void {
