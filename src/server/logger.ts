@@ -21,8 +21,9 @@ export interface ServerLogger {
    */
   readonly events: BaseLogger;
   /**
-   * Writes a request's line at info, the bytes pino would write for `request.log.info(line, 'request')` (the same
-   * fields in the same order), without pino working them out field by field: the one line every request pays for.
+   * Writes a request's line at info, the bytes pino would write for `pino.child({ reqId }).info(line, 'request')` (the
+   * same fields in the same order), without pino working them out field by field: the one line every request pays
+   * for. It writes whatever the level: the caller asks `pino.isLevelEnabled('info')` first, before making the line.
    */
   readonly requestLine: (reqId: string, line: RequestLine) => void;
   /**
