@@ -7,8 +7,9 @@ import type { LogFormat, LogLevel } from './log.js';
 import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from './tokens.js';
 
 /**
- * The server's log: Fastify's own pino logger, one line per request (time, level, request id, method, path, status,
- * duration), written to stderr through pino's asynchronous destination, so a request never waits for the terminal.
+ * The server's log: a pino logger writing the lines Fastify's logger would (Fastify's own is off: RequestLog), one
+ * line per request (time, level, request id, method, path, status, duration), written to stderr through pino's
+ * destination, asynchronously to anything but a file, so a request never waits for a reader.
  * kb serve's own lines go through the same destination: it is the one writer of stderr, so that no line is ever
  * spliced into another, and in JSON mode every line is one JSON object (docs/contract.md, Logging).
  */
