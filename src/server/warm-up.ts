@@ -32,14 +32,9 @@ export class WarmUp {
    */
   private id: string | undefined;
 
-  /** Whether this request is one of the warm-up's (checked by the metrics, once a request). */
+  /** Whether this request is one of the warm-up's (checked once a request, for its line and its metrics). */
   of(request: FastifyRequest): boolean {
-    return this.is(request.id);
-  }
-
-  /** Whether a request of this id is one of the warm-up's (checked by the request log, once a request). */
-  is(requestId: string): boolean {
-    return this.id !== undefined && requestId === this.id;
+    return this.id !== undefined && request.id === this.id;
   }
 
   /**

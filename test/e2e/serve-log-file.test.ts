@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv } from '../helpers/cli.js';
 import { freePort, load, logEntries, requestLinesOnce, serveWithLog } from '../helpers/serve-with-log.js';
+import { pipelined, type WireRequest } from '../helpers/wire.js';
 import { tempDir } from '../helpers/temp.js';
 
 // kb serve writes its log to a regular file at once (sonic-boom's sync mode) and to anything else from libuv's thread
@@ -37,6 +38,74 @@ describe('kb serve with its log in a regular file', () => {
     // batches met whole, and no batch was written over by the next.
     expect(text.length).toBeGreaterThan(2 * 1024 * 1024);
     expect(entries.at(-1)?.msg).toBe('stopped');
+  });
+
+  it('writes one line for each request pipelined on many connections at once, whatever answered it, and counts each once in the metrics', async () => {
+    const logFile = join(tempDir('kb-log-every-'), 'serve.log');
+    const adminPort = await freePort();
+    const server = await serveWithLog(logFile, await freePort(), isolatedEnv(), { args: ['--admin-port', String(adminPort)] });
+    // The first token is printed once it is made, after the server first answers.
+    await expect.poll(() => /kbt_[\w-]{43}/.test(server.stdout())).toBe(true);
+    const token = /kbt_[\w-]{43}/.exec(server.stdout())?.[0] as string;
+    const bearer = { authorization: `Bearer ${token}` };
+    const json = { ...bearer, 'content-type': 'application/json' };
+    // Every way a reply is made: a route, a kept answer, authentication refused, no route, a method not allowed, a URL
+    // Fastify cannot decode (its framework errors), a body refused before parsing, HEAD, a write unkeyed, a keyed write
+    // and its replay, a write refused by the store (a duplicate key).
+    const kinds: Array<{ request: Omit<WireRequest, 'headers'> & { headers?: Record<string, string> }; status: number }> = [
+      { request: { method: 'GET', path: '/v1/health' }, status: 200 },
+      { request: { method: 'GET', path: '/v1/ns_list', headers: bearer }, status: 200 },
+      { request: { method: 'GET', path: '/v1/ns_list' }, status: 401 },
+      { request: { method: 'GET', path: '/v1/nope?x=1' }, status: 404 },
+      { request: { method: 'DELETE', path: '/v1/health' }, status: 405 },
+      { request: { method: 'GET', path: '/v1/%E0%A4%A' }, status: 400 },
+      { request: { method: 'POST', path: '/v1/ns_create', headers: { ...bearer, 'content-type': 'text/plain' }, body: 'x' }, status: 415 },
+      { request: { method: 'HEAD', path: '/v1/health' }, status: 200 },
+      { request: { method: 'POST', path: '/v1/ns_create', headers: json, body: '{"key":"ns-C"}' }, status: 200 },
+      { request: { method: 'POST', path: '/v1/ns_create', headers: { ...json, 'idempotency-key': 'key-C' }, body: '{"key":"kept-C"}' }, status: 200 },
+      { request: { method: 'POST', path: '/v1/ns_create', headers: { ...json, 'idempotency-key': 'key-C' }, body: '{"key":"kept-C"}' }, status: 200 },
+      { request: { method: 'POST', path: '/v1/ns_create', headers: json, body: '{"key":"ns-C"}' }, status: 409 },
+    ];
+    // 16 refused tokens from one address in all: under the 20 that make it wait (429).
+    const connections = 8;
+    const rounds = 2;
+    const requestsOf = (c: number): WireRequest[] =>
+      Array.from({ length: rounds }, (_, round) =>
+        kinds.map(({ request }, k) => ({
+          ...request,
+          body: request.body?.replaceAll('-C', `-${c}-${round}`),
+          headers: { ...request.headers, ...(request.headers?.['idempotency-key'] ? { 'idempotency-key': `key-${c}-${round}` } : {}), 'x-request-id': `every-${c}-${round}-${k}` },
+        })),
+      ).flat();
+    const countedNow = async () => {
+      const metrics = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+      return [...metrics.matchAll(/^kb_http_requests_total\{[^}]*\} (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+    };
+    const countedBefore = await countedNow();
+    const replies = await Promise.all(Array.from({ length: connections }, (_, c) => pipelined(server.url, requestsOf(c))));
+    replies.forEach((connection, c) =>
+      connection.forEach((reply, i) => {
+        const k = i % kinds.length;
+        expect(reply.status, `every-${c}-${Math.floor(i / kinds.length)}-${k}`).toBe(kinds[k]?.status);
+        expect(reply.headers['x-request-id']).toBe(`every-${c}-${Math.floor(i / kinds.length)}-${k}`);
+      }),
+    );
+    const counted = (await countedNow()) - countedBefore;
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+
+    const total = connections * rounds * kinds.length;
+    const entries = logEntries(readFileSync(logFile, 'utf8'));
+    const lines = entries.filter((entry) => entry.reqId?.startsWith('every-'));
+    expect(lines).toHaveLength(total);
+    for (const [c, connection] of replies.entries()) {
+      for (const [i, reply] of connection.entries()) {
+        const id = `every-${c}-${Math.floor(i / kinds.length)}-${i % kinds.length}`;
+        expect(lines.filter((entry) => entry.reqId === id).map((entry) => [entry.msg, entry.status]), id).toEqual([['request', reply.status]]);
+      }
+    }
+    // The metrics counted each of them once too (a scrape is on the admin port, not counted).
+    expect(counted).toBe(total);
   });
 
   it.skipIf(!IS_ROOT)('keeps answering when the file\'s disk is full, and stops on SIGTERM (needs root to mount a tmpfs; CI runs as root)', async () => {

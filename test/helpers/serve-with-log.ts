@@ -30,12 +30,12 @@ export function freePort(): Promise<number> {
  * processes one socket to journald); resolves once /v1/health answers.
  */
 export async function serveWithLog(log: string | number | Socket, port: number, env: NodeJS.ProcessEnv, options: { args?: readonly string[] } = {}): Promise<ServerWithLog> {
-  const stderr = typeof log === 'string' ? openSync(log, 'a') : log;
+  const opened = typeof log === 'string' ? openSync(log, 'a') : undefined;
   const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', String(port), '--log-level', 'info', '--log-format', 'json', ...(options.args ?? [])], {
     env,
-    stdio: ['ignore', 'pipe', stderr],
+    stdio: ['ignore', 'pipe', typeof log === 'string' ? opened : log],
   });
-  if (typeof log === 'string') closeSync(stderr as number);
+  if (opened !== undefined) closeSync(opened);
   let stdout = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

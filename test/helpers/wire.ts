@@ -54,7 +54,8 @@ export function pipelined(baseUrl: string, requests: WireRequest[]): Promise<Wir
           const colon = line.indexOf(':');
           headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
         }
-        const length = Number(headers['content-length'] ?? Number.NaN);
+        // A reply to HEAD declares its GET's length and has no body.
+        const length = requests[replies.length]?.method === 'HEAD' ? 0 : Number(headers['content-length'] ?? Number.NaN);
         if (!Number.isInteger(length)) return fail(new Error(`a reply without Content-Length: ${statusLine}`));
         if (buffer.length < end + 4 + length) return;
         const text = buffer.subarray(end + 4, end + 4 + length).toString('utf8');
