@@ -56,9 +56,8 @@ export function buildApp(options: AppOptions): FastifyInstance {
     if (warmUp.of(request)) return;
     observer?.responded(request, status, elapsedMs);
     if (!logger.pino.isLevelEnabled('info')) return;
-    const line = requestLine(request.method, request.url, status, elapsedMs);
-    if (error) logger.pino.warn({ reqId: request.id, ...line, err: error }, 'request not completed');
-    else logger.requestLine(request.id, line);
+    if (error) logger.pino.warn({ reqId: request.id, ...requestLine(request.method, request.url, status, elapsedMs), err: error }, 'request not completed');
+    else logger.requestLine(request.id, request.method, request.url, status, elapsedMs);
   });
   const app = Fastify({
     // Fastify logs nothing itself: kb writes each request's line (RequestLog) and logs through its own logger.

@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { fstatSync } from 'node:fs';
 import { type IncomingMessage, ServerResponse } from 'node:http';
+import { isatty } from 'node:tty';
 import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import pino, { type BaseLogger, type DestinationStream, type Logger } from 'pino';
 import type { LogFormat, LogLevel } from './log.js';
+import { RequestLineBytes, requestLineText } from './request-line.js';
 import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from './tokens.js';
 
 /**
@@ -22,11 +24,12 @@ export interface ServerLogger {
    */
   readonly events: BaseLogger;
   /**
-   * Writes a request's line at info, the bytes pino would write for `pino.child({ reqId }).info(line, 'request')` (the
-   * same fields in the same order), without pino working them out field by field: the one line every request pays
-   * for. It writes whatever the level: the caller asks `pino.isLevelEnabled('info')` first, before making the line.
+   * Writes a request's line at info, the bytes pino would write for
+   * `pino.child({ reqId }).info(requestLine(method, url, status, elapsedMs), 'request')` (the same fields in the same
+   * order), without pino working them out field by field: the one line every request pays for. It writes whatever the
+   * level: the caller asks `pino.isLevelEnabled('info')` first.
    */
-  readonly requestLine: (reqId: string, line: RequestLine) => void;
+  readonly requestLine: (reqId: string, method: string | undefined, url: string | undefined, status: number, elapsedMs: number) => void;
   /**
    * Writes out every line the asynchronous destination still holds, then stops it: call it last, once the server has
    * closed. It waits for a write in flight, which flushSync() would leave behind, to be cut by an exit that follows;
@@ -46,6 +49,8 @@ export interface LoggerOptions {
   format?: LogFormat;
   /** Where lines go instead of stderr, one call per line without its newline (for tests). */
   sink?: (line: string) => void;
+  /** The file descriptor lines are written to instead of stderr's (for tests: a file's, written as stderr would be). */
+  fd?: number;
 }
 
 /**
@@ -57,14 +62,20 @@ const TOKEN_TEXT = new RegExp(`${TOKEN_PREFIX.slice(0, -1)}(?:_|%5f)(?:[\\w-]|%[
 
 export const REDACTED = '[REDACTED]';
 
-/** The token prefix without its separator, in any case: what a short text must hold to hold a token. */
-const TOKEN_PREFIX_ANY_CASE = new RegExp(TOKEN_PREFIX.slice(0, -1), 'i');
+/** The token prefix's first letter, lower case. */
+const PREFIX_LETTER = TOKEN_PREFIX.toLowerCase().charCodeAt(0);
+
+/** Whether a text holds the token prefix's first letter, in either case: a short text must, to hold a token. */
+function holdsPrefixLetter(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if ((text.charCodeAt(i) | 0x20) === PREFIX_LETTER) return true;
+  return false;
+}
 
 /** The text with anything token-shaped replaced, for a log line. */
 export function redactTokens(text: string): string {
-  // Most paths are short and name no token: they skip the scan, which every request's line would pay (and a lowered
-  // copy of the text, which would cost it an allocation).
-  if (text.length < TOKEN_SECRET_LENGTH && !TOKEN_PREFIX_ANY_CASE.test(text)) return text;
+  // Most paths are short and name no token: they skip the scan, which every request's line would pay, and the
+  // prefix's letter is looked for without a regular expression (a call to one costs more than a path's characters).
+  if (text.length < TOKEN_SECRET_LENGTH && !holdsPrefixLetter(text)) return text;
   return text.replace(TOKEN_TEXT, REDACTED);
 }
 
@@ -215,35 +226,21 @@ function linesIn(bytes: Buffer): number {
   return count;
 }
 
-/** Whether stderr is a regular file: its writes then take microseconds, not as long as a reader takes to read. */
-function stderrIsFile(): boolean {
+/** Whether the log's file descriptor is a regular file's: its writes then take microseconds, not as long as a reader takes to read. */
+function isFile(fd: number): boolean {
   try {
-    return fstatSync(2).isFile();
+    return fstatSync(fd).isFile();
   } catch {
     return false;
   }
 }
 
-/** What JSON.stringify escapes in a string: a quote, a backslash, a control character, a surrogate (lone or not). */
-// eslint-disable-next-line no-control-regex -- the control characters are what JSON escapes
-const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/;
-
-/**
- * A string as JSON text, exactly as JSON.stringify writes it: a request id, a path and a method need no escape almost
- * always, and then are only quoted (JSON.stringify would also look at each character, and flatten the text first).
- */
-function jsonString(text: string): string {
-  return NEEDS_ESCAPE.test(text) ? JSON.stringify(text) : `"${text}"`;
-}
-
-/** The method's field of a request line, for the methods routes answer: written once, not for every request. */
-const METHOD_FIELDS = new Map(['GET', 'HEAD', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'].map((method) => [method, `,"method":${JSON.stringify(method)}`]));
-
 export function createLogger(level: LogLevel, options: LoggerOptions = {}): ServerLogger {
   // Node's stderr stream, opened here if nothing opened it yet: on a terminal it makes the terminal's writes wait
   // (blocking), and a terminal takes a waiting write whole, so that servers sharing one terminal never splice each
   // other's lines. Not waiting, a write is cut where the terminal is full.
-  const onTerminal = process.stderr.isTTY;
+  const fd = options.fd ?? 2;
+  const onTerminal = fd === 2 ? process.stderr.isTTY : isatty(fd);
   const format = options.format ?? (onTerminal ? 'pretty' : 'json');
   const sink = options.sink;
   // Lines are gathered here up to LOG_BATCH_BYTES (to a file; PIPE_ATOMIC_BYTES to anything else) and handed to pino's
@@ -256,12 +253,12 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   // takes microseconds, where a hand-off to libuv's thread pool and back cost more than the write, about a
   // microsecond a request line in all (docs/performance.md). To anything else (a pipe, a terminal, a socket), it
   // writes from the thread pool, so that a request never waits for a reader.
-  const toFile = sink === undefined && stderrIsFile();
+  const toFile = sink === undefined && isFile(fd);
   // To a file, writes by several processes never interleave within one (O_APPEND, or one file position shared).
   const batchBytes = toFile ? LOG_BATCH_BYTES : PIPE_ATOMIC_BYTES;
   const bufferBytes = toFile ? LOG_BUFFER_BYTES : PIPE_ATOMIC_BYTES;
   // sonic-boom joins buffers handed to it while a write is in flight, up to maxWrite.
-  const destination = sink === undefined ? pino.destination({ dest: 2, sync: toFile, contentMode: 'buffer', ...(toFile ? {} : { maxWrite: PIPE_ATOMIC_BYTES, maxLength: LOG_BACKLOG_BYTES }) }) : undefined;
+  const destination = sink === undefined ? pino.destination({ dest: fd, sync: toFile, contentMode: 'buffer', ...(toFile ? {} : { maxWrite: PIPE_ATOMIC_BYTES, maxLength: LOG_BACKLOG_BYTES }) }) : undefined;
   // The batch being gathered is slab[start, used). Batches are cut from the slab one after the other and never written
   // over (sonic-boom may keep one it could not write, to try again), then a new slab is taken: one buffer every some
   // 7,000 request lines, where one a batch (an ArrayBuffer each, freed by a V8 helper thread woken for them) doubled
@@ -281,24 +278,26 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   };
   const flusher = destination === undefined ? undefined : setInterval(writeGathered, LOG_FLUSH_MS).unref();
   let closing = false;
-  const lines: DestinationStream =
-    destination === undefined
-      ? { write: (line) => sink?.(line.replace(/\n$/, '')) }
-      : {
-          write: (line) => {
-            // The destination throws once ended: a line logged after close() (a late timer's) is dropped instead.
-            if (closing) return;
-            // Whole lines only: a batch never ends inside one, so no line is ever spliced into another. A UTF-16 unit
-            // is at most 3 bytes of UTF-8.
-            const most = line.length * 3;
-            if (used + most > start + bufferBytes) writeGathered();
-            if (most > bufferBytes) destination?.write(Buffer.from(line) as unknown as string);
-            else {
-              used += slab.write(line, used, 'utf8');
-              if (used - start >= batchBytes) writeGathered();
-            }
-          },
-        };
+  // Whole lines only: a batch never ends inside one, so no line is ever spliced into another. Before a line of at most
+  // `most` bytes goes into the batch, the batch is written if the line might not fit; once it has, if it is full.
+  const makeRoom = (most: number) => {
+    if (used + most > start + bufferBytes) writeGathered();
+  };
+  const added = (end: number) => {
+    used = end;
+    if (used - start >= batchBytes) writeGathered();
+  };
+  const gather = (line: string) => {
+    // The destination throws once ended: a line logged after close() (a late timer's) is dropped instead.
+    if (closing || destination === undefined) return;
+    // A UTF-16 unit is at most 3 bytes of UTF-8.
+    const most = line.length * 3;
+    makeRoom(most);
+    // A line longer than a batch goes alone, after the lines gathered before it.
+    if (most > bufferBytes) destination.write(Buffer.from(line) as unknown as string);
+    else added(used + slab.write(line, used, 'utf8'));
+  };
+  const lines: DestinationStream = destination === undefined ? { write: (line) => sink?.(line.replace(/\n$/, '')) } : { write: gather };
   const stream: DestinationStream = format === 'pretty' ? { write: (line) => lines.write(prettyLine(line)) } : lines;
   const logger = pino(
     {
@@ -348,13 +347,19 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.waitMs).unref()));
     return Promise.race([ended, waited]).finally(() => clearTimeout(timer));
   };
-  // pino's line for these fields: level, time (epochTime), the bindings (reqId), then the fields as given, then msg.
-  // JSON.stringify quotes a string as pino's asString does (or escapes more, never differently for JSON readers); a
-  // field pino would leave out (undefined, as a method may be) is left out, a number that is not finite is null.
-  const requestLine = (reqId: string, line: RequestLine) => {
-    const method = line.method === undefined ? '' : (METHOD_FIELDS.get(line.method) ?? `,"method":${JSON.stringify(line.method)}`);
-    const ms = Number.isFinite(line.ms) ? line.ms : null;
-    stream.write(`{"level":"info","time":${Date.now()},"reqId":${jsonString(reqId)}${method},"path":${jsonString(line.path)},"status":${line.status},"ms":${ms},"msg":"request"}\n`);
+  // A request's line goes into the batch byte by byte (request-line.ts), unless it holds what is written as a string,
+  // as it is in the pretty format and to a sink.
+  const lineBytes = format === 'json' && destination !== undefined ? new RequestLineBytes() : undefined;
+  const requestLine = (reqId: string, method: string | undefined, url: string | undefined, status: number, elapsedMs: number) => {
+    const time = Date.now();
+    const path = redactTokens(url ?? '');
+    const most = RequestLineBytes.most(reqId, path);
+    if (lineBytes !== undefined && !closing && most <= bufferBytes) {
+      makeRoom(most);
+      const end = lineBytes.put(slab, used, time, reqId, method, path, status, elapsedMs);
+      if (end >= 0) return added(end);
+    }
+    stream.write(requestLineText(time, reqId, method, path, status, elapsedMs));
   };
   return { pino: logger, events, requestLine, close, sayDropped };
 }
