@@ -256,6 +256,7 @@ describe('the request line', () => {
   it("is pino's line byte for byte in the file the log writes, lines written byte by byte and as strings alike, batch after batch", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kb-line-'));
     const fd = openSync(join(dir, 'log'), 'a');
+    let open = true;
     try {
       const logger = createLogger('info', { format: 'json', fd });
       // Enough lines for many batches, each line written both ways one after the other.
@@ -266,7 +267,9 @@ describe('the request line', () => {
         writeBoth(logger, lineCase);
         return [before, Date.now()] as const;
       });
+      // The log closes its file descriptor as it ends.
       await logger.close();
+      open = false;
       const bytes = readFileSync(join(dir, 'log'));
       const written: Buffer[] = [];
       for (let at = 0; at < bytes.length; ) {
@@ -285,11 +288,7 @@ describe('the request line', () => {
         else expectSame(ours.toString('utf8'), pinos.toString('utf8'), lineCase);
       }
     } finally {
-      try {
-        closeSync(fd);
-      } catch {
-        // Closed with the log.
-      }
+      if (open) closeSync(fd);
       rmSync(dir, { recursive: true, force: true });
     }
   });
