@@ -7,6 +7,8 @@ import { isolatedEnv } from '../helpers/cli.js';
 import { freePort, load, logEntries, requestLinesOnce, serveWithLog } from '../helpers/serve-with-log.js';
 import { pipelined, type WireRequest } from '../helpers/wire.js';
 import { tempDir } from '../helpers/temp.js';
+import { redactTokens } from '../../src/server/logger.js';
+import { requestLineText } from '../../src/server/request-line.js';
 
 // kb serve writes its log to a regular file at once (sonic-boom's sync mode) and to anything else from libuv's thread
 // pool (src/server/logger.ts). These run the built kb serve with its stderr a file, as an operator keeps it.
@@ -106,6 +108,36 @@ describe('kb serve with its log in a regular file', () => {
     }
     // The metrics counted each of them once too (a scrape is on the admin port, not counted).
     expect(counted).toBe(total);
+  });
+
+  it('writes each request\'s line as the string way would, byte for byte, whatever its id, method and path hold, from the built kb serve', async () => {
+    const logFile = join(tempDir('kb-log-bytes-'), 'serve.log');
+    const server = await serveWithLog(logFile, await freePort(), isolatedEnv());
+    // Texts the line writes byte by byte (plain) and texts it writes as a string (a quote, a backslash), a token to
+    // redact, the prefix's letter, a path longer than a batch's slack, a method routes do not answer. Node's parser
+    // refuses a path with a backslash or any byte past ASCII (the connection closes): those reach only app.inject,
+    // and the request line's own tests (test/server/log.test.ts).
+    const paths = ['/v1/health', '/v1/nope"quoted', '/v1/tab%09x', `/v1/x?t=kbt_${'A1b-_'.repeat(9)}`, '/v1/KBT_not', '/v1/kb', `/v1/${'a/'.repeat(3000)}`];
+    const ids = ['bytes-plain', 'bytes-"quoted"\\'];
+    const methods = ['GET', 'HEAD', 'PROPFIND'];
+    const requests: WireRequest[] = ids.flatMap((id) => methods.flatMap((method) => paths.map((path, p) => ({ method, path, headers: { 'x-request-id': `${id}-${method}-${p}` } }))));
+    const replies = await pipelined(server.url, requests);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+
+    // The log's lines as bytes (Latin-1 keeps one character a byte), time and duration aside.
+    const untimed = (line: string) => line.replace(/"time":\d+/, '"time":0').replace(/"ms":[^,]+/, '"ms":0');
+    const logged = new Map<string, string>();
+    for (const line of readFileSync(logFile).toString('latin1').split('\n')) {
+      const id = /"reqId":"((?:[^"\\]|\\.)*)"/.exec(line)?.[1];
+      if (id?.startsWith('bytes-') === true && line.includes('"msg":"request"')) logged.set(JSON.parse(`"${id}"`) as string, untimed(line));
+    }
+    expect(logged.size).toBe(requests.length);
+    for (const [i, request] of requests.entries()) {
+      const id = request.headers['x-request-id'] as string;
+      const expected = requestLineText(0, id, request.method, redactTokens(request.path), replies[i]!.status, 0);
+      expect(logged.get(id), id).toBe(untimed(Buffer.from(expected.slice(0, -1), 'utf8').toString('latin1')));
+    }
   });
 
   it.skipIf(!IS_ROOT)('keeps answering when the file\'s disk is full, and stops on SIGTERM (needs root to mount a tmpfs; CI runs as root)', async () => {
