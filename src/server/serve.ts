@@ -50,8 +50,10 @@ function publicUrl(host: string, address: AddressInfo): string {
  */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const admin: AdminServer | undefined = options.admin && new (await import('./admin.js')).AdminServer();
-  const store = await openStore(admin ? { ...options.storage, onCommit: admin.onCommit } : options.storage);
   const { logger } = options;
+  const storage: StorageOptions =
+    options.storage.engine === 'sqlite' ? { ...options.storage, serving: true, log: (message) => logger.pino.warn(message) } : options.storage;
+  const store = await openStore(admin ? { ...storage, onCommit: admin.onCommit } : storage);
   const app = buildApp({ store, logger, observer: admin?.observer });
   try {
     // Fastify logs nothing itself (app.ts): kb serve says it listens once, itself, after the first token is out.

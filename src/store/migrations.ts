@@ -62,6 +62,17 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   INSERT INTO meta (id, lineage, generation) VALUES (1, randomblob(16), 0);
   `,
+  // The chain of commits (sqlite-wal.ts): every write transaction gives the row a new random commit_id and keeps the one
+  // before as prev_id, so a -wal is replayed only onto the kb.db it continues. `clean` says kb.db holds everything (its
+  // last connection closed it with the -wal checkpointed): a kb.db not clean whose -wal is gone is refused. `holder`
+  // names the kb serve that has it open, and the -wal and -shm it holds (sqlite-files.ts).
+  `
+  ALTER TABLE meta ADD COLUMN commit_id BLOB;
+  ALTER TABLE meta ADD COLUMN prev_id BLOB;
+  ALTER TABLE meta ADD COLUMN clean INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE meta ADD COLUMN holder TEXT;
+  UPDATE meta SET commit_id = randomblob(16) WHERE id = 1;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

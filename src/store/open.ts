@@ -3,7 +3,15 @@ import type { CommitObserver, Store } from './store.js';
 
 /** Where a kb server keeps its data: SQLite in a data dir (the default), or a PostgreSQL database shared by replicas. */
 export type StorageOptions =
-  | { engine: 'sqlite'; dataDir: string; onCommit?: CommitObserver }
+  | {
+      engine: 'sqlite';
+      dataDir: string;
+      onCommit?: CommitObserver;
+      /** Opened by kb serve itself (not a command beside it): it names itself in the database (sqlite-files.ts). */
+      serving?: boolean;
+      /** Told what became of a file deleted or replaced while kb serve ran, and what was done. */
+      log?: (message: string) => void;
+    }
   | {
       engine: 'postgres';
       /** Told after each group commit (metrics). */
@@ -24,7 +32,7 @@ export type StorageOptions =
 export async function openStore(options: StorageOptions): Promise<Store> {
   if (options.engine === 'sqlite') {
     const { SqliteStore } = await import('./sqlite.js');
-    return SqliteStore.open(options.dataDir, { onCommit: options.onCommit });
+    return SqliteStore.open(options.dataDir, { onCommit: options.onCommit, serving: options.serving, log: options.log });
   }
   const { PostgresStore } = await import('./postgres.js');
   return PostgresStore.open(options);

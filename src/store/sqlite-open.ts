@@ -1,4 +1,4 @@
-import { accessSync, chmodSync, closeSync, constants, copyFileSync, linkSync, lstatSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, closeSync, constants, copyFileSync, linkSync, lstatSync, openSync, readdirSync, readSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -8,7 +8,8 @@ import { processRuns } from '../os/processes.js';
 import { shellQuote } from '../os/shell.js';
 import { StoreOpenError } from './errors.js';
 import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
-import { metaRow, pagesOf } from './sqlite-pages.js';
+import { type DatabaseFiles, type Holder, liveHolder, MARK_CLEAN, markInUse, moved } from './sqlite-files.js';
+import { fileMeta, logMismatch } from './sqlite-wal.js';
 
 /**
  * Opening a kb database safely (docs/contract.md, Files and start-up): build a new one beside kb.db and link it into place,
@@ -25,9 +26,6 @@ export const SIDECAR_SUFFIXES = ['-wal', '-shm', '-journal'] as const;
 export const DATABASE_MODE = 0o600;
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
-
-/** The two magic numbers of a -wal header (big- and little-endian checksums). */
-const WAL_MAGIC = [0x377f0682, 0x377f0683];
 
 export function sqliteCode(error: unknown): string | undefined {
   return error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
@@ -209,6 +207,7 @@ function createDatabase(dataDir: string, path: string): void {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
       migrate(db);
+      db.exec(MARK_CLEAN);
     } finally {
       db.close();
     }
@@ -228,8 +227,11 @@ function createDatabase(dataDir: string, path: string): void {
   }
 }
 
-/** The statement every write transaction runs first, so that each one written to the -wal carries the meta page. */
-export const GENERATION_BUMP = 'UPDATE meta SET generation = generation + 1 WHERE id = 1';
+/**
+ * The statement every write transaction runs first: each commit written to the -wal carries the meta row's page with a
+ * new random commit id and the one before, so that a -wal can be told to continue this very kb.db (sqlite-wal.ts).
+ */
+export const COMMIT_BUMP = 'UPDATE meta SET prev_id = commit_id, commit_id = randomblob(16), generation = generation + 1 WHERE id = 1';
 
 /**
  * Brings the schema to this kb's version. The version is read inside the write transaction (BEGIN IMMEDIATE holds
@@ -243,161 +245,21 @@ export function migrate(db: Database.Database): void {
     }
     if (version === SCHEMA_VERSION) return;
     for (let next = version; next < SCHEMA_VERSION; next++) db.exec(MIGRATIONS[next] as string);
-    db.exec(GENERATION_BUMP);
+    db.exec(COMMIT_BUMP);
     db.pragma(`application_id = ${APPLICATION_ID}`);
     db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }
 
-/** Gives a copy of a database a lineage of its own, so that no -wal of the database it was copied from replays onto it. */
+/**
+ * Gives a copy of a database a lineage and a commit id of its own, so that no -wal of the database it was copied from
+ * replays onto it, and marks it closed cleanly: the copy's last connection puts everything in its kb.db.
+ */
 export function newLineage(db: Database.Database): void {
-  db.prepare('UPDATE meta SET lineage = randomblob(16), generation = generation + 1 WHERE id = 1').run();
-}
-
-interface Lineage {
-  id: Buffer;
-  generation: number;
-}
-
-/** The database's lineage and generation, or undefined for one from before kb kept them. */
-function readLineage(db: Database.Database): Lineage | undefined {
-  const table = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'meta'").get();
-  if (table === undefined) return undefined;
-  const row = db.prepare<[], { lineage: Buffer; generation: number }>('SELECT lineage, generation FROM meta WHERE id = 1').get();
-  return row && { id: row.lineage, generation: row.generation };
-}
-
-/** The lineage of a database image, read in memory; null when it cannot be read. */
-function lineageOfImage(image: Buffer): Lineage | undefined | null {
-  let db: Database.Database | undefined;
-  try {
-    // An image is read as a database in rollback mode: SQLite opens no in-memory database in WAL mode.
-    image[18] = 1;
-    image[19] = 1;
-    db = new Database(image);
-    return readLineage(db);
-  } catch {
-    return null;
-  } finally {
-    db?.close();
-  }
-}
-
-interface Frame {
-  page: number;
-  /** The database's size in pages after this frame, on the last frame of a transaction; else 0. */
-  commit: number;
-  at: number;
-}
-
-/** SQLite's -wal checksum: pairs of 32-bit words, in the byte order the log's magic number names. */
-function walChecksum(data: Buffer, start: number, end: number, bigEndian: boolean, seed: [number, number]): [number, number] {
-  let [s0, s1] = seed;
-  for (let i = start; i < end; i += 8) {
-    s0 = (s0 + (bigEndian ? data.readUInt32BE(i) : data.readUInt32LE(i)) + s1) >>> 0;
-    s1 = (s1 + (bigEndian ? data.readUInt32BE(i + 4) : data.readUInt32LE(i + 4)) + s0) >>> 0;
-  }
-  return [s0, s1];
-}
-
-/**
- * The frames of a -wal that SQLite's recovery replays: those after a valid header that carry its salts and keep its
- * checksum chain, up to the last one that ends a transaction (wal.c, walIndexRecover).
- */
-function committedFrames(log: Buffer): { pageSize: number; frames: Frame[] } | undefined {
-  if (log.length < 32 || !WAL_MAGIC.includes(log.readUInt32BE(0))) return undefined;
-  const bigEndian = (log.readUInt32BE(0) & 1) === 1;
-  const pageSize = log.readUInt32BE(8);
-  if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) return undefined;
-  let sum = walChecksum(log, 0, 24, bigEndian, [0, 0]);
-  if (sum[0] !== log.readUInt32BE(24) || sum[1] !== log.readUInt32BE(28)) return undefined;
-  const frames: Frame[] = [];
-  let committed = 0;
-  for (let at = 32; at + 24 + pageSize <= log.length; at += 24 + pageSize) {
-    const page = log.readUInt32BE(at);
-    if (page === 0 || !log.subarray(at + 8, at + 16).equals(log.subarray(16, 24))) break;
-    sum = walChecksum(log, at, at + 8, bigEndian, sum);
-    sum = walChecksum(log, at + 24, at + 24 + pageSize, bigEndian, sum);
-    if (sum[0] !== log.readUInt32BE(at + 16) || sum[1] !== log.readUInt32BE(at + 20)) break;
-    frames.push({ page, commit: log.readUInt32BE(at + 4), at });
-    if (frames[frames.length - 1]?.commit !== 0) committed = frames.length;
-  }
-  return { pageSize, frames: frames.slice(0, committed) };
-}
-
-/** The database as SQLite reads it with the first `count` frames of its log replayed (count ends a transaction). */
-function replayed(file: Buffer, log: Buffer, pageSize: number, frames: Frame[], count: number): Buffer {
-  const pages = frames[count - 1]?.commit ?? 0;
-  const image = Buffer.alloc(pages * pageSize);
-  file.copy(image, 0, 0, Math.min(file.length, image.length));
-  for (const { page, at } of frames.slice(0, count)) {
-    if (page <= pages) log.copy(image, (page - 1) * pageSize, at + 24, at + 24 + pageSize);
-  }
-  return image;
-}
-
-/**
- * Why the -wal is not kb.db's own, or undefined when it is (or cannot be told: a database from before kb kept
- * lineages, or one that reads only with its log, as a checkpoint cut short leaves it). SQLite cannot tell: it replays
- * any log whose header and frame checksums are valid. kb can, by the meta row that every write transaction changes:
- * the log must keep kb.db's lineage, not take its generation back (a log older than the file), and begin where the
- * file can have been checkpointed from (not a log of a later state of this database, replayed onto an earlier copy).
- *
- * It is all read in memory, the log replayed as SQLite's recovery would, so that a refusal leaves every file as it
- * was (SQLite's first connection would rebuild the -shm from the log), and a full disk or read-only data dir does not
- * stop a database from being recovered. Of kb.db only the pages on the way to the meta row are read (sqlite-pages.ts),
- * so the check costs the log and a few pages, not the database's size.
- */
-function logMismatch(path: string): string | undefined {
-  const log = readFileSync(`${path}-wal`);
-  const parsed = committedFrames(log);
-  if (!parsed || parsed.frames.length === 0) return undefined;
-  const { pageSize, frames } = parsed;
-  const fd = openSync(path, 'r');
-  try {
-    const header = Buffer.alloc(100);
-    if (readSync(fd, header, 0, 100, 0) < 100) return logMismatchWhole(path);
-    const filePageSize = header.readUInt16BE(16) === 1 ? 65536 : header.readUInt16BE(16);
-    const own = metaRow(pagesOf(fd, filePageSize));
-    if (own === null) return logMismatchWhole(path);
-    if (own === undefined) return undefined;
-    if (pageSize !== filePageSize) return 'its pages are of another size';
-    const last = metaRow(pagesOf(fd, pageSize, log, frames));
-    if (last === null) return logMismatchWhole(path);
-    if (last === undefined) return 'kb.db does not read with it as a kb database';
-    if (!last.id.equals(own.id)) return 'it was written by another database';
-    if (last.generation < own.generation) return 'it is older than kb.db';
-    const first = metaRow(pagesOf(fd, pageSize, log, frames.slice(0, frames.findIndex((frame) => frame.commit !== 0) + 1)));
-    if (first === null) return logMismatchWhole(path);
-    if (first && first.id.equals(own.id) && first.generation > own.generation + 1) {
-      return 'it continues a later state of this database: kb.db is an earlier copy of the one that wrote it';
-    }
-    return undefined;
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** logMismatch, with the database read whole: for what the page reader (sqlite-pages.ts) cannot read. */
-function logMismatchWhole(path: string): string | undefined {
-  const file = readFileSync(path);
-  const log = readFileSync(`${path}-wal`);
-  const own = lineageOfImage(Buffer.from(file));
-  if (!own) return undefined;
-  const parsed = committedFrames(log);
-  if (!parsed || parsed.frames.length === 0) return undefined;
-  const { pageSize, frames } = parsed;
-  const filePageSize = file.readUInt16BE(16) === 1 ? 65536 : file.readUInt16BE(16);
-  if (pageSize !== filePageSize) return 'its pages are of another size';
-  const last = lineageOfImage(replayed(file, log, pageSize, frames, frames.length));
-  if (!last) return 'kb.db does not read with it as a kb database';
-  if (!last.id.equals(own.id)) return 'it was written by another database';
-  if (last.generation < own.generation) return 'it is older than kb.db';
-  const first = lineageOfImage(replayed(file, log, pageSize, frames, frames.findIndex((frame) => frame.commit !== 0) + 1));
-  if (first && first.id.equals(own.id) && first.generation > own.generation + 1) {
-    return 'it continues a later state of this database: kb.db is an earlier copy of the one that wrote it';
-  }
-  return undefined;
+  db.prepare(
+    `UPDATE meta SET lineage = randomblob(16), prev_id = commit_id, commit_id = randomblob(16), generation = generation + 1,
+       clean = 1, holder = NULL WHERE id = 1`,
+  ).run();
 }
 
 /**
@@ -472,6 +334,30 @@ function inspectReadOnly(file: string, busyTimeout: number, path = file): void {
 export interface OpenOptions {
   /** Milliseconds to wait for another process's write lock (e.g. `kb serve token create` beside a server). */
   busyTimeoutMs?: number;
+  /** Opened by kb serve, which names itself in the database as its holder (sqlite-files.ts); else a command beside it. */
+  serving?: boolean;
+  /** Opened again by the store that held it, after putting everything into kb.db (sqlite-recover.ts). */
+  reopening?: boolean;
+}
+
+/** The name of a database kb serve saved because kb.db was replaced while it ran (sqlite-recover.ts). */
+export function savedName(stamp: string): string {
+  return `kb-saved-${stamp}.db`;
+}
+
+/** Refuses to start while a database saved by sqlite-recover.ts waits beside kb.db to be chosen or set aside. */
+function refuseSaved(dataDir: string, path: string): void {
+  const saved = readdirSync(dataDir).filter((name) => /^kb-saved-.*\.db$/.test(name)).sort();
+  const last = saved[saved.length - 1];
+  if (last === undefined) return;
+  const file = shellQuote(join(resolve(dataDir), last));
+  const dir = shellQuote(resolve(dataDir));
+  throw new StoreOpenError(
+    `${path} was replaced while kb serve ran, and that server saved the database it held as ${join(dataDir, last)}, with every ` +
+      `write it acknowledged (${path} may not have them). Nothing was changed.`,
+    `To keep the saved one: ${moveAside(dataDir, `${dir}/kb.db*`, '.replaced')} && mv ${file} ${dir}/kb.db. ` +
+      `To keep the current kb.db: ${moveAside(dataDir, file, '.saved')}.`,
+  );
 }
 
 /**
@@ -495,18 +381,105 @@ function lookAt(dataDir: string, path: string): 'file' | 'none' {
   return found;
 }
 
+/** Blocks this thread for `ms` (opening is synchronous, as better-sqlite3 is). */
+function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Refuses a kb.db reached through more than one name (SQLite's "How To Corrupt", 2.5): a symlink, or a file with a
+ * second hard link. SQLite finds the -wal and -shm by the name it was given, so each name would have its own log and
+ * locks, and writes through one name would be lost to the other. A new database's build file is linked for an instant
+ * as it is put into place (createDatabase): a second link is looked at again for a moment before it is believed.
+ */
+function refuseSecondName(dataDir: string, path: string): void {
+  let found = lstatSync(path);
+  if (found.isSymbolicLink()) {
+    throw new StoreOpenError(
+      `${path} is a symbolic link: SQLite would keep its -wal and locks under another name than the file's. Nothing was changed.`,
+      `Serve the data dir that holds the file itself (kb serve --data-dir DIR), or replace the link with a copy taken by \`kb serve backup\`.`,
+    );
+  }
+  for (let look = 0; found.nlink > 1 && look < 20; look++) {
+    pause(50);
+    found = lstatSync(path);
+  }
+  if (found.nlink > 1) {
+    throw new StoreOpenError(
+      `${path} has ${found.nlink} hard links: the same database under other names would get a -wal and locks of its own, ` +
+        'and writes through one name would be lost to the other. Nothing was changed.',
+      `Find the other names (find / -xdev -samefile ${shellQuote(resolve(path))}) and remove them, or serve a copy taken by \`kb serve backup\`. ` +
+        freshStartSteps(dataDir),
+    );
+  }
+}
+
+/**
+ * Waits for a kb serve that holds this database with files no longer at its names (a -wal or -shm deleted or replaced
+ * while it runs) to reopen them, as it does within a second; refuses when it does not, and, for kb serve, refuses a
+ * database another kb serve holds through another data dir (the same file under two names).
+ */
+function awaitHolder(dataDir: string, path: string, serving: boolean): void {
+  let last: { holder: Holder; what: string } | undefined;
+  for (let look = 0; look < 40; look++) {
+    const holder = liveHolder(fileMeta(path)?.holder);
+    if (holder === undefined) return;
+    if (serving && holder.dir !== realpathSync(dataDir)) {
+      throw new StoreOpenError(
+        `${path} is open already by kb serve (pid ${holder.pid}) of the data dir ${holder.dir}: the same database under two names ` +
+          'would have two -wal files, and one server\'s writes would be lost. Nothing was changed.',
+        `Stop that server, or serve ${holder.dir} itself.`,
+      );
+    }
+    const gone = moved(path, holder);
+    if (gone === undefined) return;
+    last = { holder, what: gone.what };
+    pause(100);
+  }
+  if (last === undefined) return;
+  throw new StoreOpenError(
+    `kb serve (pid ${last.holder.pid}) holds this database, but ${last.what} while it ran: what this command wrote would not ` +
+      'reach the server. Nothing was changed.',
+    'The server reopens its files within a second of noticing; try again in a moment, or stop the server first.',
+  );
+}
+
+/**
+ * Refuses a kb.db that was not closed cleanly (a crash, kill -9) and whose -wal is gone: the writes it acknowledged last
+ * were in that log, and serving kb.db alone would forget them (SQLite's "How To Corrupt", 1.2: deleting a hot journal).
+ */
+function refuseLostLog(dataDir: string, path: string): void {
+  if (fileMeta(path)?.clean !== false || lstatSync(`${path}-wal`, { throwIfNoEntry: false }) !== undefined) return;
+  if (liveHolder(fileMeta(path)?.holder) !== undefined) return;
+  throw new StoreOpenError(
+    `${path} was not closed cleanly (its server was killed, or it was copied alone from a data dir in use) and its ` +
+      `write-ahead log ${path}-wal is not beside it: the last writes it acknowledged are in that log. Nothing was changed.`,
+    `Put the -wal back beside kb.db (where it was moved, or the copy it came with) and start again. To serve kb.db without ` +
+      `those writes, back it up and serve the copy: kb serve backup ${shellQuote(`${resolve(dataDir)}.recovered`)} --data-dir ` +
+      `${shellQuote(resolve(dataDir))}, then kb serve --data-dir ${shellQuote(`${resolve(dataDir)}.recovered`)}.`,
+  );
+}
+
+/** An open database and the files it holds (sqlite-files.ts). */
+export interface OpenDatabase {
+  db: Database.Database;
+  held: DatabaseFiles;
+}
+
 /**
  * Opens the database in dataDir for kb serve, creating it (and the dir) when absent, or throws StoreOpenError leaving
  * every file untouched. An existing file is never initialised over: one that is empty, foreign, damaged, newer or
- * read-only is refused, and so is a sidecar file that is not its own.
+ * read-only is refused, and so is a sidecar file that is not its own, a kb.db under a second name, one held by a kb
+ * serve through files no longer at its names, and one not closed cleanly whose -wal is gone.
  */
-export function openDatabase(dataDir: string, options: OpenOptions = {}): Database.Database {
+export function openDatabase(dataDir: string, options: OpenOptions = {}): OpenDatabase {
   try {
     makeDirectories(dataDir, 0o700);
   } catch (error) {
     throw new StoreOpenError(`cannot create data dir ${dataDir}: ${(error as Error).message}`);
   }
   const path = join(dataDir, DATABASE_FILE);
+  refuseSaved(dataDir, path);
   if (lookAt(dataDir, path) === 'none') {
     refuseUnwritable(path, dataDir, 'data dir');
     createDatabase(dataDir, path);
@@ -516,11 +489,14 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): Databa
     inspectFile(path);
     refuseUnwritable(path, dataDir, 'data dir');
     refuseUnwritable(path, path, 'database file');
+    refuseSecondName(dataDir, path);
+    awaitHolder(dataDir, path, options.serving === true);
+    verifyLog(dataDir, path);
+    if (options.reopening !== true) refuseLostLog(dataDir, path);
   } catch (error) {
     if (error instanceof StoreOpenError) throw error;
     throw new StoreOpenError(describeOpenError(path, error));
   }
-  verifyLog(dataDir, path);
   inspectReadOnly(path, busyTimeout);
   let db: Database.Database | undefined;
   try {
@@ -529,7 +505,9 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): Databa
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
     migrate(db);
-    return db;
+    const held = markInUse(db, path, dataDir, options.serving === true);
+    if (held === undefined) throw new StoreOpenError(`${path} is busy: another process kept its -wal from being checkpointed. Try again in a moment.`);
+    return { db, held };
   } catch (error) {
     db?.close();
     if (error instanceof StoreOpenError) throw error;

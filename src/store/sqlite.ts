@@ -1,4 +1,3 @@
-import { statSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { KbApiError } from '../api/errors.js';
 import type { Base, Namespace } from '../api/schemas.js';
@@ -6,7 +5,9 @@ import { failures } from './failures.js';
 import { type Answer, failAll, planNow, type QueuedWrite, type Settled, settle, type Step, WriteQueue } from './group-commit.js';
 import { isoFormatter, isoNow } from './clock.js';
 import { backupDatabase } from './sqlite-backup.js';
-import { GENERATION_BUMP, type OpenOptions, openDatabase, sqliteCode } from './sqlite-open.js';
+import { closeMarkingClean, type DatabaseFiles, moved } from './sqlite-files.js';
+import { COMMIT_BUMP, type OpenDatabase, type OpenOptions, openDatabase, sqliteCode } from './sqlite-open.js';
+import { recoverFiles } from './sqlite-recover.js';
 import {
   type CommitObserver,
   type DescriptionPatch,
@@ -37,6 +38,8 @@ const keptSince = isoFormatter();
 export type SqliteStoreOptions = OpenOptions & {
   /** Told after each group commit (metrics). */
   onCommit?: CommitObserver | undefined;
+  /** Told what became of a file deleted or replaced while the store ran, and what was done (a warning for the log). */
+  log?: ((message: string) => void) | undefined;
 };
 
 /** Organizations whose dataVersion() text is kept, at most (then it starts again). */
@@ -69,10 +72,15 @@ export class SqliteStore implements Store {
   private commits = 0;
   /** PRAGMA data_version as read in this turn of the event loop: it changes when another connection commits. */
   private othersVersion: number | undefined;
-  private readonly db: Database.Database;
-  private readonly stmt;
-  /** The database file as it was opened: its device and inode. */
-  private readonly file: { dev: number; ino: number };
+  private db!: Database.Database;
+  private stmt!: ReturnType<typeof statements>;
+  /** The kb.db, -wal and -shm this connection holds (sqlite-files.ts). */
+  private held!: DatabaseFiles;
+  /** Why writes cannot be kept any more (kb.db replaced while running: sqlite-recover.ts), or undefined. */
+  private lost: string | undefined;
+  /** When a look at the write lock first found another process holding it (unready). */
+  private lockedSince: number | undefined;
+  private readonly watching: NodeJS.Timeout;
   private onCommit: CommitObserver | undefined;
   /**
    * Writes of this connection that have settled, by organization (the API's writes), and those of no organization
@@ -83,74 +91,23 @@ export class SqliteStore implements Store {
   /** The last text of each version and the counts it was made of (readVersion, tokensVersion, dataVersion by organization). */
   private readonly versionTexts: { read?: VersionText; tokens?: VersionText; data: Map<number, VersionText> } = { data: new Map() };
 
-  private constructor(db: Database.Database) {
+  private constructor(
+    private readonly dataDir: string,
+    private readonly options: SqliteStoreOptions,
+    private readonly log: (message: string) => void,
+  ) {
+    this.connect(openDatabase(dataDir, options));
+    // Files deleted or replaced while the store is idle are seen within a second, not at the next write (/ready).
+    this.watching = setInterval(() => this.keepFiles(), 1000).unref();
+  }
+
+  private connect({ db, held }: OpenDatabase): void {
     this.db = db;
-    const { dev, ino } = statSync(db.name);
-    this.file = { dev, ino };
-    this.stmt = {
-      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
-      /** Run first in every write transaction (docs/contract.md, Files and start-up: whose -wal is it?). */
-      generationBump: db.prepare(GENERATION_BUMP),
-      authenticate: db.prepare<[Buffer], { org_id: number; org: string; id: string }>(
-        `SELECT t.id, t.org_id, o.name AS org FROM tokens t JOIN orgs o ON o.id = t.org_id
-         WHERE t.hash = ? AND t.revoked_at IS NULL`,
-      ),
-      orgInsert: db.prepare<[string, string]>('INSERT INTO orgs (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
-      orgId: db.prepare<[string], { id: number }>('SELECT id FROM orgs WHERE name = ?'),
-      tokenInsert: db.prepare<[string, number, Buffer, string]>(
-        'INSERT INTO tokens (id, org_id, hash, created_at) VALUES (?, ?, ?, ?)',
-      ),
-      tokenAny: db.prepare<[], { id: string }>('SELECT id FROM tokens LIMIT 1'),
-      tokenList: db.prepare<[], TokenRow>(
-        `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
-         ORDER BY t.created_at, t.id`,
-      ),
-      tokenGet: db.prepare<[string], TokenRow>(
-        `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
-         WHERE t.id = ?`,
-      ),
-      tokenRevoke: db.prepare<[string, string]>('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
-      nsList: db.prepare<[number], NamespaceRow>(
-        'SELECT id, key, description FROM namespaces WHERE org_id = ? ORDER BY key',
-      ),
-      nsGet: db.prepare<[number, string], NamespaceRow>(
-        'SELECT id, key, description FROM namespaces WHERE org_id = ? AND key = ?',
-      ),
-      nsInsert: db.prepare<[number, string, string | null, string, string]>(
-        'INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
-      ),
-      nsEnsure: db.prepare<[number, string, string, string]>(
-        `INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES (?, ?, NULL, ?, ?)
-         ON CONFLICT (org_id, key) DO NOTHING`,
-      ),
-      nsSetDescription: db.prepare<[string | null, string, number]>(
-        'UPDATE namespaces SET description = ?, updated_at = ? WHERE id = ?',
-      ),
-      baseList: db.prepare<[number], BaseRow>('SELECT key, description FROM bases WHERE namespace_id = ? ORDER BY key'),
-      baseListAll: db.prepare<[number], Base>(
-        `SELECT n.key AS namespace, b.key, b.description FROM bases b JOIN namespaces n ON n.id = b.namespace_id
-         WHERE n.org_id = ? ORDER BY n.key, b.key`,
-      ),
-      baseGet: db.prepare<[number, string], BaseRow & { id: number }>(
-        'SELECT id, key, description FROM bases WHERE namespace_id = ? AND key = ?',
-      ),
-      baseInsert: db.prepare<[number, string, string | null, string, string]>(
-        'INSERT INTO bases (namespace_id, key, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
-      ),
-      baseSetDescription: db.prepare<[string | null, string, number]>(
-        'UPDATE bases SET description = ?, updated_at = ? WHERE id = ?',
-      ),
-      baseDelete: db.prepare<[number]>('DELETE FROM bases WHERE id = ?'),
-      idempotencyGet: db.prepare<[number, string, string], { fingerprint: string; status: number; body: string; created_at: string }>(
-        'SELECT fingerprint, status, body, created_at FROM idempotency WHERE org_id = ? AND key = ? AND created_at >= ?',
-      ),
-      idempotencyPut: db.prepare<[number, string, string, number, string, string]>(
-        `INSERT INTO idempotency (org_id, key, fingerprint, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
-           body = excluded.body, created_at = excluded.created_at`,
-      ),
-      idempotencyPurge: db.prepare<[string]>('DELETE FROM idempotency WHERE created_at < ?'),
-    };
+    this.held = held;
+    this.stmt = statements(db);
+    // Another connection's data_version starts anew: every kept answer is dropped.
+    this.commits++;
+    this.othersVersion = undefined;
   }
 
   /**
@@ -159,7 +116,7 @@ export class SqliteStore implements Store {
    * read-only is refused, and so is a sidecar file (-wal, -shm, -journal) that is not its own.
    */
   static open(dataDir: string, options: SqliteStoreOptions = {}): SqliteStore {
-    const store = new SqliteStore(openDatabase(dataDir, options));
+    const store = new SqliteStore(dataDir, options, options.log ?? (() => undefined));
     store.onCommit = options.onCommit;
     return store;
   }
@@ -219,24 +176,41 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Whether the database file is still the one this store opened. One that was deleted (a temp cleaner, an `rm -rf`
-   * of the data dir) or replaced (a restore moved into place) would still take writes, into a file no one will ever
-   * open again: each would be answered 200 and lost with the next start.
+   * Keeps the store's files the ones at its names (docs/contract.md, Files and start-up): when kb.db, its -wal or -shm was
+   * deleted or replaced, everything this connection committed is saved into a kb.db at its name and the store reopens
+   * (sqlite-recover.ts); where it cannot be, writes fail from then on. Returns why writes cannot commit now, or
+   * undefined. A few stat() calls when nothing moved.
    */
-  private fileStillInPlace(): boolean {
-    const now = statSync(this.db.name, { throwIfNoEntry: false });
-    return now !== undefined && now.dev === this.file.dev && now.ino === this.file.ino;
+  private keepFiles(): string | undefined {
+    if (this.lost !== undefined || this.closed) return this.lost;
+    const gone = moved(this.db.name, this.held);
+    if (gone === undefined) return undefined;
+    const outcome = recoverFiles(this.db, this.dataDir, gone, this.held);
+    this.log(outcome.said);
+    if (outcome.kind === 'lost') {
+      this.lost = outcome.said;
+      return this.lost;
+    }
+    if (outcome.kind === 'later') return outcome.said;
+    try {
+      this.connect(openDatabase(this.dataDir, { ...this.options, reopening: true }));
+    } catch (error) {
+      this.lost = `the database could not be opened again after ${gone.what}: ${(error as Error).message}`;
+      this.log(this.lost);
+      return this.lost;
+    }
+    return undefined;
   }
 
   private flush(batch: Pending[]): void {
     if (batch.length === 0) return;
-    if (!this.fileStillInPlace()) return failAll(batch, failures.databaseGone());
+    if (this.keepFiles() !== undefined) return failAll(batch, failures.databaseGone());
     let results: Settled[];
     const started = performance.now();
     try {
       this.db.exec('BEGIN IMMEDIATE');
-      // Every commit moves the database's generation on, so that a -wal can be told from an older one (sqlite-open.ts).
-      this.stmt.generationBump.run();
+      // Every commit adds a link to the chain of commit ids, so that a -wal can be told to continue kb.db (sqlite-wal.ts).
+      this.stmt.commitBump.run();
       results = planNow(batch, (step) => this.answer(batch[step.index] as Pending, step));
       this.db.exec('COMMIT');
     } catch (error) {
@@ -277,11 +251,42 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Not ready once closed, or when the database file is no longer the one opened (writes would be lost). */
+  /**
+   * Not ready once closed, while the store's files cannot be kept (keepFiles), or while writes cannot commit: another
+   * process has held SQLite's write lock for longer than a write waits for it (the busy timeout).
+   */
   async unready(): Promise<string | undefined> {
     if (this.closed) return 'the store is closed';
-    if (!this.fileStillInPlace()) return `the database file ${this.db.name} was deleted or replaced`;
-    return undefined;
+    const files = this.keepFiles();
+    if (files !== undefined) return files;
+    if (this.writeLockFree()) {
+      this.lockedSince = undefined;
+      return undefined;
+    }
+    const now = Date.now();
+    this.lockedSince ??= now;
+    const waited = now - this.lockedSince;
+    return waited >= this.busyTimeoutMs() ? `another process has held the database's write lock for ${Math.round(waited / 1000)} s` : undefined;
+  }
+
+  private busyTimeoutMs(): number {
+    return this.options.busyTimeoutMs ?? 5000;
+  }
+
+  /** Whether a write could take SQLite's write lock right now, without waiting (a write of this process never waits: they run one at a time). */
+  private writeLockFree(): boolean {
+    this.db.pragma('busy_timeout = 0');
+    try {
+      this.db.exec('BEGIN IMMEDIATE');
+      this.db.exec('ROLLBACK');
+      return true;
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      if (sqliteCode(error) === 'SQLITE_BUSY') return false;
+      throw error;
+    } finally {
+      this.db.pragma(`busy_timeout = ${this.busyTimeoutMs()}`);
+    }
   }
 
   readVersion(): string {
@@ -370,7 +375,7 @@ export class SqliteStore implements Store {
   }
 
   nsCreate(orgId: number, ns: Namespace): Promise<Namespace> {
-    return this.write(() => this.nsCreateNow(orgId, ns));
+    return this.perform({ op: 'nsCreate', orgId, ns }) as Promise<Namespace>;
   }
 
   private nsCreateNow(orgId: number, ns: Namespace): Namespace {
@@ -385,7 +390,7 @@ export class SqliteStore implements Store {
   }
 
   nsUpdate(orgId: number, key: string, patch: DescriptionPatch): Promise<Namespace> {
-    return this.write(() => this.nsUpdateNow(orgId, key, patch));
+    return this.perform({ op: 'nsUpdate', orgId, key, patch }) as Promise<Namespace>;
   }
 
   private nsUpdateNow(orgId: number, key: string, patch: DescriptionPatch): Namespace {
@@ -409,7 +414,7 @@ export class SqliteStore implements Store {
   }
 
   baseCreate(orgId: number, base: Base): Promise<Base> {
-    return this.write(() => this.baseCreateNow(orgId, base));
+    return this.perform({ op: 'baseCreate', orgId, base }) as Promise<Base>;
   }
 
   private baseCreateNow(orgId: number, base: Base): Base {
@@ -426,7 +431,7 @@ export class SqliteStore implements Store {
   }
 
   baseUpdate(orgId: number, namespace: string, key: string, patch: DescriptionPatch): Promise<Base> {
-    return this.write(() => this.baseUpdateNow(orgId, namespace, key, patch));
+    return this.perform({ op: 'baseUpdate', orgId, namespace, key, patch }) as Promise<Base>;
   }
 
   private baseUpdateNow(orgId: number, namespace: string, key: string, patch: DescriptionPatch): Base {
@@ -439,7 +444,7 @@ export class SqliteStore implements Store {
   }
 
   baseDelete(orgId: number, namespace: string, key: string): Promise<Base> {
-    return this.write(() => this.baseDeleteNow(orgId, namespace, key));
+    return this.perform({ op: 'baseDelete', orgId, namespace, key }) as Promise<Base>;
   }
 
   private baseDeleteNow(orgId: number, namespace: string, key: string): Base {
@@ -474,9 +479,10 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    this.closed = true;
     this.flush(this.queue.takeAll());
-    this.db.close();
+    this.closed = true;
+    clearInterval(this.watching);
+    closeMarkingClean(this.db);
   }
 
   /** Reads after close() fail as writes do (503), not with better-sqlite3's "connection is not open" (500). */
@@ -518,4 +524,72 @@ function storageFailure(error: unknown): unknown {
     return failures.busy();
   }
   return error;
+}
+
+/** The statements of one connection, prepared once. */
+function statements(db: Database.Database) {
+  return {
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+    /** Run first in every write transaction (docs/contract.md, Files and start-up: whose -wal is it?). */
+    commitBump: db.prepare(COMMIT_BUMP),
+    authenticate: db.prepare<[Buffer], { org_id: number; org: string; id: string }>(
+      `SELECT t.id, t.org_id, o.name AS org FROM tokens t JOIN orgs o ON o.id = t.org_id
+       WHERE t.hash = ? AND t.revoked_at IS NULL`,
+    ),
+    orgInsert: db.prepare<[string, string]>('INSERT INTO orgs (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
+    orgId: db.prepare<[string], { id: number }>('SELECT id FROM orgs WHERE name = ?'),
+    tokenInsert: db.prepare<[string, number, Buffer, string]>(
+      'INSERT INTO tokens (id, org_id, hash, created_at) VALUES (?, ?, ?, ?)',
+    ),
+    tokenAny: db.prepare<[], { id: string }>('SELECT id FROM tokens LIMIT 1'),
+    tokenList: db.prepare<[], TokenRow>(
+      `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
+       ORDER BY t.created_at, t.id`,
+    ),
+    tokenGet: db.prepare<[string], TokenRow>(
+      `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
+       WHERE t.id = ?`,
+    ),
+    tokenRevoke: db.prepare<[string, string]>('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+    nsList: db.prepare<[number], NamespaceRow>(
+      'SELECT id, key, description FROM namespaces WHERE org_id = ? ORDER BY key',
+    ),
+    nsGet: db.prepare<[number, string], NamespaceRow>(
+      'SELECT id, key, description FROM namespaces WHERE org_id = ? AND key = ?',
+    ),
+    nsInsert: db.prepare<[number, string, string | null, string, string]>(
+      'INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+    ),
+    nsEnsure: db.prepare<[number, string, string, string]>(
+      `INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES (?, ?, NULL, ?, ?)
+       ON CONFLICT (org_id, key) DO NOTHING`,
+    ),
+    nsSetDescription: db.prepare<[string | null, string, number]>(
+      'UPDATE namespaces SET description = ?, updated_at = ? WHERE id = ?',
+    ),
+    baseList: db.prepare<[number], BaseRow>('SELECT key, description FROM bases WHERE namespace_id = ? ORDER BY key'),
+    baseListAll: db.prepare<[number], Base>(
+      `SELECT n.key AS namespace, b.key, b.description FROM bases b JOIN namespaces n ON n.id = b.namespace_id
+       WHERE n.org_id = ? ORDER BY n.key, b.key`,
+    ),
+    baseGet: db.prepare<[number, string], BaseRow & { id: number }>(
+      'SELECT id, key, description FROM bases WHERE namespace_id = ? AND key = ?',
+    ),
+    baseInsert: db.prepare<[number, string, string | null, string, string]>(
+      'INSERT INTO bases (namespace_id, key, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?)',
+    ),
+    baseSetDescription: db.prepare<[string | null, string, number]>(
+      'UPDATE bases SET description = ?, updated_at = ? WHERE id = ?',
+    ),
+    baseDelete: db.prepare<[number]>('DELETE FROM bases WHERE id = ?'),
+    idempotencyGet: db.prepare<[number, string, string], { fingerprint: string; status: number; body: string; created_at: string }>(
+      'SELECT fingerprint, status, body, created_at FROM idempotency WHERE org_id = ? AND key = ? AND created_at >= ?',
+    ),
+    idempotencyPut: db.prepare<[number, string, string, number, string, string]>(
+      `INSERT INTO idempotency (org_id, key, fingerprint, status, body, created_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (org_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status,
+         body = excluded.body, created_at = excluded.created_at`,
+    ),
+    idempotencyPurge: db.prepare<[string]>('DELETE FROM idempotency WHERE created_at < ?'),
+  };
 }

@@ -288,7 +288,7 @@ describe('kb serve: opening a data dir', () => {
 });
 
 describe('kb serve: its data dir removed while it runs', () => {
-  it('answers writes 503 with the envelope (never 200 into a file no one will open again), and keeps reading', async () => {
+  it('puts back the database it holds, says so in its log, and loses no write it acknowledged', async () => {
     const env = isolatedEnv();
     const server = await serve([], env);
     await expect.poll(() => firstToken(server)).toBeDefined();
@@ -303,15 +303,15 @@ describe('kb serve: its data dir removed while it runs', () => {
     // The database and its -wal and -shm are the owner's alone, whatever the umask kb serve ran under.
     for (const file of ['kb.db', 'kb.db-wal', 'kb.db-shm']) expect(statSync(join(env.KB_DATA_DIR as string, file)).mode & 0o777, file).toBe(0o600);
     rmSync(env.KB_DATA_DIR as string, { recursive: true });
-    const refused = await post('after');
-    expect(refused.status).toBe(503);
-    expect(await refused.json()).toEqual({
-      success: false,
-      message: 'The database file was removed or replaced while the server ran; nothing was written',
-      help: 'The server must be restarted (it opens its data dir again).',
-    });
-    const listed = await fetch(`${server.url}/v1/ns_list`, { headers: { authorization: `Bearer ${token}` } });
-    expect(await listed.json()).toEqual({ success: true, data: [{ key: 'before', description: null }] });
+    expect((await post('after')).status).toBe(200);
+    await expect.poll(() => logMessages(server.stderr()).join('\n')).toMatch(/kb\.db was deleted or moved away while kb serve ran: a copy of the database it held/);
+    for (const file of ['kb.db', 'kb.db-wal', 'kb.db-shm']) expect(statSync(join(env.KB_DATA_DIR as string, file)).mode & 0o777, file).toBe(0o600);
+    server.child.kill('SIGKILL');
+    await server.exited;
+    running.splice(0);
+    const again = await serve([], env);
+    const listed = await fetch(`${again.url}/v1/ns_list`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await listed.json()).toEqual({ success: true, data: [{ key: 'after', description: null }, { key: 'before', description: null }] });
   });
 });
 

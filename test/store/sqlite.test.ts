@@ -54,16 +54,21 @@ describe('SqliteStore: group commit and files on disk', () => {
     store = SqliteStore.open(dir);
   }
 
-  it.each(['deleted', 'replaced'])('a database file %s under a running store: writes fail with 503, never acknowledged into a lost file', async (what) => {
+  it('a data dir deleted under a running store: it puts back the database it holds and goes on, nothing acknowledged lost', async () => {
+    await store.nsCreate(acme, ns('before'));
+    rmSync(dir, { recursive: true });
+    await store.nsCreate(acme, ns('after'));
+    expect(existsSync(join(dir, DATABASE_FILE))).toBe(true);
+    await reopen();
+    expect((await store.nsList(acme)).map((n) => n.key)).toEqual(['after', 'before']);
+  });
+
+  it('a database file replaced under a running store: writes fail with 503, its own database is saved, the next start refuses naming it', async () => {
     await store.nsCreate(acme, ns('before'));
     const path = join(dir, DATABASE_FILE);
-    if (what === 'deleted') {
-      rmSync(dir, { recursive: true });
-    } else {
-      // A restore moved into place: a copy of the file, renamed over it.
-      writeFileSync(`${path}.restored`, readFileSync(path));
-      renameSync(`${path}.restored`, path);
-    }
+    // A restore moved into place: a copy of the file, renamed over it.
+    writeFileSync(`${path}.restored`, readFileSync(path));
+    renameSync(`${path}.restored`, path);
     const refused = await store.nsCreate(acme, ns('after')).then(() => undefined, (error: unknown) => error);
     expect(refused).toMatchObject({
       code: 'unavailable',
@@ -71,6 +76,16 @@ describe('SqliteStore: group commit and files on disk', () => {
     });
     // Reads still answer, from what this store holds.
     expect((await store.nsList(acme)).map((n) => n.key)).toEqual(['before']);
+    const saved = readdirSync(dir).filter((name) => name.startsWith('kb-saved-'));
+    expect(saved).toHaveLength(1);
+    await store.close();
+    const files = readdirSync(dir).sort();
+    expect(() => SqliteStore.open(dir)).toThrow(new RegExp(`saved the database it held as ${join(dir, saved[0] as string)}`));
+    expect(readdirSync(dir).sort()).toEqual(files);
+    const kept = new Database(join(dir, saved[0] as string), { readonly: true });
+    expect(kept.prepare('SELECT key FROM namespaces').pluck().all()).toEqual(['before']);
+    kept.close();
+    store = SqliteStore.open(newDir());
   });
 
   it('a failing write in a batch does not undo its neighbours', async () => {
@@ -281,7 +296,7 @@ describe('SqliteStore.open', () => {
     const dir = newDir();
     writeFileSync(join(dir, DATABASE_FILE), earlier);
     writeFileSync(join(dir, `${DATABASE_FILE}-wal`), log);
-    expect(() => SqliteStore.open(dir)).toThrow(/kb\.db-wal is not the write-ahead log of .*an earlier copy of the one that wrote it/);
+    expect(() => SqliteStore.open(dir)).toThrow(/kb\.db-wal is not the write-ahead log of .*continues another copy of this database \(a later state of it, or a fork\)/);
     expect(readFileSync(join(dir, DATABASE_FILE)).equals(earlier)).toBe(true);
     expect(readFileSync(join(dir, `${DATABASE_FILE}-wal`)).equals(log)).toBe(true);
     expect(readdirSync(dir).sort()).toEqual([DATABASE_FILE, `${DATABASE_FILE}-wal`]);
@@ -293,29 +308,34 @@ describe('SqliteStore.open', () => {
     expect(() => SqliteStore.open(dir)).toThrow(new RegExp(`${join(dir, DATABASE_FILE)}-journal is not`));
   });
 
-  it('gives a database from before lineages one as it migrates, and bumps the generation with every commit', async () => {
+  it('gives a database from before commit chains one as it migrates, and links every commit to the one before', async () => {
     const dir = newDir();
     await SqliteStore.open(dir).close();
     const old = new Database(join(dir, DATABASE_FILE));
     old.exec('DROP TABLE meta');
-    old.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+    old.pragma(`user_version = ${SCHEMA_VERSION - 2}`);
     old.close();
     const store = SqliteStore.open(dir);
     const meta = () => {
       const db = new Database(join(dir, DATABASE_FILE), { readonly: true });
       try {
-        return db.prepare('SELECT lineage, generation FROM meta').all() as Array<{ lineage: Buffer; generation: number }>;
+        return db.prepare('SELECT lineage, commit_id, prev_id, clean FROM meta').all() as Array<{ lineage: Buffer; commit_id: Buffer; prev_id: Buffer; clean: number }>;
       } finally {
         db.close();
       }
     };
+    const acme = await orgId(store, 'acme');
     const [first] = meta();
     expect(first?.lineage).toHaveLength(16);
-    await store.nsCreate(await orgId(store, 'acme'), ns('docs'));
+    expect(first?.commit_id).toHaveLength(16);
+    expect(first?.clean).toBe(0);
+    await store.nsCreate(acme, ns('docs'));
     const [second] = meta();
     expect(second?.lineage.equals(first?.lineage as Buffer)).toBe(true);
-    expect(second?.generation).toBeGreaterThan(first?.generation as number);
+    expect(second?.prev_id.equals(first?.commit_id as Buffer)).toBe(true);
+    expect(second?.commit_id.equals(first?.commit_id as Buffer)).toBe(false);
     await store.close();
+    expect(meta()[0]?.clean).toBe(1);
   });
 
   it('refuses a file of random bytes', () => {

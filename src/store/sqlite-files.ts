@@ -1,0 +1,115 @@
+import { realpathSync, statSync } from 'node:fs';
+import type Database from 'better-sqlite3';
+import { processRuns } from '../os/processes.js';
+
+/**
+ * The files of a kb database as the processes that use them see them (docs/contract.md, Files and start-up): which
+ * kb.db, -wal and -shm a connection holds, whether kb.db holds every commit (`clean`), and which kb serve has it open.
+ * SQLite finds a database's -wal and -shm by name, so a file deleted or replaced while a connection holds it splits the
+ * database in two: the connection goes on writing into a file no one will open again, and another process opening the
+ * names gets other files (and, with another -shm, no locking against the first). Each file is known by its device and
+ * inode.
+ */
+
+export const SIDECAR_WAL = '-wal';
+export const SIDECAR_SHM = '-shm';
+
+/** A file's identity, `device:inode`, or undefined when there is no file at the path. */
+function fileId(path: string): string | undefined {
+  const found = statSync(path, { throwIfNoEntry: false, bigint: true });
+  return found === undefined ? undefined : `${found.dev}:${found.ino}`;
+}
+
+/** The files the database at `path` names now. */
+export interface DatabaseFiles {
+  db: string | undefined;
+  wal: string | undefined;
+  shm: string | undefined;
+}
+
+export function filesAt(path: string): DatabaseFiles {
+  return { db: fileId(path), wal: fileId(`${path}${SIDECAR_WAL}`), shm: fileId(`${path}${SIDECAR_SHM}`) };
+}
+
+const NAMES: Record<keyof DatabaseFiles, string> = { db: '', wal: SIDECAR_WAL, shm: SIDECAR_SHM };
+
+/** What became of the files a connection holds, as a sentence (`kb.db-wal was deleted`), or undefined when all are in place. */
+export function moved(path: string, held: DatabaseFiles): { file: keyof DatabaseFiles; what: string } | undefined {
+  const now = filesAt(path);
+  for (const file of ['db', 'wal', 'shm'] as const) {
+    if (now[file] === held[file]) continue;
+    const name = `${path}${NAMES[file]}`;
+    return { file, what: now[file] === undefined ? `${name} was deleted or moved away` : `${name} was replaced by another file` };
+  }
+  return undefined;
+}
+
+/** The kb serve that has a database open, as its meta row names it. */
+export interface Holder extends DatabaseFiles {
+  pid: number;
+  /** Its data dir, resolved (realpath). */
+  dir: string;
+}
+
+export function parseHolder(text: string | undefined): Holder | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const holder = JSON.parse(text) as Partial<Holder>;
+    return typeof holder.pid === 'number' && typeof holder.dir === 'string' ? (holder as Holder) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The holder when it is another process that still runs; a holder killed or stopped cleanly holds nothing. */
+export function liveHolder(text: string | undefined): Holder | undefined {
+  const holder = parseHolder(text);
+  return holder !== undefined && holder.pid !== process.pid && processRuns(holder.pid) ? holder : undefined;
+}
+
+/** Marks a database closed with everything in kb.db: its last connection's last write. */
+export const MARK_CLEAN = 'UPDATE meta SET clean = 1, holder = NULL WHERE id = 1';
+
+/** Copies the whole -wal into kb.db (and fsyncs it); false when another connection's read kept part of it back. */
+export function checkpointWhole(db: Database.Database, mode: 'FULL' | 'TRUNCATE' = 'FULL'): boolean {
+  const [row] = db.pragma(`wal_checkpoint(${mode})`) as { busy: number; log: number; checkpointed: number }[];
+  return row !== undefined && row.busy === 0 && row.log === row.checkpointed;
+}
+
+/**
+ * Marks kb.db in use before this connection writes anything it will acknowledge: clean = 0 in kb.db itself (the -wal
+ * checkpointed into it), so that a kb.db whose -wal goes missing after a crash is refused, not served without its last
+ * writes. kb serve also names itself and the files it holds (`holder`), for the processes that open the same names
+ * beside it. Returns the files held, or undefined when the mark could not reach kb.db (another connection reads).
+ */
+export function markInUse(db: Database.Database, path: string, dataDir: string, serving: boolean): DatabaseFiles | undefined {
+  const held = filesAt(path);
+  if (serving) {
+    const holder: Holder = { pid: process.pid, dir: realpathSync(dataDir), ...held };
+    db.prepare('UPDATE meta SET clean = 0, holder = ? WHERE id = 1').run(JSON.stringify(holder));
+  } else {
+    db.prepare('UPDATE meta SET clean = 0 WHERE id = 1').run();
+  }
+  return checkpointWhole(db) ? held : undefined;
+}
+
+/**
+ * Closes a connection, marking kb.db clean when it is the database's last connection: then SQLite checkpoints the
+ * -wal into kb.db and removes it. Whether it is the last is asked of SQLite's own locks: an exclusive lock on kb.db is
+ * had only when no other connection (of any process) holds it open.
+ */
+export function closeMarkingClean(db: Database.Database): void {
+  try {
+    db.pragma('busy_timeout = 0');
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('BEGIN IMMEDIATE');
+    db.exec(MARK_CLEAN);
+    db.exec('COMMIT');
+    checkpointWhole(db, 'TRUNCATE');
+  } catch {
+    // Another connection holds kb.db open: it stays marked in use, for that connection's last close to mark.
+    if (db.inTransaction) db.exec('ROLLBACK');
+  } finally {
+    db.close();
+  }
+}
