@@ -17,6 +17,7 @@ import { replicasSection } from './sections/replicas.mjs';
 import { scaleSection } from './sections/scale.mjs';
 import { serverSection } from './sections/server.mjs';
 import { tuiSection } from './sections/tui.mjs';
+import { writesSection } from './sections/writes.mjs';
 
 const RUNNERS = {
   cli: cliSection,
@@ -27,9 +28,10 @@ const RUNNERS = {
   'export-scale': exportScaleSection,
   scale: scaleSection,
   replicas: replicasSection,
+  writes: writesSection,
 };
 /** Sections that start servers of their own: the main one would only add noise. */
-const OWN_SERVERS = new Set(['scale', 'replicas', 'profile']);
+const OWN_SERVERS = new Set(['scale', 'replicas', 'profile', 'writes']);
 const SMALL = 100;
 
 const kb = {

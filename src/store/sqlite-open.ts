@@ -387,7 +387,7 @@ function pause(ms: number): void {
 }
 
 /**
- * Refuses a kb.db reached through more than one name (SQLite's "How To Corrupt", 2.5): a symlink, or a file with a
+ * Refuses a kb.db reached through more than one name (SQLite's "How To Corrupt An SQLite Database File": "Multiple links to the same file"): a symlink, or a file with a
  * second hard link. SQLite finds the -wal and -shm by the name it was given, so each name would have its own log and
  * locks, and writes through one name would be lost to the other. A new database's build file is linked for an instant
  * as it is put into place (createDatabase): a second link is looked at again for a moment before it is believed.
@@ -446,7 +446,7 @@ function awaitHolder(dataDir: string, path: string, serving: boolean): void {
 
 /**
  * Refuses a kb.db that was not closed cleanly (a crash, kill -9) and whose -wal is gone: the writes it acknowledged last
- * were in that log, and serving kb.db alone would forget them (SQLite's "How To Corrupt", 1.2: deleting a hot journal).
+ * were in that log, and serving kb.db alone would forget them (SQLite's "How To Corrupt An SQLite Database File": "Deleting a hot journal").
  */
 function refuseLostLog(dataDir: string, path: string): void {
   if (fileMeta(path)?.clean !== false || lstatSync(`${path}-wal`, { throwIfNoEntry: false }) !== undefined) return;

@@ -7,7 +7,7 @@ import { DATABASE_MODE, removeScratch, savedName, scratchPath, sqliteCode } from
 
 /**
  * What kb serve does when kb.db, its -wal or its -shm is no longer the file it holds (docs/contract.md, Files and
- * start-up; SQLite's "How To Corrupt An SQLite Database File", 1.2 and 1.4): a file deleted or renamed stays whole
+ * start-up; SQLite's "How To Corrupt An SQLite Database File": "Unlinking or renaming a database file while in use"): a file deleted or renamed stays whole
  * while it is open, so everything the connection committed is first checkpointed into the kb.db it holds, then
  * - a -wal or -shm deleted or replaced: kb.db holds everything; another file at a sidecar's name is set aside (it is
  *   not this database's), and the store reopens with new ones;

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
 
-export const SECTIONS = ['cli', 'node-versions', 'tui', 'server', 'profile', 'export-scale', 'scale', 'replicas'];
+export const SECTIONS = ['cli', 'node-versions', 'tui', 'server', 'profile', 'export-scale', 'scale', 'replicas', 'writes'];
 /** What a run without --only runs: perf may be missing, or not allowed to sample. */
-const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'profile');
+const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'profile' && s !== 'writes');
 
 export const USAGE = `Usage: node scripts/bench/index.mjs [options]     (npm run bench -- [options] builds first)
 
@@ -22,6 +22,8 @@ the budget and PASS/FAIL.
   --processes N      kb serve processes of each kind in the server section's cost part, taking its rounds in
                      turn (default 3, --quick: 1): one process's CPU per request is a draw of V8's state at start
   --json FILE        also write the results as JSON to FILE
+  --against DIR      the writes section: another checkout of kb, built (e.g. a worktree of main), whose kb serve
+                     takes durable writes in turn with this one's (run with --only writes)
   --quick            a smoke run (under a minute): 5 runs, 1 s wrk runs, 2,000 namespaces and bases
                      for the large lists, 10,000 in the scale section, export-scale up to 10,000
                      namespaces; figures are rough
@@ -48,6 +50,7 @@ export function parseOptions(argv) {
       'server-parts': { type: 'string', default: 'throughput,cost' },
       processes: { type: 'string' },
       json: { type: 'string' },
+      against: { type: 'string' },
       quick: { type: 'boolean', default: false },
       check: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
@@ -65,6 +68,7 @@ export function parseOptions(argv) {
   if (unknownParts.length > 0) throw new Error(`--server-parts: unknown part ${unknownParts.join(', ')}; the parts are throughput, cost`);
   return {
     help: values.help,
+    against: values.against,
     serverParts,
     only: SECTIONS.filter((s) => only.includes(s)),
     runs: values.runs === undefined ? (quick ? 5 : 21) : integer('runs', values.runs, 11),

@@ -188,6 +188,10 @@ GET /v1/base_list_all (every base of the organization), and its OpenAPI document
     const profiles = new ProfileStore({ dir: this.context.configDir(), onWarning: (message) => log.warn(message), hold: uninterrupted });
     // The first token is out (and saved) before the server says it listens, so whoever waits for that line has it.
     if (server.firstToken) await this.deliverFirstToken(server, server.firstToken.token, flags.profile, profiles, log);
+    else await this.sayWhoHoldsAToken(server, flags['data-dir'], profiles, log);
+    // Before the line that says it listens, which whoever stops it may wait for: a signal from then on stops it cleanly,
+    // never the re-raise of a listener the config code added.
+    ownSignals();
     if (server.adminUrl) log.info(`admin port: ${server.adminUrl}/live, /ready and /metrics`);
     log.info(`listening on ${server.url} (${server.location})`);
     if (!isLoopback(flags.host)) {
@@ -196,8 +200,6 @@ GET /v1/base_list_all (every base of the organization), and its OpenAPI document
           'network unencrypted. Put a TLS-terminating proxy in front of it.',
       );
     }
-    if (!server.firstToken) await this.sayWhoHoldsAToken(server, flags['data-dir'], profiles, log);
-    ownSignals();
 
     const signal = await stopped;
     server.drain();

@@ -1,0 +1,327 @@
+import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, type ExpectStatic, it } from 'vitest';
+import { isolatedEnv, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+/**
+ * The data dir under accidents (docs/contract.md, Files and start-up; SQLite's "How To Corrupt An SQLite Database File",
+ * sections 1 and 2), proven over a space of sequences rather than examples: fast-check draws sequences of acknowledged
+ * writes, token commands beside the server, kill -9, SIGTERM, starts, `kb serve backup`, the README's restore, copies of
+ * a data dir, of kb.db alone and of one sidecar from another dir, hard and symbolic links, and kb.db, -wal and -shm
+ * deleted, moved or replaced, while kb serve runs and while it is stopped, all run on the built bin/run.js. A model
+ * keeps every write and token answered 200 for each data dir; at every start it checks the invariant: the start serves
+ * every one of them, or it refuses, naming the data dir, leaving every file as it was, and only after an accident (a
+ * refusal with no accident since the last good start is a failure too). KB_ACCIDENT_RUNS sets the number of sequences
+ * (`npm run test:torture` runs thousands).
+ */
+
+const RUNS = Number(process.env.KB_ACCIDENT_RUNS ?? 25);
+const SIDECARS = ['-wal', '-shm'] as const;
+type Which = '' | (typeof SIDECARS)[number];
+const WHICH: Which[] = ['', '-wal', '-shm'];
+
+interface DirModel {
+  /** Namespaces answered 200. */
+  acked: Set<string>;
+  /** Tokens `kb serve token create` printed (exit 0). */
+  tokens: Set<string>;
+  /** A token of the dir's database, for the API (the first start's, or inherited by a copy). */
+  apiToken: string | undefined;
+  /** An accident touched its files since its last good start: a refusal is allowed. */
+  tainted: boolean;
+  /** Its last server stopped cleanly (or never ran): kb.db holds everything, with no -wal. */
+  clean: boolean;
+}
+
+interface World {
+  root: string;
+  env: NodeJS.ProcessEnv;
+  dirs: Map<string, DirModel>;
+  server: { name: string; process: ServeProcess } | undefined;
+  counter: number;
+  expect: ExpectStatic;
+  log: string[];
+}
+
+const pathOf = (world: World, name: string) => join(world.root, name);
+const fileOf = (world: World, name: string, which: Which) => join(pathOf(world, name), `kb.db${which}`);
+const pick = <T>(items: readonly T[], index: number): T => items[index % items.length] as T;
+const names = (world: World) => [...world.dirs.keys()];
+
+function fresh(): DirModel {
+  return { acked: new Set(), tokens: new Set(), apiToken: undefined, tainted: false, clean: true };
+}
+
+function copyModel(source: DirModel, tainted: boolean): DirModel {
+  return { acked: new Set(source.acked), tokens: new Set(source.tokens), apiToken: source.apiToken, tainted, clean: source.clean };
+}
+
+function newDir(world: World): string {
+  const name = `d${world.counter++}`;
+  mkdirSync(pathOf(world, name), { mode: 0o700 });
+  return name;
+}
+
+/** Every file of a dir with its bytes, to tell that a refusal changed nothing. */
+function snapshot(dir: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const name of readdirSync(dir)) {
+    try {
+      files.set(name, readFileSync(join(dir, name)).toString('base64'));
+    } catch {
+      files.set(name, 'unreadable');
+    }
+  }
+  return files;
+}
+
+async function api(world: World, path: string, token: string, body?: unknown): Promise<Response> {
+  const server = world.server as { process: ServeProcess };
+  return fetch(`${server.process.url}/v1/${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+}
+
+type Step = { label: string; run(world: World): Promise<void> };
+
+const start = (index: number): Step => ({
+  label: `start(${index})`,
+  async run(world) {
+    if (world.server) return;
+    const name = pick(names(world), index);
+    const model = world.dirs.get(name) as DirModel;
+    const dir = pathOf(world, name);
+    const before = snapshot(dir);
+    let server: ServeProcess;
+    try {
+      server = await startServe(['--data-dir', dir], world.env);
+    } catch (error) {
+      const message = (error as Error).message;
+      world.log.push(`  refused: ${message.split('\n').slice(1).join(' ').slice(0, 300)}`);
+      world.expect(model.tainted, `a start refused with no accident since the last good start: ${message}`).toBe(true);
+      world.expect(message).toContain(dir);
+      world.expect(snapshot(dir), 'a refusal changed the data dir').toEqual(before);
+      // The refusal is checked: the dir starts again from nothing.
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir, { mode: 0o700 });
+      world.dirs.set(name, fresh());
+      return;
+    }
+    world.server = { name, process: server };
+    model.clean = false;
+    model.apiToken ??= /kbt_[A-Za-z0-9_-]{43}/.exec(server.stdout())?.[0];
+    const token = model.apiToken as string;
+    const listed = await api(world, 'ns_list', token);
+    world.expect(listed.status, 'the dir\'s token works after a start').toBe(200);
+    const keys = new Set(((await listed.json()) as { data: { key: string }[] }).data.map((ns) => ns.key));
+    const lost = [...model.acked].filter((key) => !keys.has(key));
+    world.expect(lost, `writes answered 200 and lost in ${name}`).toEqual([]);
+    for (const acked of model.tokens) world.expect((await api(world, 'auth', acked)).status, 'a token printed by kb serve token create').toBe(200);
+    model.tainted = false;
+  },
+});
+
+const write = (): Step => ({
+  label: 'write',
+  async run(world) {
+    if (!world.server) return;
+    const model = world.dirs.get(world.server.name) as DirModel;
+    const key = `key-${world.counter++}`;
+    const reply = await api(world, 'ns_create', model.apiToken as string, { key });
+    world.expect([200, 503], `ns_create ${key}`).toContain(reply.status);
+    if (reply.status === 200) model.acked.add(key);
+    else world.log.push(`  503: ${await reply.text()}`);
+  },
+});
+
+const stop = (signal: 'SIGKILL' | 'SIGTERM'): Step => ({
+  label: signal === 'SIGKILL' ? 'kill -9' : 'SIGTERM',
+  async run(world) {
+    if (!world.server) return;
+    const { process, name } = world.server;
+    process.child.kill(signal);
+    const exit = await process.exited;
+    world.server = undefined;
+    if (signal === 'SIGTERM') {
+      world.expect(exit.code, process.stderr()).toBe(0);
+      (world.dirs.get(name) as DirModel).clean = true;
+    }
+  },
+});
+
+const token = (index: number): Step => ({
+  label: `token create(${index})`,
+  async run(world) {
+    const name = pick(names(world), index);
+    const model = world.dirs.get(name) as DirModel;
+    const result = await runKb(['serve', 'token', 'create', '--org', 'local', '--data-dir', pathOf(world, name)], { env: world.env, timeoutMs: 60_000 });
+    if (result.code === 0) {
+      model.tokens.add(result.stdout.trim().split('\n').pop() as string);
+      return;
+    }
+    world.log.push(`  token refused: ${result.stderr.slice(0, 300)}`);
+    world.expect(model.tainted, `token create refused with no accident: ${result.stderr}`).toBe(true);
+  },
+});
+
+const backup = (index: number): Step => ({
+  label: `backup(${index})`,
+  async run(world) {
+    const name = pick(names(world), index);
+    if (world.dirs.size >= 6 || !existsSync(fileOf(world, name, ''))) return;
+    const model = world.dirs.get(name) as DirModel;
+    const dest = `d${world.counter++}`;
+    const result = await runKb(['serve', 'backup', pathOf(world, dest), '--data-dir', pathOf(world, name)], { env: world.env, timeoutMs: 60_000 });
+    if (result.code === 0) {
+      world.dirs.set(dest, { ...copyModel(model, false), clean: true });
+      return;
+    }
+    world.expect(model.tainted, `backup refused with no accident: ${result.stderr}`).toBe(true);
+  },
+});
+
+/** The README's restore: the old data dir aside as a whole, then the backup's kb.db alone in a new one. */
+const restore = (index: number, target: number): Step => ({
+  label: `restore(${index} -> ${target})`,
+  async run(world) {
+    const from = pick(names(world), index);
+    const to = pick(names(world), target);
+    if (from === to || world.server?.name === to || world.server?.name === from) return;
+    const aside = `d${world.counter++}`;
+    renameSync(pathOf(world, to), pathOf(world, aside));
+    world.dirs.set(aside, world.dirs.get(to) as DirModel);
+    mkdirSync(pathOf(world, to), { mode: 0o700 });
+    copyFileSync(fileOf(world, from, ''), fileOf(world, to, ''));
+    const source = world.dirs.get(from) as DirModel;
+    // Only a cleanly stopped database is whole without its -wal: another must be refused or served whole.
+    world.dirs.set(to, copyModel(source, !source.clean || source.tainted));
+  },
+});
+
+const copyDir = (index: number, alone: boolean): Step => ({
+  label: alone ? `copy kb.db alone(${index})` : `copy dir(${index})`,
+  async run(world) {
+    const from = pick(names(world), index);
+    if (world.dirs.size >= 6 || world.server?.name === from || !existsSync(fileOf(world, from, ''))) return;
+    const to = newDir(world);
+    if (alone) copyFileSync(fileOf(world, from, ''), fileOf(world, to, ''));
+    else cpSync(pathOf(world, from), pathOf(world, to), { recursive: true });
+    const source = world.dirs.get(from) as DirModel;
+    world.dirs.set(to, copyModel(source, source.tainted || (alone && !source.clean)));
+  },
+});
+
+/** One file of a dir replaced by a copy of the same file of another dir (older, newer, of the same lineage or another). */
+const copySidecar = (index: number, target: number, whichIndex: number): Step => ({
+  label: `copy kb.db${pick(WHICH, whichIndex)}(${index} -> ${target})`,
+  async run(world) {
+    const which = pick(WHICH, whichIndex);
+    const from = pick(names(world), index);
+    const to = pick(names(world), target);
+    if (from === to || !existsSync(fileOf(world, from, which))) return;
+    const model = world.dirs.get(to) as DirModel;
+    const running = world.server?.name === to;
+    const hadLog = existsSync(fileOf(world, to, '-wal')) || existsSync(fileOf(world, to, '-shm'));
+    copyFileSync(fileOf(world, from, which), fileOf(world, to, which));
+    model.tainted = true;
+    // kb.db replaced while stopped with no log beside it: a restore by hand, which brings the other database's data.
+    if (which === '' && !running && !hadLog) world.dirs.set(to, copyModel(world.dirs.get(from) as DirModel, true));
+  },
+});
+
+const link = (index: number, symbolic: boolean): Step => ({
+  label: `${symbolic ? 'symlink' : 'hard link'} kb.db(${index})`,
+  async run(world) {
+    const from = pick(names(world), index);
+    if (world.dirs.size >= 6 || !existsSync(fileOf(world, from, ''))) return;
+    const to = newDir(world);
+    if (symbolic) symlinkSync(fileOf(world, from, ''), fileOf(world, to, ''));
+    else linkSync(fileOf(world, from, ''), fileOf(world, to, ''));
+    const source = world.dirs.get(from) as DirModel;
+    world.dirs.set(to, copyModel(source, true));
+    if (!symbolic) source.tainted = true;
+  },
+});
+
+/** kb.db, its -wal or -shm deleted, or moved aside in the same dir. */
+const remove = (index: number, whichIndex: number, move: boolean): Step => ({
+  label: `${move ? 'move' : 'delete'} kb.db${pick(WHICH, whichIndex)}(${index})`,
+  async run(world) {
+    const which = pick(WHICH, whichIndex);
+    const name = pick(names(world), index);
+    const file = fileOf(world, name, which);
+    if (!existsSync(file)) return;
+    if (move) renameSync(file, `${file}.moved-${world.counter++}`);
+    else rmSync(file);
+    const model = world.dirs.get(name) as DirModel;
+    model.tainted = true;
+    // kb.db gone while stopped, with nothing of it left beside: starting afresh is what was asked.
+    const left = SIDECARS.some((suffix) => existsSync(fileOf(world, name, suffix)));
+    if (which === '' && world.server?.name !== name && !left) world.dirs.set(name, { ...fresh(), tainted: true });
+  },
+});
+
+const stepArb: fc.Arbitrary<Step> = fc
+  .oneof(
+  { arbitrary: fc.constant(null).map(write), weight: 6 },
+  { arbitrary: fc.nat().map(start), weight: 4 },
+  { arbitrary: fc.constant('SIGKILL' as const).map(stop), weight: 2 },
+  { arbitrary: fc.constant('SIGTERM' as const).map(stop), weight: 2 },
+  { arbitrary: fc.nat().map(token), weight: 2 },
+  { arbitrary: fc.nat().map(backup), weight: 1 },
+  { arbitrary: fc.tuple(fc.nat(), fc.nat()).map(([a, b]) => restore(a, b)), weight: 1 },
+  { arbitrary: fc.tuple(fc.nat(), fc.boolean()).map(([a, alone]) => copyDir(a, alone)), weight: 1 },
+  { arbitrary: fc.tuple(fc.nat(), fc.nat(), fc.nat()).map(([a, b, w]) => copySidecar(a, b, w)), weight: 2 },
+  { arbitrary: fc.tuple(fc.nat(), fc.boolean()).map(([a, symbolic]) => link(a, symbolic)), weight: 1 },
+  { arbitrary: fc.tuple(fc.nat(), fc.nat(), fc.boolean()).map(([a, w, move]) => remove(a, w, move)), weight: 3 },
+  )
+  // A failing sequence is printed as its steps' labels.
+  .map((step) => Object.assign(step, { [fc.toStringMethod]: () => step.label }));
+
+/** A sequence always begins with a start and a write, and ends with a SIGTERM and a start of every dir: the final check. */
+async function play(steps: Step[], expect: ExpectStatic): Promise<void> {
+  const world: World = {
+    root: tempDir('kb-accidents-'),
+    env: isolatedEnv(),
+    dirs: new Map(),
+    server: undefined,
+    counter: 0,
+    expect,
+    log: [],
+  };
+  mkdirSync(pathOf(world, 'a'), { mode: 0o700 });
+  world.dirs.set('a', fresh());
+  const all = [start(0), write(), ...steps];
+  try {
+    for (const step of all) {
+      world.log.push(step.label);
+      await step.run(world);
+    }
+    await stop('SIGKILL').run(world);
+    for (let i = 0; i < world.dirs.size; i++) {
+      world.log.push(`final start(${i})`);
+      await start(i).run(world);
+      await stop('SIGTERM').run(world);
+    }
+  } catch (error) {
+    (error as Error).message += `\nsteps:\n${world.log.join('\n')}`;
+    throw error;
+  } finally {
+    world.server?.process.child.kill('SIGKILL');
+    await world.server?.process.exited;
+    rmSync(world.root, { recursive: true, force: true });
+  }
+}
+
+describe('the data dir under accidents: a model of every write answered 200', () => {
+  it(`keeps every acknowledged write and token, or refuses by name changing nothing, over ${RUNS} sequences`, { timeout: 60_000 + RUNS * 60_000 }, async ({ expect }) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArb, { minLength: 4, maxLength: 12 }), (steps) => play(steps, expect)),
+      { numRuns: RUNS, endOnFailure: true },
+    );
+  });
+});

@@ -1,0 +1,197 @@
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, type ExpectStatic, it } from 'vitest';
+import { isolatedEnv, logMessages, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+/**
+ * The accidents of the data dir that lost acknowledged writes before kb kept a chain of commits and watched its files
+ * (docs/contract.md, Files and start-up), each as it was first met, on the built bin/run.js: one regression test per
+ * finding. The whole space of them is test/e2e/accidents.test.ts.
+ */
+
+const running: ServeProcess[] = [];
+afterEach(async () => {
+  for (const server of running.splice(0)) {
+    server.child.kill('SIGKILL');
+    await server.exited;
+  }
+});
+
+const TOKEN = /kbt_[A-Za-z0-9_-]{43}/;
+
+interface Served {
+  server: ServeProcess;
+  token: string;
+  admin: string | undefined;
+}
+
+async function serve(dir: string, env: NodeJS.ProcessEnv, token?: string, args: string[] = []): Promise<Served> {
+  const server = await startServe(['--data-dir', dir, ...args], env);
+  running.push(server);
+  const admin = /admin port: (http:\/\/\S+)\/live/.exec(server.stderr())?.[1];
+  return { server, token: token ?? (TOKEN.exec(server.stdout())?.[0] as string), admin };
+}
+
+async function stop({ server }: Served, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
+  server.child.kill(signal);
+  await server.exited;
+  running.splice(running.indexOf(server), 1);
+}
+
+async function create(expect: ExpectStatic, { server, token }: Served, key: string): Promise<void> {
+  const reply = await fetch(`${server.url}/v1/ns_create`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ key }),
+  });
+  expect(reply.status, await reply.clone().text()).toBe(200);
+}
+
+async function keys({ server, token }: Served): Promise<string[]> {
+  const reply = await fetch(`${server.url}/v1/ns_list`, { headers: { authorization: `Bearer ${token}` } });
+  return ((await reply.json()) as { data: { key: string }[] }).data.map((ns) => ns.key);
+}
+
+/** Every file of a dir with its bytes. */
+function contents(dir: string): Record<string, string> {
+  return Object.fromEntries(readdirSync(dir).map((name) => [name, readFileSync(join(dir, name)).toString('base64')]));
+}
+
+async function refused(expect: ExpectStatic, dir: string, env: NodeJS.ProcessEnv, pattern: RegExp): Promise<void> {
+  const before = contents(dir);
+  const result = await runKb(['serve', '--port', '0', '--data-dir', dir], { env, timeoutMs: 60_000 });
+  expect(result.code, result.stderr).toBe(1);
+  expect(result.stderr).toMatch(pattern);
+  expect(contents(dir)).toEqual(before);
+}
+
+describe('kb serve: the data dir under the accidents that lost writes', { timeout: 120_000 }, () => {
+  it('a -wal deleted while kb serve runs: the writes before and after it survive a kill -9', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'one');
+    await create(expect, first, 'two');
+    rmSync(join(dir, 'kb.db-wal'));
+    await create(expect, first, 'three');
+    await create(expect, first, 'four');
+    expect(logMessages(first.server.stderr()).join('\n')).toMatch(/kb\.db-wal was deleted or moved away while kb serve ran: every write it acknowledged was checkpointed/);
+    await stop(first, 'SIGKILL');
+    const again = await serve(dir, env, first.token);
+    expect(await keys(again)).toEqual(['four', 'one', 'three', 'two']);
+  });
+
+  it('a -shm deleted while kb serve runs: tokens created beside it land where it reads, or the command refuses', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'before');
+    rmSync(join(dir, 'kb.db-shm'));
+    const printed: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const result = await runKb(['serve', 'token', 'create', '--org', 'acme', '--data-dir', dir], { env, timeoutMs: 60_000 });
+      if (result.code === 0) printed.push(result.stdout.trim().split('\n').pop() as string);
+      else expect(result.stderr).toMatch(/kb serve \(pid \d+\) holds this database, but .*kb\.db-shm was deleted or moved away/);
+    }
+    expect(printed.length).toBeGreaterThan(0);
+    for (const token of printed) {
+      expect((await fetch(`${first.server.url}/v1/auth`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    }
+    await stop(first, 'SIGTERM');
+    const again = await serve(dir, env, first.token);
+    for (const token of printed) {
+      expect((await fetch(`${again.server.url}/v1/auth`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    }
+  });
+
+  it('a -wal of another copy of the same backup is refused, naming it, and nothing changes', async ({ expect }) => {
+    const env = isolatedEnv();
+    const original = tempDir('kb-acc-');
+    const made = await runKb(['serve', 'token', 'create', '--org', 'acme', '--data-dir', original], { env });
+    const token = made.stdout.trim().split('\n').pop() as string;
+    const backup = join(tempDir('kb-acc-'), 'backup');
+    expect((await runKb(['serve', 'backup', backup, '--data-dir', original], { env })).code).toBe(0);
+    const other = tempDir('kb-acc-');
+    copyFileSync(join(backup, 'kb.db'), join(other, 'kb.db'));
+    const onOther = await serve(other, env, token);
+    await create(expect, onOther, 'only-here');
+    await stop(onOther, 'SIGTERM');
+    const onBackup = await serve(backup, env, token);
+    for (const key of ['b-1', 'b-2', 'b-3', 'b-4']) await create(expect, onBackup, key);
+    await stop(onBackup, 'SIGKILL');
+    copyFileSync(join(backup, 'kb.db-wal'), join(other, 'kb.db-wal'));
+    await refused(expect, other, env, /kb\.db-wal is not the write-ahead log of .*kb\.db \(it continues another copy of this database/);
+  });
+
+  it('one kb.db under two names, a hard link or a symbolic link, is refused by name on each', async ({ expect }) => {
+    const env = isolatedEnv();
+    const a = tempDir('kb-acc-');
+    await stop(await serve(a, env), 'SIGTERM');
+    const b = tempDir('kb-acc-');
+    linkSync(join(a, 'kb.db'), join(b, 'kb.db'));
+    await refused(expect, b, env, /kb\.db has 2 hard links/);
+    await refused(expect, a, env, /kb\.db has 2 hard links/);
+    rmSync(join(b, 'kb.db'));
+    symlinkSync(join(a, 'kb.db'), join(b, 'kb.db'));
+    await refused(expect, b, env, /kb\.db is a symbolic link/);
+  });
+
+  it('a hot -wal moved away after a kill -9: the start refuses, naming kb.db and its lost log; putting it back serves everything', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'in-the-log');
+    await stop(first, 'SIGKILL');
+    const aside = tempDir('kb-acc-aside-');
+    renameSync(join(dir, 'kb.db-wal'), join(aside, 'kb.db-wal'));
+    await refused(expect, dir, env, /kb\.db was not closed cleanly .* its write-ahead log .*kb\.db-wal is not beside it/);
+    renameSync(join(aside, 'kb.db-wal'), join(dir, 'kb.db-wal'));
+    expect(await keys(await serve(dir, env, first.token))).toEqual(['in-the-log']);
+  });
+
+  it('kb.db replaced while kb serve runs: writes answer 503, its database is saved, and the next start says which to keep', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'mine');
+    const other = tempDir('kb-acc-');
+    await stop(await serve(other, env), 'SIGTERM');
+    renameSync(join(other, 'kb.db'), join(dir, 'kb.db'));
+    const reply = await fetch(`${first.server.url}/v1/ns_create`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${first.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ key: 'after' }),
+    });
+    expect(reply.status).toBe(503);
+    expect(reply.headers.get('retry-after')).toBe('1');
+    await stop(first, 'SIGTERM');
+    const saved = readdirSync(dir).find((name) => name.startsWith('kb-saved-')) as string;
+    expect(saved).toBeDefined();
+    await refused(expect, dir, env, new RegExp(`saved the database it held as ${join(dir, saved)}`));
+    // The first of the two ways the refusal offers: keep the saved one.
+    mkdirSync(`${dir}.replaced`);
+    for (const name of readdirSync(dir).filter((file) => file.startsWith('kb.db'))) renameSync(join(dir, name), join(`${dir}.replaced`, name));
+    renameSync(join(dir, saved), join(dir, 'kb.db'));
+    expect(await keys(await serve(dir, env, first.token))).toEqual(['mine']);
+  });
+
+  it('/ready answers 503 while another process holds the write lock past the busy timeout, and 200 once it lets go', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const served = await serve(dir, env, undefined, ['--admin-port', '0']);
+    const ready = async () => (await fetch(`${served.admin as string}/ready`)).status;
+    expect(await ready()).toBe(200);
+    const holder = new Database(join(dir, 'kb.db'));
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      await expect.poll(ready, { timeout: 20_000, interval: 500 }).toBe(503);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    await expect.poll(ready, { timeout: 10_000, interval: 200 }).toBe(200);
+    expect(existsSync(join(dir, 'kb.db-wal'))).toBe(true);
+  });
+});
