@@ -154,6 +154,40 @@ describe('README.md', () => {
     expect(all.filter((fence) => SHELL_LANGS.has(fence.lang)).length).toBeGreaterThanOrEqual(5);
   });
 
+  it('links only to files and headings that exist (the README and every page of docs/)', () => {
+    const slug = (heading: string) =>
+      heading
+        .trim()
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+        .replace(/\s/g, '-');
+    const anchors = (file: string) =>
+      new Set(
+        readFileSync(join(ROOT, file), 'utf8')
+          .split('\n')
+          .filter((line) => /^#{1,6} /.test(line))
+          .map((line) => slug(line.replace(/^#+ /, ''))),
+      );
+    const pages = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+    const broken: string[] = [];
+    for (const page of pages) {
+      for (const [, target] of readFileSync(join(ROOT, page), 'utf8').matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target as string)) continue;
+        const [path, hash] = (target as string).split('#');
+        const file = path === '' ? page : join(dirname(page), path as string);
+        let exists = true;
+        try {
+          statSync(join(ROOT, file));
+        } catch {
+          exists = false;
+        }
+        if (!exists) broken.push(`${page}: ${target} (no such file)`);
+        else if (hash !== undefined && file.endsWith('.md') && !anchors(file).has(hash)) broken.push(`${page}: ${target} (no such heading)`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
   it('no line of the README, the docs or the source suggests npx kb (outside the clone, npx runs an unrelated registry package)', () => {
     const files = ['README.md', ...readdirSync(join(ROOT, 'docs')).map((name) => `docs/${name}`)];
     const walk = (dir: string): void => {
