@@ -61,8 +61,11 @@ export function steps(fence: Fence): Step[] {
   return found;
 }
 
-/** `kb serve` run in the foreground (not `kb serve backup` or `kb serve token`), as the last command of a step. */
-const SERVE = /(?:^|&&\s*)kb serve((?:\s+--[a-z-]+(?:\s+[^-\s][^\s]*)?)*)\s*$/;
+/**
+ * `kb serve` run in the foreground (not `kb serve backup` or `kb serve token`), as the last command of a step,
+ * perhaps with variables of its own (`KB_DATA_DIR=... kb serve`).
+ */
+const SERVE = /(?:^|&&\s*)(?:[A-Za-z_]+=\S+\s+)*kb serve((?:\s+--[a-z-]+(?:\s+[^-\s][^\s]*)?)*)\s*$/;
 
 export type Kind = 'install' | 'serve' | 'tui' | 'run';
 
@@ -84,6 +87,12 @@ export function serveFlags(step: Step): Map<string, string> {
   const text = SERVE.exec(code(step.command.replace(/\n/g, ' ')))?.[1] ?? '';
   for (const match of text.matchAll(/--([a-z-]+)(?:\s+([^-\s][^\s]*))?/g)) flags.set(match[1] as string, match[2] ?? '');
   return flags;
+}
+
+/** Whether a step's `kb serve` serves the default data dir (no `--data-dir`, `--database` or variable naming another). */
+export function servesDefaultDataDir(step: Step): boolean {
+  const flags = serveFlags(step);
+  return !flags.has('data-dir') && !flags.has('database') && !/\bKB_(DATA_DIR|DATABASE_URL)=/.test(step.command);
 }
 
 /** `npm ci && rest` as `rest`: the install that a test does not repeat, the rest of the command as written. */

@@ -8,7 +8,7 @@ import { ROOT, runProcess, type RunResult } from '../helpers/cli.js';
 import { describeRun } from '../helpers/cli-e2e.js';
 import { freePort } from '../helpers/serve-with-log.js';
 import { tempDir } from '../helpers/temp.js';
-import { fences, kind, movePorts, portsNamed, serveFlags, SHELL_LANGS, shownOutput, type Step, steps, withoutInstall } from './readme-blocks.js';
+import { fences, kind, movePorts, portsNamed, serveFlags, servesDefaultDataDir, SHELL_LANGS, shownOutput, type Step, steps, withoutInstall } from './readme-blocks.js';
 
 // README.md as a reader runs it: every ```sh and ```bash block, in order, each command as written, in a clone's
 // layout with an empty HOME, against the real kb serve that the README itself starts. Blocks that are not meant to
@@ -40,8 +40,6 @@ function readerEnv(home: string): NodeJS.ProcessEnv {
 
 interface Server {
   step: Step;
-  port: number;
-  defaultDataDir: boolean;
   child: ChildProcess;
   out: () => string;
   exited: Promise<number | null>;
@@ -49,7 +47,7 @@ interface Server {
 
 const servers: Server[] = [];
 afterAll(() => {
-  for (const server of servers) if (server.child.exitCode === null) process.kill(-(server.child.pid as number), 'SIGKILL');
+  for (const server of servers) if (server.child.exitCode === null && server.child.signalCode === null) process.kill(-(server.child.pid as number), 'SIGKILL');
 });
 
 function where(step: Step): string {
@@ -65,11 +63,11 @@ async function startServer(step: Step, command: string, port: number, env: NodeJ
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  const server: Server = { step, port, defaultDataDir: !serveFlags(step).has('data-dir'), child, out: () => out, exited };
+  const server: Server = { step, child, out: () => out, exited };
   servers.push(server);
   const deadline = Date.now() + STEP_MS;
   for (;;) {
-    if (child.exitCode !== null) expect.fail(`${where(step)}\nexited ${child.exitCode} before it answered:\n${out}`);
+    if (child.exitCode !== null || child.signalCode !== null) expect.fail(`${where(step)}\nexited (${child.exitCode ?? child.signalCode}) before it answered:\n${out}`);
     const health = await fetch(`http://127.0.0.1:${port}/v1/health`).catch(() => undefined);
     if (health?.status === 200) return server;
     if (Date.now() > deadline) expect.fail(`${where(step)}\ndid not answer on port ${port}:\n${out}`);
@@ -222,8 +220,8 @@ describe('README.md', () => {
     const skipped: string[] = [];
     for (const { list } of blocks) {
       // The README says to stop kb serve before it serves its default data dir again (the restore, starting afresh).
-      if (list.some((step) => kind(step) === 'serve' && !serveFlags(step).has('data-dir'))) {
-        for (const server of servers.filter((s) => s.child.exitCode === null)) await stopServer(server);
+      if (list.some((step) => kind(step) === 'serve' && servesDefaultDataDir(step))) {
+        for (const server of servers.filter((s) => s.child.exitCode === null && s.child.signalCode === null)) await stopServer(server);
       }
       let pending: Array<{ step: Step; command: string }> = [];
       const flush = async () => {
@@ -269,7 +267,7 @@ describe('README.md', () => {
       }
       await flush();
     }
-    for (const server of servers.filter((s) => s.child.exitCode === null)) await stopServer(server);
+    for (const server of servers.filter((s) => s.child.exitCode === null && s.child.signalCode === null)) await stopServer(server);
 
     // Only the installs (and the suite itself) are left out, and everything else ran.
     expect(skipped.every((command) => /\bnpm (ci|test)\b/.test(command) || (!TMUX && /^kb tui\b/.test(command))), skipped.join('\n')).toBe(true);
