@@ -1,7 +1,7 @@
 // Bundles the CLI with esbuild: one file per command (oclif loads only the one in hand, through the manifest),
 // code shared between commands in chunks, and what only some commands need (the server, the store, the TUI)
 // in chunks of their own, loaded by `await import` when such a command runs. Fewer, smaller files to resolve
-// and compile is most of what `kb`'s start-up costs (README, "Performance"). The packages every command loads
+// and compile is most of what `kb`'s start-up costs (docs/performance.md). The packages every command loads
 // (oclif, undici, conf), and the TUI's React and Ink, are bundled apart, in two scripts compiled with V8 code caches:
 // scripts/vendor.mjs.
 //

@@ -1,7 +1,7 @@
 // The vendor bundles: the packages every command loads (oclif, undici, conf), bundled as one CommonJS script,
 // dist/vendor/vendor.cjs, and the TUI's (React, Ink) as another, dist/vendor/vendor-tui.cjs, which
 // scripts/vendor-load.mjs compiles with V8 code caches made at build time (scripts/vendor-cache.mjs). Node 20 keeps no compiled code between runs for ES modules, and compiling these
-// packages was half of what a `kb ns list` cost to start (README, "Performance").
+// packages was half of what a `kb ns list` cost to start (docs/performance.md).
 //
 // kb's own code stays ES modules (scripts/build.mjs); where it imports one of VENDORED, the import resolves to a
 // stand-in module that takes the package from the vendor bundle, so the process holds one copy of each.

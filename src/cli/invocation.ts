@@ -4,8 +4,8 @@ import { shellQuote } from '../os/shell.js';
 
 /**
  * How to run this kb in a hint it prints ("try `kb ns list`"): `kb` when that name on PATH is this very kb, else the
- * path of the script that runs it (started through `npx kb`, say, or from a clone that is not on PATH), so that the
- * hint works as printed.
+ * path of the script that runs it (`./bin/run.js` in a clone that is not on PATH, say), so that the hint works as
+ * printed: a bare `kb` there could run another program of that name, or none.
  */
 export function kbCommand(searchPath: string | undefined, script: string | undefined = process.argv[1]): string {
   if (script === undefined) return 'kb';

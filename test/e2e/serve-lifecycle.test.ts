@@ -64,7 +64,7 @@ describe('kb serve: the first token always reaches its user', () => {
   it('names itself in the first start\'s hint as the shell would find it: kb on PATH, else the path of the script', async () => {
     const { mkdirSync, symlinkSync } = await import('node:fs');
     const env = isolatedEnv();
-    // Not on PATH (as with `npx kb`, or a clone): the hint gives the script, so that it works as printed.
+    // Not on PATH (run by its path, from a clone): the hint gives the script, so that it works as printed.
     const offPath = await serve([], env);
     await expect.poll(() => offPath.stdout()).toMatch(/Saved as CLI profile "local"/);
     expect(offPath.stdout()).toContain(`Try \`${KB_BIN} ns list\` in another terminal`);
