@@ -1,5 +1,6 @@
 import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { execFileSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { afterEach, describe, type ExpectStatic, it } from 'vitest';
 import { isolatedEnv, logMessages, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
@@ -68,34 +69,59 @@ async function refused(expect: ExpectStatic, dir: string, env: NodeJS.ProcessEnv
 }
 
 describe('kb serve: the data dir under the accidents that lost writes', { timeout: 120_000 }, () => {
-  it('a -wal deleted while kb serve runs: the writes before and after it survive a kill -9', async ({ expect }) => {
+  it('a -wal deleted while kb serve runs: the writes before and after it survive a kill -9 right after them', async ({ expect }) => {
     const env = isolatedEnv();
     const dir = tempDir('kb-acc-');
     const first = await serve(dir, env);
     await create(expect, first, 'one');
     await create(expect, first, 'two');
     rmSync(join(dir, 'kb.db-wal'));
+    // At once: the next write itself finds the log gone, before the watch of the files does.
     await create(expect, first, 'three');
     await create(expect, first, 'four');
-    expect(logMessages(first.server.stderr()).join('\n')).toMatch(/kb\.db-wal was deleted or moved away while kb serve ran: every write it acknowledged was checkpointed/);
     await stop(first, 'SIGKILL');
     const again = await serve(dir, env, first.token);
     expect(await keys(again)).toEqual(['four', 'one', 'three', 'two']);
   });
 
-  it('a -shm deleted while kb serve runs: tokens created beside it land where it reads, or the command refuses', async ({ expect }) => {
+  it('a -wal moved away while kb serve is idle: within a second it saves its writes, reopens and says so', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'one');
+    renameSync(join(dir, 'kb.db-wal'), join(dir, 'kb.db-wal.moved'));
+    await expect
+      .poll(() => logMessages(first.server.stderr()).join('\n'), { timeout: 15_000 })
+      .toMatch(/kb\.db-wal was deleted or moved away while kb serve ran: every write it acknowledged was checkpointed/);
+    expect(existsSync(join(dir, 'kb.db-wal'))).toBe(true);
+    await stop(first, 'SIGKILL');
+    rmSync(join(dir, 'kb.db-wal.moved'));
+    expect(await keys(await serve(dir, env, first.token))).toEqual(['one']);
+  });
+
+  it('a -shm deleted while kb serve runs: a token command beside it waits for it to reopen, or refuses; every token it prints is read', async ({ expect }) => {
     const env = isolatedEnv();
     const dir = tempDir('kb-acc-');
     const first = await serve(dir, env);
     await create(expect, first, 'before');
-    rmSync(join(dir, 'kb.db-shm'));
+    const tokenCreate = () => runKb(['serve', 'token', 'create', '--org', 'acme', '--data-dir', dir], { env, timeoutMs: 60_000 });
+    // Stopped, the server cannot reopen: the command must not write through another -shm than the server's.
+    first.server.child.kill('SIGSTOP');
+    let held;
+    try {
+      rmSync(join(dir, 'kb.db-shm'));
+      held = await tokenCreate();
+    } finally {
+      first.server.child.kill('SIGCONT');
+    }
+    expect(held.code, held.stdout).toBe(1);
+    expect(held.stderr).toMatch(/kb serve \(pid \d+\) holds this database, but .*kb\.db-shm was deleted or moved away while it ran/);
     const printed: string[] = [];
     for (let i = 0; i < 2; i++) {
-      const result = await runKb(['serve', 'token', 'create', '--org', 'acme', '--data-dir', dir], { env, timeoutMs: 60_000 });
-      if (result.code === 0) printed.push(result.stdout.trim().split('\n').pop() as string);
-      else expect(result.stderr).toMatch(/kb serve \(pid \d+\) holds this database, but .*kb\.db-shm was deleted or moved away/);
+      const result = await tokenCreate();
+      expect(result.code, result.stderr).toBe(0);
+      printed.push(result.stdout.trim().split('\n').pop() as string);
     }
-    expect(printed.length).toBeGreaterThan(0);
     for (const token of printed) {
       expect((await fetch(`${first.server.url}/v1/auth`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
     }
@@ -103,6 +129,21 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
     const again = await serve(dir, env, first.token);
     for (const token of printed) {
       expect((await fetch(`${again.server.url}/v1/auth`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    }
+  });
+
+  it.runIf(process.getuid?.() === 0)('a kb.db open by kb serve of another data dir (a bind mount) is refused, naming that server', async ({ expect }) => {
+    const env = isolatedEnv();
+    const a = tempDir('kb-acc-');
+    const b = tempDir('kb-acc-');
+    const first = await serve(a, env);
+    execFileSync('mount', ['--bind', a, b]);
+    try {
+      const result = await runKb(['serve', '--port', '0', '--data-dir', b], { env, timeoutMs: 60_000 });
+      expect(result.code, result.stderr).toBe(1);
+      expect(result.stderr).toMatch(new RegExp(`kb\\.db is open already by kb serve \\(pid ${first.server.child.pid}\\) of the data dir ${a}`));
+    } finally {
+      execFileSync('umount', [b]);
     }
   });
 
