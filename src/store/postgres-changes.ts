@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { CHANGES_CHANNEL } from './postgres-migrations.js';
-import { connectionConfig, STALLED_MS } from './postgres-pool.js';
+import { connectionConfig, ROUND_TRIP_MS, STALLED_MS } from './postgres-pool.js';
 
 /** What a write may change, so that a commit tells the caches that keep it: tokens (and organizations), or data. */
 export type Changes = 'tokens' | 'data';
@@ -29,7 +29,11 @@ export class ChangeListener {
   private anyOrg = 0;
   private readonly orgs = new Map<number, number>();
 
-  constructor(private readonly url: string) {}
+  constructor(
+    private readonly url: string,
+    /** The bound on a round trip of the LISTEN connection (postgres-pool.ts). */
+    private readonly roundTripMs = ROUND_TRIP_MS,
+  ) {}
 
   /** Connects and LISTENs; rejects when the first attempt fails (open() then fails as it would without a listener). */
   start(): Promise<void> {
@@ -136,7 +140,7 @@ export class ChangeListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client(connectionConfig(this.url, 'kb serve (listen)'));
+    const client = new pg.Client(connectionConfig(this.url, 'kb serve (listen)', this.roundTripMs));
     this.client = client;
     const lost = () => this.drop(client);
     client.on('error', lost);

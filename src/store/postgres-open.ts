@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { APPLICATION, CREATE_SCHEMA_TABLE, POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, SCHEMA_TABLE } from './postgres-migrations.js';
-import { connectionConfig } from './postgres-pool.js';
+import { connectionConfig, MAINTENANCE_ROUND_TRIP_MS } from './postgres-pool.js';
 import { isConnectionFailure, MIGRATION_LOCK, reasonOf, sqlState } from './postgres-sql.js';
 import { StoreOpenError, StoreUnreachableError } from './store.js';
 import type { PostgresStoreOptions } from './postgres.js';
@@ -72,7 +72,7 @@ export function refusal(message: string, error: unknown): StoreOpenError {
  * own, under the maintenance limits (postgres-pool.ts): a migration, or the wait for another replica's, may be long.
  */
 export async function migrate(url: string, shown: string, redact: (text: string) => string): Promise<void> {
-  const client = new pg.Client(connectionConfig(url, 'kb serve (migrate)', true));
+  const client = new pg.Client(connectionConfig(url, 'kb serve (migrate)', MAINTENANCE_ROUND_TRIP_MS));
   // For the client's whole life: a connection that breaks must not raise an unhandled 'error'.
   client.on('error', () => undefined);
   try {

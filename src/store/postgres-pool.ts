@@ -19,7 +19,7 @@ export const ROUND_TRIP_MS = 5000;
  * PostgreSQL ends a statement that runs longer (a lock wait behind a stalled transaction, say) a second before the
  * bound: the database answers it with an error (503, nothing written), and the connection stays in use.
  */
-export const STATEMENT_MS = ROUND_TRIP_MS - 1000;
+export const statementMs = (roundTripMs: number) => roundTripMs - 1000;
 /**
  * A round trip unanswered this long counts as stalled: the replica is not ready (/ready 503, as a probe that waited as
  * long would conclude) and reads stop waiting for a LISTEN connection that stalls. Longer than a healthy round trip
@@ -27,11 +27,10 @@ export const STATEMENT_MS = ROUND_TRIP_MS - 1000;
  */
 export const STALLED_MS = 1000;
 /**
- * Schema migrations and the hourly purge of idempotency replies may legitimately run long: they run under these
- * limits instead (PostgreSQL's statement timeout, and the bound on their round trips a few seconds beyond it).
+ * Schema migrations and the hourly purge of idempotency replies may legitimately run long: they run under this bound
+ * instead (and PostgreSQL's statement timeout a second below it).
  */
-export const MAINTENANCE_STATEMENT_MS = 30_000;
-export const MAINTENANCE_ROUND_TRIP_MS = MAINTENANCE_STATEMENT_MS + ROUND_TRIP_MS;
+export const MAINTENANCE_ROUND_TRIP_MS = 30_000;
 /**
  * TCP keepalive on every connection, probing after this long idle (then, as libuv sets it, every second, 10 times):
  * an idle connection whose peer vanished or whose state a firewall dropped is found broken (and replaced) in about
@@ -45,14 +44,14 @@ export const TYPES = {
     oid === pg.types.builtins.INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
-/** What every connection of kb sets: the bounds above, keepalive, its name in pg_stat_activity. */
-export function connectionConfig(url: string, applicationName: string, maintenance = false): pg.ClientConfig {
+/** What every connection of kb sets: the bounds above (roundTripMs, ROUND_TRIP_MS unless told), keepalive, its name. */
+export function connectionConfig(url: string, applicationName: string, roundTripMs = ROUND_TRIP_MS): pg.ClientConfig {
   return {
     connectionString: url,
     application_name: applicationName,
     connectionTimeoutMillis: ROUND_TRIP_MS,
-    query_timeout: maintenance ? MAINTENANCE_ROUND_TRIP_MS : ROUND_TRIP_MS,
-    statement_timeout: maintenance ? MAINTENANCE_STATEMENT_MS : STATEMENT_MS,
+    query_timeout: roundTripMs,
+    statement_timeout: statementMs(roundTripMs),
     // A replica that stalls inside a transaction does not hold its locks for long.
     idle_in_transaction_session_timeout: 60_000,
     keepAlive: true,
@@ -94,13 +93,14 @@ export class Connections {
 
   constructor(
     url: string,
+    roundTripMs: number,
     private readonly poolSize: number,
     /** Requests that may wait for a connection when all are taken; more are refused at once with 503. */
     private readonly queueLimit: number,
     /** Connections the group commit keeps at most. */
     private readonly keep: number,
   ) {
-    this.pool = new pg.Pool({ ...connectionConfig(url, 'kb serve'), max: poolSize });
+    this.pool = new pg.Pool({ ...connectionConfig(url, 'kb serve', roundTripMs), max: poolSize });
     // pg takes the pool's own 'error' listener off a client while it is checked out, and pool.query's listener goes
     // after the first error: a connection that breaks then (a database restart, pg_terminate_backend) would raise an
     // unhandled 'error' and end the process. This listener stays for the client's whole life.

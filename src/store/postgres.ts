@@ -22,7 +22,7 @@ import { BatchCommit, type BaseRow, CONCURRENT_BATCHES, GATHER_MS, MAX_BATCH, OV
 import { ChangeListener, type Changes } from './postgres-changes.js';
 import { type DescribedRow, operationOf } from './postgres-writes.js';
 import { migrate, waitForDatabase } from './postgres-open.js';
-import { Connections, MAINTENANCE_ROUND_TRIP_MS, MAINTENANCE_STATEMENT_MS } from './postgres-pool.js';
+import { Connections, MAINTENANCE_ROUND_TRIP_MS, ROUND_TRIP_MS, statementMs } from './postgres-pool.js';
 import {
   advisoryKey,
   type Client,
@@ -58,6 +58,8 @@ export interface PostgresStoreOptions {
   authFailureWindowMs?: number;
   /** Told after each group commit (metrics). */
   onCommit?: CommitObserver | undefined;
+  /** The most to wait for the answer to a round trip to the database (default ROUND_TRIP_MS, postgres-pool.ts). */
+  roundTripMs?: number;
 }
 
 /** Tokens a replica keeps known at most. */
@@ -130,8 +132,9 @@ export class PostgresStore implements Store {
     const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
     // Requests beyond the pool wait for a connection, up to this many; past them a request is refused at once (503):
     // a flood of slow lists must not queue everyone else for the connection timeout.
-    const connections = new Connections(options.url, poolSize, options.queueLimit ?? poolSize * 8, CONCURRENT_BATCHES);
-    const changes = new ChangeListener(options.url);
+    const roundTripMs = options.roundTripMs ?? ROUND_TRIP_MS;
+    const connections = new Connections(options.url, roundTripMs, poolSize, options.queueLimit ?? poolSize * 8, CONCURRENT_BATCHES);
+    const changes = new ChangeListener(options.url, roundTripMs);
     try {
       await changes.start();
     } catch (error) {
@@ -470,7 +473,7 @@ export class PostgresStore implements Store {
   /** Under the maintenance limits (postgres-pool.ts): a purge of an hour of replies may take a while. */
   idempotencyPurge(): Promise<number> {
     return this.transaction(async (client) => {
-      await client.query(`SET LOCAL statement_timeout = ${MAINTENANCE_STATEMENT_MS}`);
+      await client.query(`SET LOCAL statement_timeout = ${statementMs(MAINTENANCE_ROUND_TRIP_MS)}`);
       const result = await client.query({
         text: `DELETE FROM idempotency WHERE created_at < now() - $1::float8 * interval '1 millisecond'`,
         values: [IDEMPOTENCY_RETENTION_MS],

@@ -172,6 +172,47 @@ describe('kb serve when the database stops answering on one of its connections (
     }
   }, 120_000);
 
+  it('the group commit\'s connection stalling inside COMMIT: the keyed write is answered 503 saying it may have been applied, and once the backend runs again it was, and a retry with its key replays its 200', async () => {
+    const setup = await setUp();
+    const stopped: number[] = [];
+    try {
+      const replica = await startReplica(setup);
+      // A COMMIT that takes 2 s for one key (a deferred trigger, under PostgreSQL's own 4 s statement timeout): long
+      // enough to stop its backend while it is inside that COMMIT.
+      await pgQuery(
+        setup.url,
+        `CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+           BEGIN IF NEW.key = 'slow' THEN PERFORM pg_sleep(2); END IF; RETURN NULL; END $$;
+         CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON namespaces DEFERRABLE INITIALLY DEFERRED
+           FOR EACH ROW EXECUTE FUNCTION slow_commit()`,
+      );
+      const held = call(replica, setup.token, 'POST', '/ns_create', { key: 'slow' }, 'k-slow');
+      let committing: number[] = [];
+      await expect
+        .poll(async () => (committing = await backends(setup, `application_name = 'kb serve' AND wait_event = 'PgSleep' AND query LIKE '%COMMIT'`)).length, { timeout: HANG_MS, interval: 20 })
+        .toBe(1);
+      process.kill(committing[0] as number, 'SIGSTOP');
+      stopped.push(...committing);
+      await notReadyWhileHeld(replica);
+      expectRefused(await held, /may have been applied/);
+
+      for (const pid of stopped.splice(0)) continueBackend(pid);
+      await gone(setup, committing);
+      // It was: the commit went on once the backend ran again, its reply under its key with it.
+      expect(await namespaces(setup)).toEqual(['slow']);
+      const retried = await fetch(`${replica.server.url}/v1/ns_create`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${setup.token}`, 'content-type': 'application/json', 'idempotency-key': 'k-slow' },
+        body: JSON.stringify({ key: 'slow' }),
+      });
+      expect(retried.status).toBe(200);
+      expect(retried.headers.get('idempotent-replayed')).toBe('true');
+      expect(replica.server.child.exitCode, replica.server.stderr()).toBeNull();
+    } finally {
+      await tearDown(setup, stopped);
+    }
+  }, 120_000);
+
   it('the pool\'s connections: the read and the keyed write they hold are answered 503 with Retry-After while the backends stay stopped; /ready 503 meanwhile; the write is not in the database, and runs when retried with its key', async () => {
     const setup = await setUp();
     const stopped: number[] = [];
