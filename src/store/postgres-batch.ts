@@ -7,6 +7,7 @@ import {
   activeTokens,
   arrayLiteral,
   type Client,
+  CommitUnconfirmed,
   encode,
   idempotencyLock,
   InsertBases,
@@ -96,7 +97,8 @@ export class BatchCommit {
     const outcomes: Array<WriteOutcome | undefined> = batch.map(() => undefined);
     const keyed = batch.some((item) => item.capture !== undefined);
     if (!keyed && batch.every((item) => item.row !== undefined)) {
-      const verdicts = await this.insertBases(client, batch, true);
+      // The statement commits by itself: a connection lost meanwhile leaves its outcome unknown.
+      const verdicts = await this.insertBases(client, batch, true).catch(unconfirmedCommit);
       // Refused as a whole: nothing was written (the statement committed, or failed, by itself). Each write runs alone.
       if (verdicts === undefined) return this.commit(client, alone(batch));
       batch.forEach((item, index) => {
@@ -150,7 +152,7 @@ export class BatchCommit {
       }
     });
     // The last write's savepoint goes with the COMMIT, and so do the replies of the base rows.
-    await client.query(keptRows.length > 0 ? `${KEEP_REPLIES} VALUES ${keptRows.join(', ')} ${ON_KEPT_CONFLICT}; COMMIT` : 'COMMIT');
+    await client.query(keptRows.length > 0 ? `${KEEP_REPLIES} VALUES ${keptRows.join(', ')} ${ON_KEPT_CONFLICT}; COMMIT` : 'COMMIT').catch(unconfirmedCommit);
     return results;
   }
 
@@ -280,6 +282,14 @@ export class BatchCommit {
       values: [capture.orgId, capture.key, capture.fingerprint, reply.status, reply.body],
     });
   }
+}
+
+/**
+ * Rethrows what the round trip carrying a batch's commit threw; a lost connection as CommitUnconfirmed (the commit
+ * may have reached the database). A statement the database refused rolled the commit back: that stays as it is.
+ */
+function unconfirmedCommit(error: unknown): never {
+  throw isConnectionFailure(error) ? new CommitUnconfirmed(error) : error;
 }
 
 function alone(batch: Pending[]): Pending[] {

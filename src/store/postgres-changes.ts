@@ -1,21 +1,22 @@
 import pg from 'pg';
 import { CHANGES_CHANNEL } from './postgres-migrations.js';
+import { connectionConfig, ROUND_TRIP_MS, STALLED_MS } from './postgres-pool.js';
 
 /** What a write may change, so that a commit tells the caches that keep it: tokens (and organizations), or data. */
 export type Changes = 'tokens' | 'data';
-
-/** How long a fence may take before the LISTEN connection is taken for lost (and nothing is kept meanwhile). */
-export const FENCE_TIMEOUT_MS = 5000;
 
 /**
  * The replica's view of what other replicas committed: a connection of its own that LISTENs to kb_changes (see
  * postgres-migrations.ts) and counts the notifications. When that connection is lost, notifications may be missed, so
  * it says so (version() is undefined) until it has reconnected and LISTENs again; a new epoch then drops whatever was
- * kept before the gap.
+ * kept before the gap. A connection that stops answering (a fence unanswered for STALLED_MS) is said so too, at once,
+ * and is dropped and replaced once its round trip reaches pg's bound (query_timeout, postgres-pool.ts).
  */
 export class ChangeListener {
   private client: pg.Client | undefined;
   private listening = false;
+  /** When the fence that has gone unanswered for STALLED_MS was sent; undefined while the connection answers. */
+  private stalledSince: number | undefined;
   private closed = false;
   private epoch = 0;
   private reconnect: NodeJS.Timeout | undefined;
@@ -28,7 +29,11 @@ export class ChangeListener {
   private anyOrg = 0;
   private readonly orgs = new Map<number, number>();
 
-  constructor(private readonly url: string) {}
+  constructor(
+    private readonly url: string,
+    /** The bound on a round trip of the LISTEN connection (postgres-pool.ts). */
+    private readonly roundTripMs = ROUND_TRIP_MS,
+  ) {}
 
   /** Connects and LISTENs; rejects when the first attempt fails (open() then fails as it would without a listener). */
   start(): Promise<void> {
@@ -40,7 +45,7 @@ export class ChangeListener {
    * writes, by a token's, and by a change of unknown organization (a TRUNCATE), never by another organization's.
    */
   versionOf(orgId: number): string | undefined {
-    if (!this.listening) return undefined;
+    if (!this.isListening) return undefined;
     return `${this.epoch}.${this.counts.tokens}.${this.anyOrg}.${this.orgs.get(orgId) ?? 0}`;
   }
 
@@ -50,14 +55,19 @@ export class ChangeListener {
     this.orgs.set(orgId, (this.orgs.get(orgId) ?? 0) + 1);
   }
 
-  /** Whether it listens now: when not, other replicas' commits may go unseen. */
+  /** Whether it listens now, and answers: when not, other replicas' commits may go unseen. */
   get isListening(): boolean {
-    return this.listening;
+    return this.listening && this.stalledSince === undefined;
+  }
+
+  /** How long the fence in flight has gone unanswered, once that is STALLED_MS or more; else undefined. */
+  stalled(): number | undefined {
+    return this.stalledSince === undefined ? undefined : performance.now() - this.stalledSince;
   }
 
   /** The version of what this replica may keep, or undefined while it may be missing notifications. */
   version(of: Changes | 'all'): string | undefined {
-    if (!this.listening) return undefined;
+    if (!this.isListening) return undefined;
     if (of === 'tokens') return `${this.epoch}.${this.counts.tokens}`;
     return `${this.epoch}.${this.counts.tokens}.${this.counts.data}`;
   }
@@ -67,11 +77,12 @@ export class ChangeListener {
    * LISTEN connection, whose result PostgreSQL sends after the notifications pending for it. A fence sent in this turn
    * of the event loop serves every request read in it (their bytes arrived before it was sent). One sent in an earlier
    * turn may not serve: the calls that come while it is on its way share the next one, sent once it is back, so there is
-   * at most one fence per round trip however many requests arrive. Undefined while not listening. A fence that takes
-   * too long counts as a lost connection.
+   * at most one fence per round trip however many requests arrive. Undefined while not listening, or while a fence has
+   * gone unanswered for STALLED_MS: a fence rejects once it has waited that long (reads then go to the database, not to
+   * what was kept), and one unanswered by pg's bound drops the connection.
    */
   fence(): Promise<void> | undefined {
-    if (!this.listening || this.client === undefined) return undefined;
+    if (!this.isListening || this.client === undefined) return undefined;
     if (this.fences.thisTurn) return this.fences.thisTurn;
     if (this.fences.inFlight === undefined) return this.sendFence();
     this.fences.next ??= this.fences.inFlight.then(
@@ -84,19 +95,29 @@ export class ChangeListener {
   private sendFence(): Promise<void> {
     this.fences.next = undefined;
     const client = this.client;
-    if (!this.listening || client === undefined) return Promise.reject(new Error('not listening'));
+    if (!this.isListening || client === undefined) return Promise.reject(new Error('not listening'));
+    const sent = performance.now();
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error('the LISTEN connection did not answer')), FENCE_TIMEOUT_MS);
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        if (this.client === client) this.stalledSince = sent;
+        reject(new Error(`the LISTEN connection has not answered for ${STALLED_MS} ms`));
+      }, STALLED_MS);
     });
-    const fence = Promise.race([client.query('SELECT 1'), timeout]).then(
-      () => clearTimeout(timer),
+    const answered = client.query('SELECT 1').then(
+      () => {
+        clearTimeout(timer);
+        if (this.client === client) this.stalledSince = undefined;
+      },
       (error: unknown) => {
         clearTimeout(timer);
         this.drop(client);
         throw error;
       },
     );
+    // Settled (and so counted) whichever way it goes; what waits for it is the race below.
+    answered.catch(() => undefined);
+    const fence = Promise.race([answered, late]);
     this.fences.inFlight = fence;
     this.fences.thisTurn = fence;
     const settled = () => {
@@ -119,7 +140,7 @@ export class ChangeListener {
   }
 
   private async connect(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url, keepAlive: true, application_name: 'kb serve (listen)', connectionTimeoutMillis: 5000 });
+    const client = new pg.Client(connectionConfig(this.url, 'kb serve (listen)', this.roundTripMs));
     this.client = client;
     const lost = () => this.drop(client);
     client.on('error', lost);
@@ -152,6 +173,7 @@ export class ChangeListener {
     if (this.client !== client) return;
     this.client = undefined;
     this.listening = false;
+    this.stalledSince = undefined;
     this.fences.thisTurn = this.fences.inFlight = undefined;
     client.end().catch(() => undefined);
     this.retry();

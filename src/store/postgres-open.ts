@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { APPLICATION, CREATE_SCHEMA_TABLE, POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, SCHEMA_TABLE } from './postgres-migrations.js';
-import { type Client, isConnectionFailure, MIGRATION_LOCK, reasonOf, sqlState } from './postgres-sql.js';
+import { connectionConfig, MAINTENANCE_ROUND_TRIP_MS } from './postgres-pool.js';
+import { isConnectionFailure, MIGRATION_LOCK, reasonOf, sqlState } from './postgres-sql.js';
 import { StoreOpenError, StoreUnreachableError } from './store.js';
 import type { PostgresStoreOptions } from './postgres.js';
 
@@ -67,18 +68,19 @@ export function refusal(message: string, error: unknown): StoreOpenError {
 /**
  * Brings the schema to this kb's version in one transaction, under an advisory lock, so that replicas starting
  * together migrate once. Refuses, without writing anything, a database that is not kb's (it has tables but no
- * kb_schema, or a kb_schema of another application) or whose schema is newer than this kb.
+ * kb_schema, or a kb_schema of another application) or whose schema is newer than this kb. On a connection of its
+ * own, under the maintenance limits (postgres-pool.ts): a migration, or the wait for another replica's, may be long.
  */
-export async function migrate(pool: pg.Pool, shown: string, redact: (text: string) => string): Promise<void> {
-  let client: Client;
+export async function migrate(url: string, shown: string, redact: (text: string) => string): Promise<void> {
+  const client = new pg.Client(connectionConfig(url, 'kb serve (migrate)', MAINTENANCE_ROUND_TRIP_MS));
+  // For the client's whole life: a connection that breaks must not raise an unhandled 'error'.
+  client.on('error', () => undefined);
   try {
-    client = await pool.connect();
+    await client.connect();
   } catch (error) {
+    await client.end().catch(() => undefined);
     throw refusal(`cannot open the database at ${shown}: ${redact(reasonOf(error))}`, error);
   }
-  let broken: Error | undefined;
-  const lost = (error: Error) => (broken ??= error);
-  client.on('error', lost);
   try {
     await client.query('BEGIN');
     await client.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
@@ -117,15 +119,12 @@ export async function migrate(pool: pg.Pool, shown: string, redact: (text: strin
     }
     await client.query('COMMIT');
   } catch (error) {
-    await client.query('ROLLBACK').catch((rollbackError: Error) => {
-      broken = rollbackError;
-    });
     if (error instanceof StoreOpenError) throw error;
     if (isConnectionFailure(error)) throw new StoreUnreachableError(`lost the database at ${shown}: ${redact(reasonOf(error))}`);
     throw refusal(`cannot set up kb's tables in the database at ${shown}: ${redact(reasonOf(error))}`, error);
   } finally {
-    client.off('error', lost);
-    client.release(broken);
+    // Ending the connection ends its transaction too: what failed is rolled back.
+    await client.end().catch(() => undefined);
   }
 }
 

@@ -106,7 +106,9 @@ export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if (typeof code === 'string' && NETWORK_ERRORS.has(code)) return true;
-  return /Connection terminated|not queryable|timeout exceeded when trying to connect|connection timeout/i.test(error.message);
+  // pg's own words: a connection that ended, and a round trip or a connect that got no answer in time (query_timeout,
+  // connectionTimeoutMillis), whose connection is as good as lost.
+  return /Connection terminated|not queryable|timeout exceeded when trying to connect|connection timeout|Query read timeout/i.test(error.message);
 }
 
 /** One line saying why, also for Node's AggregateError of a host with several addresses (whose message is empty). */
@@ -133,6 +135,29 @@ export function storageFailure(error: unknown): unknown {
 }
 
 export const unreachable = () => new KbApiError('unavailable', 'The database cannot be reached', 'Retry in a moment.');
+
+/**
+ * A COMMIT (or a statement that commits by itself) was sent, and its connection broke or stalled before the answer:
+ * the database may have committed it, or may yet (a stalled server reads what was sent once it runs again).
+ */
+export class CommitUnconfirmed extends Error {
+  override name = 'CommitUnconfirmed';
+  constructor(override readonly cause: unknown) {
+    super(`the commit was not confirmed: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}
+
+/**
+ * The answer to a write whose commit was not confirmed (docs/contract.md, "Storage faults"): 503 like any lost
+ * connection, never a 200 that may not be there, and saying that it may have been applied. A retry with the same
+ * Idempotency-Key settles it: it gets the write's reply if it was committed, and runs it if not.
+ */
+export const unconfirmed = () =>
+  new KbApiError(
+    'unavailable',
+    'The database did not confirm the commit: the write may have been applied',
+    'Retry with the same Idempotency-Key (kb does): it gets the write\'s reply if it was applied, and runs it if not.',
+  );
 
 /** A description as stored: its UTF-8 (see postgres-migrations.ts); absent is none. */
 export const encode = (description: string | null | undefined): Buffer | null => (description == null ? null : Buffer.from(description, 'utf8'));
@@ -231,12 +256,20 @@ export class InsertBases {
     this.rows.push({ n: Number(n), revoked: revoked === 't', found: found === 't' });
   }
 
+  /**
+   * Set by pg when it bounds the round trip (query_timeout): called as the query settles, as pg's own queries do, so
+   * that pg clears the query's timer.
+   */
+  callback?: (error: Error | null) => void;
+
   handleReadyForQuery(): void {
     this.settle.resolve(this.rows);
+    this.callback?.(null);
   }
 
-  handleError(error: unknown): void {
+  handleError(error: Error): void {
     this.settle.reject(error);
+    this.callback?.(error);
   }
 
   handleCopyInResponse(connection: ProtocolConnection): void {

@@ -1,6 +1,4 @@
-import { channel } from 'node:diagnostics_channel';
-import pg from 'pg';
-import { KbApiError } from '../api/errors.js';
+import type pg from 'pg';
 import { type Base, LIMITS, type Namespace } from '../api/schemas.js';
 import { DEFAULT_POOL_SIZE, maskDatabaseUrl, redactPassword } from './database-url.js';
 import { failures } from './failures.js';
@@ -14,7 +12,6 @@ import {
   type KeyedResult,
   type Principal,
   type Store,
-  StoreOpenError,
   type StoreUsage,
   StoreUnreachableError,
   type TokenInfo,
@@ -25,21 +22,25 @@ import { BatchCommit, type BaseRow, CONCURRENT_BATCHES, GATHER_MS, MAX_BATCH, OV
 import { ChangeListener, type Changes } from './postgres-changes.js';
 import { type DescribedRow, operationOf } from './postgres-writes.js';
 import { migrate, waitForDatabase } from './postgres-open.js';
+import { Connections, MAINTENANCE_ROUND_TRIP_MS, ROUND_TRIP_MS, statementMs } from './postgres-pool.js';
 import {
   advisoryKey,
   type Client,
+  CommitUnconfirmed,
   decode,
   FIRST_TOKEN_LOCK,
-  isConnectionFailure,
   KEPT_REPLY,
   keptRecord,
   type KeptRow,
   type Queryable,
   reasonOf,
   storageFailure,
+  unconfirmed,
   unreachable,
   type WriteStep,
 } from './postgres-sql.js';
+
+export { CHECKOUT_CHANNEL } from './postgres-pool.js';
 
 export interface PostgresStoreOptions {
   /** postgres://USER:PASSWORD@HOST:PORT/DATABASE */
@@ -57,6 +58,8 @@ export interface PostgresStoreOptions {
   authFailureWindowMs?: number;
   /** Told after each group commit (metrics). */
   onCommit?: CommitObserver | undefined;
+  /** The most to wait for the answer to a round trip to the database (default ROUND_TRIP_MS, postgres-pool.ts). */
+  roundTripMs?: number;
 }
 
 /** Tokens a replica keeps known at most. */
@@ -64,26 +67,9 @@ const MAX_PRINCIPALS = 10_000;
 
 interface TokenRow { id: string; org: string; created_at: Date; revoked_at: Date | null }
 
-/** int8 (counts and identity columns) as a JS number rather than pg's default string; kb's ids stay far below 2^53. */
-const TYPES = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === pg.types.builtins.INT8 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-};
-
 function tokenInfo(row: TokenRow): TokenInfo {
   return { id: row.id, org: row.org, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null };
 }
-
-/** A request turned away at once because this replica's connections are all taken and enough requests wait already. */
-const overloaded = () => new KbApiError('unavailable', 'The server is busy with other requests', 'Retry in a moment.');
-
-/**
- * Every checkout of a pool connection, published for whoever subscribes (tests counting what a request costs, metrics):
- * `diagnostics_channel.subscribe('kb:postgres:checkout', ...)`. Nothing is published while no one listens.
- */
-export const CHECKOUT_CHANNEL = 'kb:postgres:checkout';
-const checkouts = channel(CHECKOUT_CHANNEL);
-
 
 /**
  * The PostgreSQL engine, for several `kb serve` replicas over one database: everything a replica knows is in the
@@ -93,8 +79,9 @@ const checkouts = channel(CHECKOUT_CHANNEL);
  * on by default, so a write answered 200 is durable). What was read is kept until a notification says that a commit,
  * of this replica or another, may have changed it (readVersion).
  *
- * A broken connection never ends the process: every client the pool opens has an 'error' listener for its whole
- * life, and the requests it touches fail with 503; the pool opens new connections once the database is back.
+ * A broken connection never ends the process, and none holds a request for long: the requests that a connection
+ * which broke or stopped answering touches fail with 503 within a bound (postgres-pool.ts), and the pool opens new
+ * connections once the database answers again.
  */
 export class PostgresStore implements Store {
   readonly authFailures: AuthFailureLimit;
@@ -120,24 +107,16 @@ export class PostgresStore implements Store {
   private principalsVersion: string | undefined;
   private readonly batches: BatchCommit;
   private onCommit: CommitObserver | undefined;
-  /**
-   * Connections the group commit keeps between its batches (no checkout per batch), CONCURRENT_BATCHES at most. They
-   * go back to the pool when a request waits for a connection and none is free, and when the store closes.
-   */
-  private readonly writers: Client[] = [];
 
   private constructor(
-    private readonly pool: pg.Pool,
+    private readonly connections: Connections,
     private readonly changes: ChangeListener,
-    /** Broken connections, told by their 'error' event: released to the pool as broken, never reused. */
-    private readonly broken: WeakMap<pg.ClientBase, Error>,
-    private readonly queueLimit: number,
-    private readonly poolSize: number,
     private readonly authFailureLimit: number,
     private readonly authFailureWindowMs: number,
   ) {
     this.authFailures = { recordFailure: (address) => this.recordAuthFailure(address) };
-    this.batches = new BatchCommit(broken);
+    this.batches = new BatchCommit(connections.broken);
+    connections.owner = this;
   }
 
   /**
@@ -149,40 +128,21 @@ export class PostgresStore implements Store {
     const shown = maskDatabaseUrl(options.url);
     const redact = (text: string) => redactPassword(text, options.url);
     await waitForDatabase(options, shown, redact);
+    await migrate(options.url, shown, redact);
     const poolSize = options.poolSize ?? DEFAULT_POOL_SIZE;
-    const pool = new pg.Pool({
-      connectionString: options.url,
-      max: poolSize,
-      // A request that cannot get a connection in time fails with 503 instead of hanging.
-      connectionTimeoutMillis: 5000,
-      keepAlive: true,
-      application_name: 'kb serve',
-      // No statement waits forever, and a replica that stalls inside a transaction does not hold its locks for long.
-      statement_timeout: 30_000,
-      idle_in_transaction_session_timeout: 60_000,
-      types: TYPES,
-    });
-    // pg takes the pool's own 'error' listener off a client while it is checked out, and pool.query's listener goes
-    // after the first error: a connection that breaks then (a database restart, pg_terminate_backend) would raise an
-    // unhandled 'error' and end the process. This listener stays for the client's whole life.
-    const broken = new WeakMap<pg.ClientBase, Error>();
-    pool.on('connect', (client) => client.on('error', (error: Error) => void broken.set(client, error)));
-    // An idle connection that breaks is dropped by the pool; the next query opens a new one.
-    pool.on('error', () => undefined);
-    const changes = new ChangeListener(options.url);
+    // Requests beyond the pool wait for a connection, up to this many; past them a request is refused at once (503):
+    // a flood of slow lists must not queue everyone else for the connection timeout.
+    const roundTripMs = options.roundTripMs ?? ROUND_TRIP_MS;
+    const connections = new Connections(options.url, roundTripMs, poolSize, options.queueLimit ?? poolSize * 8, CONCURRENT_BATCHES);
+    const changes = new ChangeListener(options.url, roundTripMs);
     try {
-      await migrate(pool, shown, redact);
       await changes.start();
     } catch (error) {
       await changes.close();
-      await pool.end();
-      if (error instanceof StoreOpenError) throw error;
+      await connections.end();
       throw new StoreUnreachableError(`lost the database at ${shown}: ${redact(reasonOf(error))}`);
     }
-    // Requests beyond the pool wait for a connection, up to this many; past them a request is refused at once (503):
-    // a flood of slow lists must not queue everyone else for the connection timeout.
-    const queueLimit = options.queueLimit ?? poolSize * 8;
-    const store = new PostgresStore(pool, changes, broken, queueLimit, poolSize, options.authFailureLimit ?? LIMITS.authFailures, options.authFailureWindowMs ?? LIMITS.authFailureWindowMs);
+    const store = new PostgresStore(connections, changes, options.authFailureLimit ?? LIMITS.authFailures, options.authFailureWindowMs ?? LIMITS.authFailureWindowMs);
     store.onCommit = options.onCommit;
     return store;
   }
@@ -199,79 +159,47 @@ export class PostgresStore implements Store {
     return promise;
   }
 
-  /** A connection of the pool, or a 503: at once when too many requests wait for one already. */
-  private async checkout(): Promise<Client> {
-    if (this.pool.waitingCount >= this.queueLimit) throw overloaded();
-    if (checkouts.hasSubscribers) checkouts.publish({ store: this });
-    // Every connection taken: the group commit's idle ones go back first.
-    if (this.writers.length > 0 && this.pool.idleCount === 0 && this.pool.totalCount >= this.poolSize) this.releaseWriters();
-    try {
-      return await this.pool.connect();
-    } catch (error) {
-      throw storageFailure(error);
-    }
-  }
-
-  /** A connection for a batch: one the group commit kept (unless it broke meanwhile), else one of the pool. */
-  private writer(): Promise<Client> {
-    for (let kept = this.writers.pop(); kept !== undefined; kept = this.writers.pop()) {
-      if (!this.broken.has(kept)) return Promise.resolve(kept);
-      this.release(kept);
-    }
-    return this.checkout();
-  }
-
-  /** Keeps a batch's connection for the next batch, unless a request waits for one or the store closes. */
-  private keepWriter(client: Client): void {
-    if (this.closing || this.pool.waitingCount > 0 || this.broken.has(client) || this.writers.length >= CONCURRENT_BATCHES) this.release(client);
-    else this.writers.push(client);
-  }
-
-  private releaseWriters(): void {
-    for (const client of this.writers.splice(0)) this.release(client);
-  }
-
-  /** Gives a connection back; one that broke, or whose state is unknown after an error, is closed instead. */
-  private release(client: Client, error?: unknown): void {
-    const lost = this.broken.get(client);
-    client.release(lost ?? (error instanceof Error ? error : undefined));
-  }
-
   private read<R extends pg.QueryResultRow>(query: pg.QueryConfig): Promise<R[]> {
     return this.track(async () => {
-      const client = await this.checkout();
+      const client = await this.connections.checkout();
       let failure: unknown;
       try {
-        return (await client.query<R>(query)).rows;
+        return (await this.connections.timed(() => client.query<R>(query))).rows;
       } catch (error) {
-        if (this.broken.has(client) || isConnectionFailure(error)) {
+        if (this.connections.lost(client, error)) {
           failure = error;
           throw unreachable();
         }
         throw storageFailure(error);
       } finally {
-        this.release(client, failure);
+        this.connections.release(client, failure);
       }
     });
   }
 
-  /** Runs fn in a transaction on one connection: COMMIT when it resolves, ROLLBACK when it throws. */
+  /**
+   * Runs fn in a transaction on one connection: COMMIT when it resolves, ROLLBACK when it throws (unless the
+   * connection was lost: it is closed instead, which ends the transaction).
+   */
   private transaction<T>(fn: (client: Client) => Promise<T>): Promise<T> {
     return this.track(async () => {
-      const client = await this.checkout();
+      const client = await this.connections.checkout();
       let failure: unknown;
       try {
-        await client.query('BEGIN');
-        const result = await fn(client);
-        await client.query('COMMIT');
-        return result;
+        return await this.connections.timed(async () => {
+          await client.query('BEGIN');
+          const result = await fn(client);
+          await client.query('COMMIT');
+          return result;
+        });
       } catch (error) {
+        if (this.connections.lost(client, error)) throw unreachable();
         await client.query('ROLLBACK').catch((rollbackError: unknown) => {
           failure = rollbackError;
         });
-        throw this.broken.has(client) ? unreachable() : storageFailure(error);
+        throw this.connections.broken.has(client) ? unreachable() : storageFailure(error);
       } finally {
-        this.release(client, failure);
+        this.connections.release(client, failure);
       }
     });
   }
@@ -300,22 +228,30 @@ export class PostgresStore implements Store {
     const started = performance.now();
     let client: Client;
     try {
-      client = await this.writer();
+      client = await this.connections.writer();
     } catch (error) {
       return failAll(batch, error);
     }
     let results: Array<Settled | undefined>;
     try {
-      results = await this.batches.commit(client, batch);
+      results = await this.connections.timed(() => this.batches.commit(client, batch));
     } catch (error) {
+      // A commit that may have reached the database is never answered as if it had not (nor as if it had).
+      if (error instanceof CommitUnconfirmed) {
+        this.connections.lost(client, error);
+        this.connections.release(client, error);
+        return failAll(batch, unconfirmed());
+      }
       let failure: unknown = error;
-      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-        failure = rollbackError;
-      });
-      this.release(client, failure);
-      return failAll(batch, this.broken.has(client) ? unreachable() : storageFailure(error));
+      if (!this.connections.lost(client, error)) {
+        await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+          failure = rollbackError;
+        });
+      }
+      this.connections.release(client, failure);
+      return failAll(batch, this.connections.broken.has(client) ? unreachable() : storageFailure(error));
     }
-    this.keepWriter(client);
+    this.connections.keepWriter(client);
     this.onCommit?.(batch.length, (performance.now() - started) / 1000);
     const changed = new Set<Changes>();
     const later: Pending[] = [];
@@ -330,22 +266,18 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Changes whenever a commit may have changed what a read returns: this replica's own (counted at once) and every
-   * other's, told by PostgreSQL (LISTEN kb_changes). It resolves after a fence, a round trip on the LISTEN connection
-   * sent after the request arrived: PostgreSQL delivers a listener the notifications of every transaction committed
-   * before a query ahead of that query's result, so a commit acknowledged to anyone before this request was sent is
-   * counted. One fence serves every request read in the same turn of the event loop. While the LISTEN connection is
-   * down, each call gives a new value, so nothing is kept until it LISTENs again.
-   */
-  /**
-   * Not ready while the LISTEN connection is down (what other replicas commit would go unseen) or the database does not
-   * answer a query on a connection of the pool (within its connection timeout).
+   * Not ready while the LISTEN connection is down (what other replicas commit would go unseen), while a round trip of
+   * this replica has waited STALLED_MS or more for its answer (a connection stopped answering: the requests it holds
+   * wait; it is closed at the bound, ROUND_TRIP_MS), or when the database does not answer a fence on the LISTEN
+   * connection and a query on one of the pool.
    */
   async unready(): Promise<string | undefined> {
     if (this.closing) return 'the store is closing';
     if (!this.changes.isListening) return 'the LISTEN connection to the database is down';
+    const stalled = this.connections.stalled() ?? this.changes.stalled();
+    if (stalled !== undefined) return `a connection to the database has not answered for ${(stalled / 1000).toFixed(1)} s`;
     try {
-      await this.read({ text: 'SELECT 1' });
+      await Promise.all([this.changes.fence() ?? Promise.reject(new Error('the LISTEN connection does not answer')), this.read({ text: 'SELECT 1' })]);
       return undefined;
     } catch (error) {
       return `the database does not answer: ${(error as Error).message}`;
@@ -353,9 +285,18 @@ export class PostgresStore implements Store {
   }
 
   usage(): StoreUsage {
-    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount, listening: this.changes.isListening };
+    return { ...this.connections.usage(), listening: this.changes.isListening };
   }
 
+  /**
+   * Changes whenever a commit may have changed what a read returns: this replica's own (counted at once) and every
+   * other's, told by PostgreSQL (LISTEN kb_changes). It resolves after a fence, a round trip on the LISTEN connection
+   * sent after the request arrived: PostgreSQL delivers a listener the notifications of every transaction committed
+   * before a query ahead of that query's result, so a commit acknowledged to anyone before this request was sent is
+   * counted. One fence serves every request read in the same turn of the event loop. While the LISTEN connection is
+   * down or has not answered a fence for STALLED_MS, each call gives a new value, so nothing is kept and reads go to
+   * the database (what they read there is at least as new as the request) until it answers again.
+   */
   readVersion(): Promise<string> {
     const unknown = () => `unlistened.${++this.unlistened}`;
     const fence = this.changes.fence();
@@ -529,12 +470,15 @@ export class PostgresStore implements Store {
     return rows[0] ? keptRecord(rows[0]) : null;
   }
 
+  /** Under the maintenance limits (postgres-pool.ts): a purge of an hour of replies may take a while. */
   idempotencyPurge(): Promise<number> {
     return this.transaction(async (client) => {
-      const result = await client.query(
-        `DELETE FROM idempotency WHERE created_at < now() - $1::float8 * interval '1 millisecond'`,
-        [IDEMPOTENCY_RETENTION_MS],
-      );
+      await client.query(`SET LOCAL statement_timeout = ${statementMs(MAINTENANCE_ROUND_TRIP_MS)}`);
+      const result = await client.query({
+        text: `DELETE FROM idempotency WHERE created_at < now() - $1::float8 * interval '1 millisecond'`,
+        values: [IDEMPOTENCY_RETENTION_MS],
+        query_timeout: MAINTENANCE_ROUND_TRIP_MS,
+      } as pg.QueryConfig);
       return result.rowCount ?? 0;
     });
   }
@@ -582,9 +526,8 @@ export class PostgresStore implements Store {
   close(): Promise<void> {
     this.closing ??= (async () => {
       await Promise.allSettled([...this.running]);
-      this.releaseWriters();
       await this.changes.close();
-      await this.pool.end();
+      await this.connections.end();
     })();
     return this.closing;
   }

@@ -25,8 +25,11 @@ export interface TestDatabase {
   storage: StorageOptions;
   /** The environment that points `kb serve` and `kb serve token` at it: KB_DATA_DIR, or KB_DATABASE_URL. */
   env: Record<string, string>;
-  /** A new store over this database (close it; a second open() is a "reopen"). */
-  open(): Promise<Store>;
+  /**
+   * A new store over this database (close it; a second open() is a "reopen"). On PostgreSQL, `roundTripMs` is the
+   * store's bound on a round trip (PostgresStoreOptions).
+   */
+  open(options?: { roundTripMs?: number }): Promise<Store>;
   /** Runs one statement directly on the database, with `?` placeholders; resolves with its rows. */
   sql(text: string, params?: unknown[]): Promise<unknown[]>;
   /** Every row of the data tables, read through a connection of its own, as JSON. */
@@ -118,7 +121,7 @@ async function createPostgresDatabase(): Promise<TestDatabase> {
     engine: 'postgres',
     storage: { engine: 'postgres', url, waitMs: 0 },
     env: { KB_DATABASE_URL: url },
-    open: () => PostgresStore.open({ url, waitMs: 0 }),
+    open: (options = {}) => PostgresStore.open({ url, waitMs: 0, ...options }),
     sql: async (text, params = []) => {
       let n = 0;
       return (await pgQuery(url, text.replace(/\?/g, () => `$${++n}`), params)).rows;
