@@ -145,6 +145,50 @@ describe('the frames SQLite replays', () => {
     expect(committedFrames(restarted)).toBeUndefined();
     expect(committedFrames(Buffer.alloc(10))).toBeUndefined();
   });
+
+  it('reads only the new frames of a log SQLite restarted after a checkpoint, with the old ones still past them', async () => {
+    const dir = tempDir('kb-wal-restart-');
+    const store = SqliteStore.open(dir);
+    const org = await orgIdOf(store, 'acme');
+    for (let i = 0; i < 6; i++) await store.nsCreate(org, { key: `first-${i}`, description: 'x'.repeat(500) });
+    const before = committedFrames(readFileSync(join(dir, 'kb.db-wal')))?.frames.length ?? 0;
+    const reader = new Database(join(dir, 'kb.db'));
+    reader.pragma('wal_checkpoint(PASSIVE)');
+    reader.close();
+    await store.nsCreate(org, { key: 'after-restart', description: null });
+    const log = readFileSync(join(dir, 'kb.db-wal'));
+    const after = committedFrames(log)?.frames ?? [];
+    // The file still holds the old frames, under the old salts: they are not read.
+    expect(log.length).toBeGreaterThan(32 + after.length * (24 + 4096));
+    expect(after.length).toBeGreaterThan(0);
+    expect(after.length).toBeLessThan(before);
+    expect(logMismatch(join(dir, 'kb.db'))).toBeUndefined();
+    await store.close();
+  });
+
+  it('decides on a log whose database shrank (frames of pages past its new end), as SQLite replays it', async () => {
+    const dir = tempDir('kb-wal-shrunk-');
+    const store = SqliteStore.open(dir);
+    const org = await orgIdOf(store, 'acme');
+    await Promise.all(Array.from({ length: 300 }, (_, i) => store.nsCreate(org, { key: `big-${i}`, description: 'y'.repeat(900) })));
+    await store.close();
+    const db = new Database(join(dir, 'kb.db'));
+    db.pragma('journal_mode = WAL');
+    db.exec("DELETE FROM namespaces; UPDATE meta SET prev_id = commit_id, commit_id = randomblob(16)");
+    db.exec('UPDATE meta SET prev_id = commit_id, commit_id = randomblob(16)');
+    db.exec('VACUUM');
+    const log = readFileSync(join(dir, 'kb.db-wal'));
+    const file = readFileSync(join(dir, 'kb.db'));
+    db.close();
+    const copy = tempDir('kb-wal-shrunk-copy-');
+    writeFileSync(join(copy, 'kb.db'), file);
+    writeFileSync(join(copy, 'kb.db-wal'), log);
+    const frames = committedFrames(log)?.frames ?? [];
+    const last = frames[frames.length - 1];
+    expect(frames.some((frame) => last !== undefined && frame.page > last.commit)).toBe(true);
+    expect(logMismatch(join(copy, 'kb.db'))).toBeUndefined();
+  });
+
 });
 
 describe('whether a -wal continues kb.db', () => {
