@@ -55,7 +55,7 @@ describe("kb tui in a real terminal (tmux): k9s's habits, nothing created by acc
     expect(JSON.parse(listed.stdout).map((ns: { key: string }) => ns.key)).toEqual(['docs', generated].sort());
     await tui.keys('q');
     expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
-  });
+  }, 120_000);
 
   it.skipIf(!TMUX)(`d describes a base, ctrl-d asks before it deletes; :ctx picks a profile; a wrong name lists them all${SKIPPED}`, async () => {
     const tui = session();
@@ -77,7 +77,7 @@ describe("kb tui in a real terminal (tmux): k9s's habits, nothing created by acc
     expect(screen).toMatch(/^ {2}staging$/m);
     expect(screen).not.toContain('--profile');
     await tui.keys('j', 'Enter');
-    screen = await tui.waitFor((s) => /^kb {2}profile staging/.test(s) && /namespaces \(1\)/.test(s));
+    screen = await tui.waitFor((s) => /^kb {2}profile staging/.test(s) && /namespaces \(\d+\)/.test(s));
     await tui.text(':ctx');
     await tui.keys('Enter');
     screen = await tui.waitFor('profiles (2)');
@@ -90,5 +90,5 @@ describe("kb tui in a real terminal (tmux): k9s's habits, nothing created by acc
     await tui.waitFor((s) => /^kb {2}profile local/.test(s));
     await tui.keys('q');
     expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
-  });
+  }, 120_000);
 });
