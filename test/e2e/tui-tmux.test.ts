@@ -236,7 +236,7 @@ describe('kb tui in a real terminal (tmux), against kb serve', () => {
     });
   }
 
-  it.skipIf(!TMUX)(`at 80x24 a namespace's bases keep enter, n, e and d on the key line, and an empty namespace shows the n it names${SKIPPED}`, async () => {
+  it.skipIf(!TMUX)(`at 80x24 a namespace's bases keep enter, n, e and ctrl-d on the key line, and an empty namespace shows the n it names${SKIPPED}`, async () => {
     const created = await runKb(['ns', 'create', 'empty-80', '--description', 'nothing in it'], { env });
     expect(created.code, created.stderr).toBe(0);
     const tui = session(env);
