@@ -1,4 +1,15 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type Plugin } from 'vitest/config';
+import { inkUnknownKeyName } from './scripts/ink-input.mjs';
+
+/**
+ * The in-process TUI tests (test/tui) run Ink as the build bundles it: with the fix of scripts/ink-input.mjs. Ink is
+ * transformed by vitest for that (server.deps.inline), and ink-testing-library with it, so that both use that one Ink.
+ */
+const inkAsBundled: Plugin = {
+  name: 'ink-as-bundled',
+  transform: (code, id) => inkUnknownKeyName(id.split('?')[0] ?? id, code),
+};
+const inlineInk = { server: { deps: { inline: [/[\\/]node_modules[\\/]ink[\\/]/, /[\\/]node_modules[\\/]ink-testing-library[\\/]/] } } };
 
 /** Engine-neutral suites, run once per engine: the server (in process and as a process), the store contract, kill -9 cycles. */
 const BOTH_ENGINES = ['test/server/**/*.test.ts', 'test/store/contract.test.ts', 'test/e2e/serve.test.ts', 'test/e2e/crash.test.ts', 'test/e2e/admin.test.ts'];
@@ -19,9 +30,11 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     projects: [
       {
+        plugins: [inkAsBundled],
         test: {
           ...timeouts,
           ...strict,
+          ...inlineInk,
           name: 'sqlite',
           include: ['test/**/*.test.ts'],
           exclude: POSTGRES_ONLY,

@@ -11,6 +11,7 @@ import { dirname, join, relative } from 'node:path';
 import { runInThisContext } from 'node:vm';
 import { build } from 'esbuild';
 import { CONF_UNUSED, confLean, confLeanApplied } from './conf-lean.mjs';
+import { inkUnknownKeyName } from './ink-input.mjs';
 
 /**
  * How often each patch of the vendor bundles changed something, by rule name. A package update that moves what a patch
@@ -169,6 +170,13 @@ function inkWithoutDevtools(path, source) {
   return source.replace(INK_DEVTOOLS[0], 'void 0;').replace(INK_DEVTOOLS[1], '{ name: undefined, version: undefined }');
 }
 
+/** Ink's key parser, fixed so that no input ends kb tui: scripts/ink-input.mjs. */
+function inkKeyNames(path, source) {
+  const patched = inkUnknownKeyName(path, source);
+  if (patched !== source) tally('inkUnknownKeyName');
+  return patched;
+}
+
 const providedModules = {
   name: 'provided-modules',
   setup(pluginBuild) {
@@ -198,7 +206,7 @@ function vendorSources(root) {
     name: 'vendor-sources',
     setup(pluginBuild) {
       pluginBuild.onLoad({ filter: /\.[cm]?js$/ }, async (args) => {
-        const patched = [plainSort, baselineLlhttp, inkWithoutDevtools].reduce((text, patch) => patch(args.path, text), await readFile(args.path, 'utf8'));
+        const patched = [plainSort, baselineLlhttp, inkWithoutDevtools, inkKeyNames].reduce((text, patch) => patch(args.path, text), await readFile(args.path, 'utf8'));
         const source = patched.replace(DYNAMIC_IMPORT, () => {
           const importer = DYNAMIC_IMPORTERS.find((name) => args.path.endsWith(`/node_modules/${name}`));
           if (importer) tally(`DYNAMIC_IMPORT ${importer}`);
@@ -238,6 +246,7 @@ export const PATCH_RULES = [
   'plainSort',
   'baselineLlhttp',
   'inkWithoutDevtools',
+  'inkUnknownKeyName',
   ...DYNAMIC_IMPORTERS.map((name) => `DYNAMIC_IMPORT ${name}`),
 ];
 

@@ -12,14 +12,16 @@ kb serve, where the deployment offers it; otherwise it opens bases by key). Crea
 bases without leaving it. The profile, URL and organization stay on the top line, the keys on the bottom line.
 Lists refresh by themselves while idle (every 5 seconds; --refresh).
 
-Keys on a list: up/down or j/k move, PgUp/PgDn, g/G (Home/End) jump, enter opens, n new, e edit description,
-E edit it in $VISUAL/$EDITOR, d delete (asks; y confirms, any other key cancels; space marks several bases for one d),
-y the selected row as YAML, s/S sort by key/description,
+Keys on a list (k9s's where k9s has one): up/down or j/k move, PgUp/PgDn, g/G (Home/End) jump, enter opens,
+d describes, n new, e edit description, E edit it in $VISUAL/$EDITOR, ctrl-d delete (asks; y confirms, any other key
+cancels; space marks several bases for one ctrl-d), y the selected row as YAML, s/S sort by key/description,
 / filter (a regular expression; ! first inverts it), c copy the key (OSC 52), : command line (:ns, :ns KEY,
-:profile NAME, :help, :q; Tab completes, up/down recall), r refresh, ? help, esc back, q quit.
+:ctx to pick a profile, :ctx NAME, :help, :q; Tab completes, up/down recall), r refresh, ? help, esc back, q quit.
 In a form: enter or tab goes to the next field, enter on the last submits, shift-tab goes back, esc cancels.
+An empty key is never sent as it is: a generated one is shown, and enter accepts it.
 
-With NAMESPACE it starts in that namespace's bases; with --readonly it offers and does no create, edit or delete.
+With NAMESPACE it starts in that namespace's bases; with --readonly ("read-only" in its header) it offers and does
+no create, edit or delete.
 
 It needs an interactive terminal: without one (a script, a pipe, CI) it exits 2.`;
 
@@ -83,6 +85,8 @@ It needs an interactive terminal: without one (a script, a pipe, CI) it exits 2.
         const connection = await this.connect({ ...flags, profile });
         return { client: connection.client, deployment: connection.deployment };
       },
+      // For `:ctx` without a name (a picker) and Tab after it.
+      profiles: async () => [...(await this.context.profiles().read()).profiles.keys()].sort(),
     });
   }
 }

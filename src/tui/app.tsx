@@ -3,7 +3,7 @@ import { useCallback, useMemo, useRef, useState } from 'react';
 import { Key } from '../api/schemas.js';
 import { Header, organizationLabel } from './components/Header.js';
 import { type TuiActions, TuiProvider } from './context.js';
-import { loadHistory, saveHistory, withLine } from './history.js';
+import { loadHistory, PROFILE_WORDS, saveHistory, withLine } from './history.js';
 import { KeyRouter } from './hooks/useKeys.js';
 import { useRemote } from './hooks/useRemote.js';
 import { useTerminalSize } from './hooks/useTerminalSize.js';
@@ -15,6 +15,7 @@ import type { Status, TuiClient, TuiDeployment } from './types.js';
 import { type BaseListMemory, BasesView } from './views/BasesView.js';
 import { HelpView } from './views/HelpView.js';
 import { NamespacesView } from './views/NamespacesView.js';
+import { ProfilesView } from './views/ProfilesView.js';
 import { YamlView } from './views/YamlView.js';
 
 export interface AppProps {
@@ -36,6 +37,8 @@ export interface AppProps {
   historyFile?: string | undefined;
   /** Another profile's client and deployment, for `:profile NAME` (`:ctx NAME`). */
   connect?: ((profile: string) => Promise<{ client: TuiClient; deployment: TuiDeployment }>) | undefined;
+  /** The names of the saved profiles, for the picker of `:ctx` and Tab after it. */
+  profiles?: (() => Promise<readonly string[]>) | undefined;
 }
 
 /**
@@ -46,13 +49,14 @@ export function appHeight(rows: number): number {
   return Math.max(3, rows - 1);
 }
 
-const COMMANDS_HELP = 'Commands: :ns [KEY], :profile NAME (:ctx), :help, :q.';
+const COMMANDS_HELP = 'Commands: :ns [KEY], :ctx [NAME] (:profile), :help, :q.';
 
-
+const NO_PROFILES = async (): Promise<readonly string[]> => [];
 
 /** The whole UI: the header, then the namespaces, a namespace's bases, or the help. */
 export function App(props: AppProps) {
   const { terminal, refreshSeconds, namespaces, color, connect } = props;
+  const listProfiles = props.profiles ?? NO_PROFILES;
   const readonly = props.readonly ?? false;
   const { exit } = useApp();
   // The profile in use: the one kb tui started with, until `:profile NAME` switches.
@@ -69,8 +73,12 @@ export function App(props: AppProps) {
   const [namespace, setNamespace] = useState<string | undefined>(props.namespace);
   const [help, setHelp] = useState<HelpTopic | undefined>(undefined);
   const [yaml, setYaml] = useState<{ title: string; text: string } | undefined>(undefined);
-  // The help or the YAML view covers the lists, which keep their state beneath.
-  const covered = help !== undefined || yaml !== undefined;
+  // The profile picker of `:ctx`, with why it opened (a name that is no profile).
+  const [picker, setPicker] = useState<{ notice: Status | undefined } | undefined>(undefined);
+  // Read when the picker opens, and once at the start for Tab after `:ctx `.
+  const profiles = useRemote(listProfiles, [listProfiles, picker !== undefined]);
+  // The help, the YAML view or the picker covers the lists, which keep their state beneath.
+  const covered = help !== undefined || yaml !== undefined || picker !== undefined;
   const [history, setHistory] = useState(() => loadHistory(props.historyFile));
   const namespaceKeys = useRef<readonly string[]>([]);
   const { historyFile } = props;
@@ -85,6 +93,21 @@ export function App(props: AppProps) {
   );
   const memory = useRef<BaseListMemory>({ supported: undefined, session: new Map() });
 
+  const switchProfile = useCallback(
+    (name: string, report: (status: Status | undefined) => void): Status | undefined => {
+      if (connect === undefined) return { tone: 'warning', text: 'This kb tui cannot switch profiles.' };
+      connect(name).then(
+        (next) => {
+          setNamespace(undefined);
+          setConnection((now) => ({ client: next.client, deployment: next.deployment, organization: undefined, generation: now.generation + 1 }));
+        },
+        (error: unknown) => report({ tone: 'error', text: `Cannot switch to profile ${name}: ${error instanceof Error ? error.message : String(error)}` }),
+      );
+      return { tone: 'info', text: `Switching to profile ${name}...` };
+    },
+    [connect],
+  );
+
   // The `:` command line, as k9s has it: a way to any screen by name.
   const run = useCallback(
     (line: string, report: (status: Status | undefined) => void): Status | undefined => {
@@ -93,17 +116,17 @@ export function App(props: AppProps) {
         setHelp(namespace === undefined ? 'namespaces' : 'bases');
         return undefined;
       }
-      if ((name === 'profile' || name === 'ctx' || name === 'context') && extra.length === 0) {
-        if (argument === undefined) return { tone: 'info', text: `Profile: ${deployment.profile ?? '(none: KB_URL)'}`, help: ':profile NAME switches to another.', keys: ['commandLine'] };
-        if (connect === undefined) return { tone: 'warning', text: 'This kb tui cannot switch profiles.' };
-        connect(argument).then(
-          (next) => {
-            setNamespace(undefined);
-            setConnection((now) => ({ client: next.client, deployment: next.deployment, organization: undefined, generation: now.generation + 1 }));
-          },
-          (error: unknown) => report({ tone: 'error', text: `Cannot switch to profile ${argument}: ${error instanceof Error ? error.message : String(error)}` }),
-        );
-        return { tone: 'info', text: `Switching to profile ${argument}...` };
+      if (PROFILE_WORDS.includes(name) && extra.length === 0) {
+        // As k9s's `:ctx`: without a name, the list to pick from; a name that is no profile opens it too, whole.
+        if (argument === undefined) {
+          setPicker({ notice: undefined });
+          return undefined;
+        }
+        if (props.profiles !== undefined && profiles.data !== undefined && !profiles.data.includes(argument)) {
+          setPicker({ notice: { tone: 'error', text: `no profile named ${argument}: the profiles are listed above; enter switches to one.` } });
+          return undefined;
+        }
+        return switchProfile(argument, report);
       }
       if (name === 'q' || name === 'q!' || name === 'quit') {
         exit();
@@ -122,7 +145,7 @@ export function App(props: AppProps) {
       if (name === '') return undefined;
       return { tone: 'error', text: `Unknown command: :${line.trim()}`, help: COMMANDS_HELP, keys: ['commandLine'] };
     },
-    [exit, connect, deployment, namespace],
+    [exit, switchProfile, props.profiles, profiles.data, namespace],
   );
 
   const actions = useMemo(
@@ -136,6 +159,7 @@ export function App(props: AppProps) {
       history,
       remember,
       namespaceKeys,
+      profileNames: profiles.data ?? [],
       run,
       // Ink writes nothing, then the whole last frame again: what the editor drew is gone.
       redraw: () => write(''),
@@ -143,7 +167,7 @@ export function App(props: AppProps) {
       showHelp: setHelp,
       showYaml: (title: string, text: string) => setYaml({ title, text }),
     }),
-    [client, deployment, terminal, refreshSeconds, readonly, history, remember, run, write, exit],
+    [client, deployment, terminal, refreshSeconds, readonly, history, remember, profiles.data, run, write, exit],
   );
 
   const height = appHeight(size.rows);
@@ -154,7 +178,7 @@ export function App(props: AppProps) {
       <TuiProvider value={actions}>
         <KeyRouter>
           <Box flexDirection="column" width={size.columns} height={height}>
-            <Header deployment={deployment} organization={org} width={size.columns} />
+            <Header deployment={deployment} organization={org} width={size.columns} readonly={readonly} />
             <NamespacesView
               key={`namespaces-${connection.generation}`}
               active={!covered && namespace === undefined}
@@ -180,6 +204,21 @@ export function App(props: AppProps) {
             )}
             {yaml === undefined || help !== undefined ? null : (
               <YamlView title={yaml.title} text={yaml.text} width={size.columns} height={viewHeight} onClose={() => setYaml(undefined)} />
+            )}
+            {picker === undefined || help !== undefined ? null : (
+              <ProfilesView
+                profiles={profiles.data}
+                error={profiles.error === undefined ? undefined : profiles.error instanceof Error ? profiles.error.message : String(profiles.error)}
+                current={deployment.profile}
+                notice={picker.notice}
+                width={size.columns}
+                height={viewHeight}
+                onClose={() => setPicker(undefined)}
+                onPick={(name) => {
+                  setPicker(undefined);
+                  if (name !== deployment.profile) switchProfile(name, () => undefined);
+                }}
+              />
             )}
             {help === undefined ? null : <HelpView topic={help} readonly={readonly} active width={size.columns} height={viewHeight} onClose={() => setHelp(undefined)} />}
           </Box>

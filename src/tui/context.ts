@@ -25,6 +25,8 @@ export interface TuiActions {
   remember(line: string): void;
   /** The namespace keys last listed, for Tab after `:ns `. */
   namespaceKeys: RefObject<readonly string[]>;
+  /** The names of the profiles in the config dir, for Tab after `:ctx ` (none until read). */
+  profileNames: readonly string[];
   /** Draws the whole screen again, after the editor had the terminal. */
   redraw(): void;
   /** Ends the app; runTui then resolves. */

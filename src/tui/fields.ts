@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { codePointLength, Description, DESCRIPTION_RULE, Key, KEY_RULE, LIMITS } from '../api/schemas.js';
 
 /** A field of a form: what it is called, the rule shown under it, and the live check with the shared src/api schema. */
@@ -13,6 +14,8 @@ export interface FieldSpec {
   problem(value: string): string | undefined;
   /** A running count, e.g. "12/1024". */
   counter?(value: string): string;
+  /** A value to propose when the field is submitted empty (a generated key), shown before anything is sent. */
+  generate?(): string;
 }
 
 function firstIssue(result: { success: boolean; error?: { issues: readonly { message: string }[] } }, fallback: string): string | undefined {
@@ -20,19 +23,24 @@ function firstIssue(result: { success: boolean; error?: { issues: readonly { mes
   return result.error?.issues[0]?.message ?? fallback;
 }
 
-/** The key field: optional where the server generates one (`prefix` names what it generates), else required. */
+/**
+ * The key field: where a key may be generated (`generatedPrefix`, as the server makes them: ns_<uuid v4>), an empty
+ * key is not sent as it is: the form proposes a generated one and asks again (docs/contract.md, The TUI: nothing is
+ * created by accident); else a key is required.
+ */
 export function keyField(options: { generatedPrefix?: string }): FieldSpec {
-  const optional = options.generatedPrefix !== undefined;
+  const prefix = options.generatedPrefix;
   return {
     id: 'key',
     label: 'key',
     initial: '',
     rule: KEY_RULE,
-    whenEmpty: optional ? `empty: the server generates one (${options.generatedPrefix}<uuid>)` : 'required',
+    whenEmpty: prefix !== undefined ? `empty: a generated key (${prefix}<uuid>) is shown to accept` : 'required',
     problem: (value) => {
-      if (value === '') return optional ? undefined : `a key is required: ${KEY_RULE}`;
+      if (value === '') return prefix !== undefined ? undefined : `a key is required: ${KEY_RULE}`;
       return firstIssue(Key.safeParse(value), KEY_RULE);
     },
+    ...(prefix === undefined ? {} : { generate: () => `${prefix}${randomUUID()}` }),
   };
 }
 

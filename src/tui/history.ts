@@ -39,6 +39,9 @@ export function saveHistory(file: string | undefined, history: readonly string[]
 /** The words `:` knows, in the order Tab offers them. */
 export const COMMAND_WORDS = ['ns', 'namespaces', 'profile', 'ctx', 'help', 'quit', 'q'] as const;
 
+/** The words of `:` that take a profile name (k9s's `:ctx`). */
+export const PROFILE_WORDS: readonly string[] = ['profile', 'ctx', 'context'];
+
 function commonPrefix(words: readonly string[]): string {
   if (words.length === 0) return '';
   let prefix = words[0] ?? '';
@@ -47,10 +50,11 @@ function commonPrefix(words: readonly string[]): string {
 }
 
 /**
- * Tab on the command line: the command word, then (after `ns`) a namespace key, completed as far as the candidates
- * agree, with a space after a whole command word; undefined when nothing more can be added.
+ * Tab on the command line: the command word, then a namespace key (after `ns`) or a profile name (after `ctx` or
+ * `profile`), completed as far as the candidates agree, with a space after a whole command word; undefined when
+ * nothing more can be added.
  */
-export function complete(line: string, namespaces: readonly string[]): string | undefined {
+export function complete(line: string, namespaces: readonly string[], profiles: readonly string[] = []): string | undefined {
   const match = /^(\s*)(\S*)(\s+)?(\S*)$/.exec(line);
   if (match === null) return undefined;
   const [, lead = '', word = '', gap, argument = ''] = match;
@@ -60,8 +64,8 @@ export function complete(line: string, namespaces: readonly string[]): string | 
     const prefix = commonPrefix(candidates);
     return prefix.length > word.length ? `${lead}${prefix}` : undefined;
   }
-  if (word !== 'ns' && word !== 'namespaces') return undefined;
-  const candidates = namespaces.filter((key) => key.startsWith(argument));
+  const names = word === 'ns' || word === 'namespaces' ? namespaces : PROFILE_WORDS.includes(word) ? profiles : [];
+  const candidates = names.filter((name) => name.startsWith(argument));
   const prefix = candidates.length === 1 ? (candidates[0] ?? '') : commonPrefix(candidates);
   return prefix.length > argument.length ? `${lead}${word}${gap}${prefix}` : undefined;
 }

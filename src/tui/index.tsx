@@ -33,6 +33,8 @@ export interface RunTuiOptions {
   historyFile?: string | undefined;
   /** The client and deployment of another profile, for `:profile NAME`; without it the command says it cannot. */
   connect?: ((profile: string) => Promise<{ client: TuiClient; deployment: TuiDeployment }>) | undefined;
+  /** The names of the saved profiles, for the picker of `:ctx` and Tab after it. */
+  profiles?: (() => Promise<readonly string[]>) | undefined;
   stdin?: NodeJS.ReadStream;
   stdout?: NodeJS.WriteStream;
   stderr?: NodeJS.WriteStream;
@@ -88,6 +90,7 @@ export async function runTui(options: RunTuiOptions): Promise<void> {
         namespace={options.namespace}
         readonly={options.readonly ?? false}
         connect={options.connect}
+        profiles={options.profiles}
         historyFile={options.historyFile}
       />,
       // Nothing in the app writes to the console, and a patched console would hide what else might.

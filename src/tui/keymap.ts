@@ -13,6 +13,7 @@ export type Command =
   | 'edit'
   | 'editInEditor'
   | 'delete'
+  | 'describe'
   | 'refresh'
   | 'filter'
   | 'sortByKey'
@@ -46,6 +47,8 @@ function anyCommandFor(input: string, key: Keypress): Command | undefined {
   if (key.end) return 'last';
   if (isEnter(input, key)) return 'open';
   if (key.escape) return 'back';
+  // As in k9s: ctrl-d deletes, d describes.
+  if (key.ctrl && input === 'd' && !key.meta) return 'delete';
   if (key.ctrl || key.meta) return undefined;
   switch (input) {
     case 'k': return 'up';
@@ -55,7 +58,7 @@ function anyCommandFor(input: string, key: Keypress): Command | undefined {
     case 'n': return 'new';
     case 'e': return 'edit';
     case 'E': return 'editInEditor';
-    case 'd': return 'delete';
+    case 'd': return 'describe';
     case 'r': return 'refresh';
     case '/': return 'filter';
     case 's': return 'sortByKey';
@@ -116,9 +119,11 @@ const BINDINGS: readonly Binding[] = [
     on: SCREENS,
     hint: ['E', '$EDITOR', 5],
   },
-  { keys: 'd', commands: ['delete'], does: 'namespaces cannot be deleted (the kb API has no namespace delete)', on: ['namespaces'] },
-  { keys: 'd', commands: ['delete'], does: 'delete the base, or the bases marked (asks first: y confirms, any other key cancels)', on: ['bases', 'base'], hint: ['d', 'delete', 6] },
-  { keys: 'space', commands: ['mark'], does: 'mark the base (again: unmark), for d to delete all those marked', on: ['bases'], hint: ['space', 'mark', 3] },
+  { keys: 'd', commands: ['describe'], does: 'describe the namespace: its whole key and description (as y)', on: ['namespaces'], hint: ['d', 'describe', 3] },
+  { keys: 'd', commands: ['describe'], does: 'describe the base: its namespace, whole key and description (as enter)', on: ['bases'], hint: ['d', 'describe', 3] },
+  { keys: 'ctrl-d', commands: ['delete'], does: 'namespaces cannot be deleted (the kb API has no namespace delete)', on: ['namespaces'] },
+  { keys: 'ctrl-d', commands: ['delete'], does: 'delete the base, or the bases marked (asks first: y confirms, any other key cancels)', on: ['bases', 'base'], hint: ['ctrl-d', 'delete', 6] },
+  { keys: 'space', commands: ['mark'], does: 'mark the base (again: unmark), for ctrl-d to delete all those marked', on: ['bases'], hint: ['space', 'mark', 3] },
   { keys: '/', commands: ['filter'], does: 'filter by key or description, a regular expression ignoring case (! first inverts): type to narrow, enter keeps, esc clears', on: LISTS, hint: ['/', 'filter', 6] },
   { keys: 's', commands: ['sortByKey'], does: 'sort by key; again: the other way', on: LISTS, hint: ['s/S', 'sort', 4] },
   { keys: 'S', commands: ['sortByDescription'], does: 'sort by description; again: the other way', on: LISTS },
@@ -126,7 +131,7 @@ const BINDINGS: readonly Binding[] = [
   {
     keys: ':',
     commands: ['commandLine'],
-    does: 'command line: :ns (namespaces), :ns KEY (open one), :profile NAME or :ctx NAME (switch profile), :help, :q (quit)',
+    does: 'command line: :ns (namespaces), :ns KEY (open one), :ctx (pick a profile), :ctx NAME or :profile NAME (switch to it), :help, :q (quit)',
     on: SCREENS,
     hint: [':', 'command', 5],
   },
@@ -205,7 +210,7 @@ export const PROMPT_HINTS: readonly Hint[] = [
   ['esc', 'cancel', 9],
 ];
 
-/** The keys of the forms (n, e), the prompts (/, :) and the question of d, which every screen's help ends with. */
+/** The keys of the forms (n, e), the prompts (/, :) and the question of ctrl-d, which every screen's help ends with. */
 const FIELD_KEYS: readonly Hint[] = [
   ['enter, tab', 'next field; enter on the last field submits (in a prompt: runs it)'],
   ['shift-tab', 'previous field'],
@@ -213,11 +218,11 @@ const FIELD_KEYS: readonly Hint[] = [
   ['backspace, ctrl-u', 'delete a character, clear up to the cursor'],
   ['ctrl-k', 'clear from the cursor to the end'],
   ['up/down', 'while filtering (/): move the selection; on the command line (:): earlier lines, kept across runs'],
-  ['tab', 'on the command line (:): complete a command, or a namespace key after :ns'],
+  ['tab', 'on the command line (:): complete a command, a namespace key after :ns, a profile after :ctx'],
   ['esc', 'cancel (in the filter: clear it)'],
   ['letters', 'text, never commands, while a field has the focus'],
-  ['empty key', 'the server generates one; an empty description is none (in an edit: cleared)'],
-  ['y, any other key', 'after d: delete, or cancel'],
+  ['empty key', 'a generated key (ns_<uuid>, kb_<uuid>) is shown: enter accepts it; an empty description is none (in an edit: cleared)'],
+  ['y, any other key', 'after ctrl-d: delete, or cancel'],
   ['ctrl-c', 'in a form holding typed text: asks first (y quits, any other key goes back)'],
   ['paste', 'text, never commands: a field takes it whole, a list runs nothing'],
 ];
@@ -227,11 +232,14 @@ const TITLES: Record<HelpTopic, string> = { namespaces: 'Namespaces', bases: 'Ba
 /** What --readonly takes away: the keys that create, edit or delete. */
 export const WRITES: readonly Command[] = ['new', 'edit', 'editInEditor', 'delete', 'mark'];
 
+/** What a write key says under --readonly, rather than doing nothing silently. */
+export const READ_ONLY_STATUS = { tone: 'warning', text: 'Read-only (kb tui --readonly): nothing is created, edited or deleted.' } as const;
+
 /** The help of `?` on one screen: its keys (with `readonly`, none that writes), then those of the forms and prompts it opens. */
 export function helpSections(topic: HelpTopic, readonly = false): readonly { title: string; keys: readonly Hint[] }[] {
   const offered = (binding: Binding) => binding.on.includes(topic) && !(readonly && binding.commands.every((command) => WRITES.includes(command)));
   return [
     { title: TITLES[topic], keys: BINDINGS.filter(offered).map(({ keys, does }) => [keys, does] as const) },
-    ...(topic === 'help' || topic === 'yaml' ? [] : [{ title: 'Forms (n, e), prompts (/, :) and questions (d)', keys: FIELD_KEYS }]),
+    ...(topic === 'help' || topic === 'yaml' ? [] : [{ title: 'Forms (n, e), prompts (/, :) and questions (ctrl-d)', keys: FIELD_KEYS }]),
   ];
 }

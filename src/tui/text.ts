@@ -69,6 +69,24 @@ export function wrapText(text: string, width: number, maxLines = Number.POSITIVE
   return kept;
 }
 
+/** A generated key (ns_<uuid>, kb_<uuid>): its prefix, the UUID's first 8 and last 4 digits, the rest in between. */
+const GENERATED_KEY = /^(.*?[0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{8}([0-9a-f]{4})$/i;
+
+/**
+ * A key as a list shows it: a generated key's UUID elided in the middle (ns_d74edf02…9a1b), as long keys are
+ * elided to fit `width`: keys differ at both ends (k01, k02; a UUID anywhere), so both stay. The whole key is in the
+ * describe view (d) and the YAML (y), and `c` copies it whole. Keys are ASCII: one column a character.
+ */
+export function shownKey(key: string, width = Number.POSITIVE_INFINITY): string {
+  const generated = GENERATED_KEY.exec(key);
+  const short = generated === null ? key : `${generated[1]}…${generated[2]}`;
+  if (short.length <= width) return short;
+  if (width <= 1) return '…'.slice(0, Math.max(0, width));
+  const head = Math.ceil((width - 1) / 2);
+  const tail = width - 1 - head;
+  return `${short.slice(0, head)}…${tail > 0 ? short.slice(-tail) : ''}`;
+}
+
 /** A cell of exactly `width` columns: the text cut to fit, then padded with spaces. */
 export function cell(text: string, width: number): string {
   const fitted = cut(text, width);

@@ -236,7 +236,7 @@ describe('kb tui in a real terminal (tmux), against kb serve', () => {
     });
   }
 
-  it.skipIf(!TMUX)(`at 80x24 a namespace's bases keep enter, n, e and d on the key line, and an empty namespace shows the n it names${SKIPPED}`, async () => {
+  it.skipIf(!TMUX)(`at 80x24 a namespace's bases keep enter, n, e and ctrl-d on the key line, and an empty namespace shows the n it names${SKIPPED}`, async () => {
     const created = await runKb(['ns', 'create', 'empty-80', '--description', 'nothing in it'], { env });
     expect(created.code, created.stderr).toBe(0);
     const tui = session(env);
@@ -244,7 +244,7 @@ describe('kb tui in a real terminal (tmux), against kb serve', () => {
     // The first test created faq in docs.
     let screen = await tui.waitFor((s) => /^> faq /m.test(s));
     let keyLine = screen.split('\n').find((line) => line.includes('? help')) ?? '';
-    for (const hint of ['enter open', 'n new', 'e edit', 'd delete', 'esc back', '? help', 'q quit']) expect(keyLine).toContain(hint);
+    for (const hint of ['enter open', 'n new', 'e edit', 'ctrl-d delete', 'esc back', '? help', 'q quit']) expect(keyLine).toContain(hint);
     for (const hint of ['c copy', 's/S sort']) expect(keyLine).not.toContain(hint);
 
     await tui.text(':ns empty-80');
@@ -335,9 +335,12 @@ describe('kb tui in a real terminal (tmux), against kb serve', () => {
     let screen = await tui.waitFor((s) => /^> k01 /m.test(s));
     expect(screen).toContain('local › keys › bases (30)');
     const keyLine = screen.trimEnd().split('\n').at(-1) ?? '';
-    for (const hint of ['n new', 'e edit', 'E $EDITOR', 'd delete']) expect(keyLine).not.toContain(hint);
+    for (const hint of ['n new', 'e edit', 'E $EDITOR', 'ctrl-d delete']) expect(keyLine).not.toContain(hint);
     expect(keyLine).toContain('? help');
-    await tui.keys('d', 'n');
+    expect(screen.split('\n')[0]).toMatch(/^kb {2}read-only {2}profile local/);
+    await tui.keys('C-d');
+    await tui.waitFor('Read-only (kb tui --readonly): nothing is created, edited or deleted.');
+    await tui.keys('n');
     await tui.keys('?');
     screen = await tui.waitFor('Help: keys (bases)');
     expect(screen).not.toContain('Delete base');

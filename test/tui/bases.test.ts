@@ -45,7 +45,7 @@ describe('kb tui: the bases of a namespace, through base_list, against a real se
 
   it('deletes a base only after y on a question that names it; any other key cancels', async () => {
     const { client, screen } = await insideKb('bases-delete');
-    await screen.press('j', 'd');
+    await screen.press('j', KEY.ctrlD);
     let frame = screen.frame();
     expect(frame).toContain('Delete base beta in namespace books, with all its data?');
     expect(frame).toContain('y confirms, any other key cancels');
@@ -56,11 +56,11 @@ describe('kb tui: the bases of a namespace, through base_list, against a real se
     expect(frame).not.toContain('New base');
     expect(await keys(client, 'books')).toHaveLength(2);
 
-    await screen.press('d', KEY.enter);
+    await screen.press(KEY.ctrlD, KEY.enter);
     expect(screen.frame()).toContain('Cancelled: base beta was not deleted.');
     expect(await keys(client, 'books')).toHaveLength(2);
 
-    await screen.press('d', 'y');
+    await screen.press(KEY.ctrlD, 'y');
     frame = await screen.waitFor('Deleted base beta.');
     expect(rows(frame)).toEqual([expect.stringMatching(/^> alpha +First$/)]);
     expect(frame).toContain('books › bases (1)');
@@ -93,7 +93,7 @@ describe('kb tui: the bases of a namespace, through base_list, against a real se
 
   it('deletes from the base view, back to the list without it', async () => {
     const { client, screen } = await insideKb('bases-detail-delete');
-    await screen.press('j', KEY.enter, 'd');
+    await screen.press('j', KEY.enter, KEY.ctrlD);
     expect(screen.frame()).toContain('Delete base beta in namespace books, with all its data?');
     await screen.press('y');
     const frame = await screen.waitFor('Deleted base beta.');
@@ -105,7 +105,7 @@ describe('kb tui: the bases of a namespace, through base_list, against a real se
   it('keys typed while a delete runs wait for it, then apply in order', async () => {
     const { client, screen } = await insideKb('bases-typeahead');
     // Nothing holds the focus while the delete runs: the n waits for it, and nothing after it comes to fetch it.
-    await screen.press('j', 'd', 'y', 'n');
+    await screen.press('j', KEY.ctrlD, 'y', 'n');
     const frame = await screen.waitFor('New base in namespace books');
     expect(frame).toContain('books › bases (1)');
     expect((await keys(client, 'books')).map((base) => base.key)).toEqual(['alpha']);
@@ -124,7 +124,7 @@ describe('kb tui: the bases of a namespace, through base_list, against a real se
   it('a base deleted elsewhere: delete answers 404 in place, and the list stops showing it', async () => {
     const { client, screen } = await insideKb('bases-gone');
     await client.baseDelete({ namespace: 'books', base: 'beta' });
-    await screen.press('j', 'd', 'y');
+    await screen.press('j', KEY.ctrlD, 'y');
     const frame = await screen.waitFor('(404)');
     expect(frame).toMatch(/Error: .*beta.* \(404\)/);
     await screen.waitFor((f) => rows(f).length === 1);

@@ -119,7 +119,7 @@ describe('kb tui: the : command line', () => {
     await screen.press(KEY.enter);
     let frame = screen.frame();
     expect(frame).toContain('Error: Unknown command: :nope');
-    expect(frame).toContain('Commands: :ns [KEY], :profile NAME (:ctx), :help, :q.');
+    expect(frame).toContain('Commands: :ns [KEY], :ctx [NAME] (:profile), :help, :q.');
 
     await screen.press(':');
     await screen.type('ns no!');

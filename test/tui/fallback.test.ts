@@ -93,7 +93,7 @@ describe('kb tui: a deployment without base_list (documented API only)', () => {
       { key: 'howto', description: 'Guides' },
     ]);
 
-    await screen.press('d');
+    await screen.press(KEY.ctrlD);
     expect(screen.frame()).toContain('Delete base howto in namespace legacy, with all its data?');
     await screen.press('y');
     frame = await screen.waitFor('Deleted base howto.');

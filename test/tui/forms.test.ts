@@ -34,7 +34,7 @@ describe('kb tui: forms that create and edit, against a real server', () => {
     let frame = screen.frame();
     expect(frame).toContain('New namespace');
     expect(field(frame, 'key')).toMatch(/^> key/);
-    expect(flat(frame)).toContain(`empty: the server generates one (ns_<uuid>). ${KEY_RULE}`);
+    expect(flat(frame)).toContain(`empty: a generated key (ns_<uuid>) is shown to accept. ${KEY_RULE}`);
 
     await screen.type('docs');
     await screen.press(KEY.enter);
@@ -53,9 +53,11 @@ describe('kb tui: forms that create and edit, against a real server', () => {
     ]);
   });
 
-  it('leaves the key empty and the server generates ns_<uuid>', async () => {
+  it('leaves the key empty: a generated ns_<uuid> is shown, and enter accepts it', async () => {
     const { client, screen } = await open('form-generated');
     await screen.press('n', KEY.enter, KEY.enter);
+    await screen.waitFor('The key was empty: enter accepts ns_');
+    await screen.press(KEY.enter);
     const frame = await screen.waitFor('Created namespace ns_');
     const [ns] = await client.nsList();
     expect(ns).toEqual({ key: expect.stringMatching(/^ns_[0-9a-f-]{36}$/), description: null });

@@ -38,8 +38,8 @@ describe('kb tui: k9s habits', () => {
     expect(frame).not.toContain('Description of namespace');
     await screen.press(KEY.enter);
     frame = await screen.waitFor((f) => selected(f) === 'faq');
-    expect(keyLine(frame)).not.toContain('d delete');
-    await screen.press('d');
+    expect(keyLine(frame)).not.toContain('ctrl-d delete');
+    await screen.press(KEY.ctrlD);
     expect(screen.frame()).not.toContain('Delete base');
     await screen.press('?');
     frame = await screen.waitFor('Help: keys');
@@ -171,7 +171,7 @@ describe('kb tui: y shows the selected row as YAML', () => {
   });
 });
 
-describe('kb tui: space marks several bases, d deletes them after one question', () => {
+describe('kb tui: space marks several bases, ctrl-d deletes them after one question', () => {
   it('deletes all those marked, and says which were deleted and which failed', async () => {
     const { client } = await orgClient(tui.server, 'habit-mark');
     await client.nsCreate({ key: 'docs' });
@@ -189,7 +189,7 @@ describe('kb tui: space marks several bases, d deletes them after one question',
     expect(frame).toMatch(/^>\*b04$/m);
     // Gone elsewhere before the delete: it fails, the others are deleted.
     await client.baseDelete({ namespace: 'docs', base: 'b02' });
-    await screen.press('d');
+    await screen.press(KEY.ctrlD);
     frame = screen.frame();
     expect(frame).toContain('Delete 3 bases, with all their data: b01, b02, b04?');
     await screen.press('y');
@@ -204,9 +204,9 @@ describe('kb tui: space marks several bases, d deletes them after one question',
     for (const key of ['b01', 'b02']) await client.baseCreate({ namespace: 'docs', key });
     const screen = open({ client, organization: 'habit-mark-cancel', namespace: 'docs' });
     await screen.waitFor((f) => selected(f) === 'b01');
-    await screen.press(' ', ' ', 'd', 'n');
+    await screen.press(' ', ' ', KEY.ctrlD, 'n');
     expect(screen.frame()).toContain('Cancelled: none of the 2 marked bases was deleted.');
-    await screen.press('d', 'y');
+    await screen.press(KEY.ctrlD, 'y');
     await screen.waitFor('Deleted 2 bases: b01, b02.');
     expect(await client.baseList('docs')).toEqual([]);
   });

@@ -23,6 +23,7 @@ export const KEY = {
   pageDown: '\u001B[6~',
   backspace: '\u007F',
   ctrlU: '\u0015',
+  ctrlD: '\u0004',
 } as const;
 
 /** What a terminal in bracketed-paste mode sends for pasted text. */
@@ -62,6 +63,7 @@ export interface AppOptions {
   namespace?: string;
   readonly?: boolean;
   connect?: (profile: string) => Promise<{ client: TuiClient; deployment: TuiDeployment }>;
+  profiles?: () => Promise<readonly string[]>;
   historyFile?: string;
 }
 
@@ -103,6 +105,7 @@ export function renderApp(options: AppOptions): Screen {
       namespace={options.namespace}
       readonly={options.readonly}
       connect={options.connect}
+      profiles={options.profiles}
       historyFile={options.historyFile}
     />,
   );

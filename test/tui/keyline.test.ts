@@ -47,7 +47,7 @@ describe('kb tui: the key line of a narrow terminal', () => {
     await client.nsCreate({ key: 'docs' });
     await client.baseCreate({ namespace: 'docs', key: 'faq' });
     await expectKeyLines({ client, organization: 'keyline-bases', namespace: 'docs' }, '> faq', [
-      [80, ['enter open', 'n new', 'e edit', 'd delete', '/ filter', 'esc back', '? help', 'q quit']],
+      [80, ['enter open', 'n new', 'e edit', 'ctrl-d delete', '/ filter', 'esc back', '? help', 'q quit']],
       [60, ['enter open', 'n new', 'e edit', 'esc back', '? help', 'q quit']],
       [40, ['enter open', 'esc back', '? help', 'q quit']],
     ]);
@@ -69,7 +69,7 @@ describe('kb tui: the key line of a narrow terminal', () => {
       const frame = await screen.waitFor((f) => f.replace(/\s+/g, ' ').includes('No bases in this namespace yet: n creates one.'));
       expect(hints(frame), `${columns} columns`).toContain('n new');
       expect(hints(frame)).toContain('esc back');
-      for (const hint of ['enter open', 'e edit', 'd delete', 'c copy']) expect(hints(frame)).not.toContain(hint);
+      for (const hint of ['enter open', 'e edit', 'ctrl-d delete', 'c copy']) expect(hints(frame)).not.toContain(hint);
       screen.unmount();
     }
   });

@@ -18,7 +18,7 @@ describe('kb tui: messages', () => {
     await client.nsCreate({ key: 'beta' });
     const screen = open({ client, organization: 'msg-clear', columns: 60, rows: 20 });
     await screen.waitFor('alpha');
-    await screen.press('d');
+    await screen.press(KEY.ctrlD);
     let frame = screen.frame();
     const note = frame.split('\n').find((line) => line.startsWith('Note: Namespaces cannot be deleted')) ?? '';
     // Cut with …, the list's freshness at its right end.
@@ -27,7 +27,7 @@ describe('kb tui: messages', () => {
     await screen.press('j');
     frame = screen.frame();
     expect(frame).not.toContain('Note:');
-    await screen.press('d');
+    await screen.press(KEY.ctrlD);
     expect(screen.frame()).toContain('Note:');
     await screen.press(KEY.escape);
     expect(screen.frame()).not.toContain('Note:');
@@ -53,10 +53,10 @@ describe('kb tui: messages', () => {
     await screen.press(KEY.enter);
     let frame = await screen.waitFor('Namespace nope-nope does not exist.');
     expect(frame).not.toContain('deleted elsewhere');
-    for (const hint of ['n new', 'e edit', 'E $EDITOR', 'd delete']) expect(keyLine(frame)).not.toContain(hint);
+    for (const hint of ['n new', 'e edit', 'E $EDITOR', 'ctrl-d delete']) expect(keyLine(frame)).not.toContain(hint);
     expect(keyLine(frame)).toContain('esc back');
     await screen.press('n');
-    await screen.press('d');
+    await screen.press(KEY.ctrlD);
     frame = screen.frame();
     expect(frame).not.toContain('New base');
     expect(frame).not.toContain('Delete base');

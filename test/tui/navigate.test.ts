@@ -152,7 +152,7 @@ describe('kb tui: browsing namespaces against a real server', () => {
     const client = await fourNamespaces('browse-nodelete');
     const screen = open({ client });
     await screen.waitFor('gamma');
-    await screen.press('d');
+    await screen.press(KEY.ctrlD);
     expect(screen.frame()).toContain('Note: Namespaces cannot be deleted: the kb API has no namespace delete.');
     await screen.press('y');
     expect((await client.nsList()).map((ns) => ns.key)).toEqual(['alpha', 'beta', 'delta', 'gamma']);

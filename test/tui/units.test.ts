@@ -136,9 +136,9 @@ describe('fitHints: the key-help line of a narrow terminal', () => {
   const all = hintsFor('bases');
   const keys = (hints: readonly Hint[]) => hints.map(([typed]) => typed);
   it('keeps every hint that fits, and drops those that matter least first (copy and sort before open, new, edit, delete), never help or quit', () => {
-    expect(keys(all)).toEqual(['j/k', 'enter', 'n', 'e', 'E', 'd', 'space', '/', 's/S', 'c', ':', 'y', 'r', 'o', 'esc', '?', 'q']);
+    expect(keys(all)).toEqual(['j/k', 'enter', 'n', 'e', 'E', 'd', 'ctrl-d', 'space', '/', 's/S', 'c', ':', 'y', 'r', 'o', 'esc', '?', 'q']);
     expect(fitHints(all, 200)).toEqual(all);
-    expect(keys(fitHints(all, 100))).toEqual(['enter', 'n', 'e', 'd', '/', ':', 'o', 'esc', '?', 'q']);
+    expect(keys(fitHints(all, 100))).toEqual(['enter', 'n', 'e', 'ctrl-d', '/', 'o', 'esc', '?', 'q']);
     expect(keys(fitHints(all, 80))).toEqual(['enter', 'n', 'e', '/', 'o', 'esc', '?', 'q']);
     expect(keys(fitHints(all, 60))).toEqual(['enter', 'e', 'o', 'esc', '?', 'q']);
     expect(keys(fitHints(all, 40))).toEqual(['enter', 'esc', '?', 'q']);
@@ -154,7 +154,7 @@ describe('fitHints: the key-help line of a narrow terminal', () => {
     expect(keys(hintsFor('namespaces'))).toContain('esc');
     expect(keys(hintsFor('namespaces', ['back']))).not.toContain('esc');
     expect(keys(hintsFor('bases', ['openByKey']))).not.toContain('o');
-    expect(keys(hintsFor('base', ['refresh']))).toEqual(['e', 'E', 'd', 'c', ':', 'y', 'esc', '?', 'q']);
+    expect(keys(hintsFor('base', ['refresh']))).toEqual(['e', 'E', 'ctrl-d', 'c', ':', 'y', 'esc', '?', 'q']);
   });
 });
 

@@ -50,6 +50,15 @@ export function Form(props: FormProps) {
   const last = props.fields.length - 1;
 
   const submit = () => {
+    // An empty key that would be generated: the generated key is shown in its field, and the next enter sends it.
+    const blank = props.fields.findIndex((field, i) => field.generate !== undefined && (texts[i]?.value ?? '') === '');
+    const generate = props.fields[blank]?.generate;
+    if (generate !== undefined) {
+      const generated = generate();
+      setTexts((all) => all.map((text, i) => (i === blank ? textAt(generated) : text)));
+      setFailure({ tone: 'info', text: `The ${props.fields[blank]?.label} was empty: enter accepts ${generated}, or edit it.` });
+      return;
+    }
     const invalid = props.fields.findIndex((field, i) => field.problem(texts[i]?.value ?? '') !== undefined);
     if (invalid >= 0) {
       setFocus(invalid);
@@ -150,8 +159,8 @@ export function Form(props: FormProps) {
         {!askingToQuit && busy ? <Spinner label={`${props.busyLabel}...`} /> : null}
         {!askingToQuit && !busy && failure !== undefined ? (
           <>
-            <Text wrap="truncate-end" color={theme.error} bold>
-              {`Error: ${printable(failure.text)}`}
+            <Text wrap="truncate-end" color={failure.tone === 'info' ? theme.accent : theme.error} bold>
+              {failure.tone === 'info' ? printable(failure.text) : `Error: ${printable(failure.text)}`}
             </Text>
             {failure.help === undefined ? null : <Text wrap="truncate-end">{printable(failure.help)}</Text>}
           </>

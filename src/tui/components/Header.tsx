@@ -22,14 +22,20 @@ export function headerValues(values: { profile: string; url: string; org: string
   return { profile, url, org };
 }
 
-/** The line always on top: which profile, URL and organization the UI works on. */
-export function Header({ deployment, organization, width }: { deployment: TuiDeployment; organization: Remote<string>; width: number }) {
+const READ_ONLY = '  read-only';
+
+/** The line always on top: which profile, URL and organization the UI works on, and --readonly. */
+export function Header(props: { deployment: TuiDeployment; organization: Remote<string>; width: number; readonly?: boolean | undefined }) {
+  const { deployment, organization, width } = props;
+  const readonly = props.readonly ?? false;
   const theme = useTheme();
   const org = organization.data === undefined && !organization.loading ? '? (not verified)' : organizationLabel(organization);
-  const shown = headerValues({ profile: printable(deployment.profile ?? '(none: KB_URL)'), url: printable(deployment.url), org: printable(org) }, width);
+  // --readonly is said first, where no narrow terminal cuts it (as k9s marks its read-only mode in its header).
+  const shown = headerValues({ profile: printable(deployment.profile ?? '(none: KB_URL)'), url: printable(deployment.url), org: printable(org) }, width - (readonly ? READ_ONLY.length : 0));
   return (
     <Text wrap="truncate-end">
       <Text bold color={theme.accent}>kb</Text>
+      {readonly ? <Text bold color={theme.warning}>{READ_ONLY}</Text> : null}
       {'  profile '}
       <Text bold>{shown.profile}</Text>
       {'  url '}

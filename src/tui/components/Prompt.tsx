@@ -31,13 +31,14 @@ export function commandLineKey(
   key: Keypress,
   history: readonly string[],
   namespaces: readonly string[],
+  profiles: readonly string[] = [],
 ): { kind: 'cancel' } | { kind: 'submit' } | { kind: 'edit'; line: CommandLine } | undefined {
   if (key.paste !== true) {
     const recalled = (recall: number): CommandLine => ({ text: textAt(recall === 0 ? '' : (history[history.length - recall] ?? '')), recall });
     if (key.upArrow) return line.recall >= history.length ? undefined : { kind: 'edit', line: recalled(line.recall + 1) };
     if (key.downArrow) return line.recall === 0 ? undefined : { kind: 'edit', line: recalled(line.recall - 1) };
     if (key.tab && !key.shift) {
-      const completed = complete(line.text.value, namespaces);
+      const completed = complete(line.text.value, namespaces, profiles);
       return completed === undefined ? undefined : { kind: 'edit', line: { text: textAt(completed), recall: line.recall } };
     }
   }
@@ -45,7 +46,7 @@ export function commandLineKey(
   return typed?.kind === 'edit' ? { kind: 'edit', line: { text: typed.text, recall: line.recall } } : typed;
 }
 
-export const COMMAND_LINE_HINT = ':ns lists namespaces, :ns KEY opens one, :profile NAME, :help, :q quits; tab completes, up/down recall; esc cancels';
+export const COMMAND_LINE_HINT = ':ns lists namespaces, :ns KEY opens one, :ctx picks a profile, :help, :q quits; tab completes, up/down recall; esc cancels';
 
 /** A prompt in the status lines: its sign and the text being typed, then what it does. */
 export function PromptLines({ sign, text, width, hint }: { sign: string; text: TextState; width: number; hint: string }) {

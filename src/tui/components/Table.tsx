@@ -1,6 +1,6 @@
 import { Box, Text } from 'ink';
 import { useMemo } from 'react';
-import type { SortOrder } from '../text.js';
+import { shownKey, type SortOrder } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row } from '../types.js';
 import { GAP, MARKER, TableRow } from './TableRow.js';
@@ -8,10 +8,18 @@ import { GAP, MARKER, TableRow } from './TableRow.js';
 /** The widest a key column gets, as a share of the width: the description needs room too. */
 const KEY_SHARE = 0.45;
 
-/** The column widths: the key column as wide as the longest key (keys are ASCII: one column a character), within its share. */
+/**
+ * The column widths: the key column as wide as the longest key as shown (a generated key's UUID elided: shownKey;
+ * keys are ASCII, one column a character), within its share.
+ */
 export function columns(rows: readonly Row[], width: number): { key: number; description: number } {
   let longest = 'KEY↓'.length;
-  for (const row of rows) if (row.key.length > longest) longest = row.key.length;
+  for (const row of rows) {
+    // A key is never shown longer than it is: only a longer one needs a look.
+    if (row.key.length <= longest) continue;
+    const shown = shownKey(row.key).length;
+    if (shown > longest) longest = shown;
+  }
   const key = Math.max(4, Math.min(longest, Math.floor((width - MARKER) * KEY_SHARE)));
   return { key, description: Math.max(0, width - MARKER - key - GAP) };
 }

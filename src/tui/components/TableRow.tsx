@@ -1,6 +1,6 @@
 import { Text } from 'ink';
 import { memo } from 'react';
-import { cell, printable } from '../text.js';
+import { cell, printable, shownKey } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row } from '../types.js';
 
@@ -17,7 +17,7 @@ export const TableRow = memo(function TableRow(props: { row: Row; selected: bool
     <Text bold={selected} color={selected ? theme.accent : undefined}>
       {selected ? '>' : ' '}
       {props.marked === true ? '*' : ' '}
-      {cell(row.key, props.keyWidth)}
+      {cell(shownKey(row.key, props.keyWidth), props.keyWidth)}
       {' '.repeat(GAP)}
       <Text dimColor={theme.muted && (!selected || row.description === undefined)}>{cell(description, props.descriptionWidth).trimEnd()}</Text>
     </Text>

@@ -1,6 +1,7 @@
 import { type Key, useApp, useInput, useStdin } from 'ink';
 import { createContext, type ReactNode, type RefObject, useCallback, useContext, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import type { Keypress } from '../keymap.js';
+import { createSequenceFilter } from '../sequences.js';
 import { PASTE_END, PASTE_START } from '../terminal.js';
 
 /** Any handler of keys: a paste comes as one key, its text in `input` and `key.paste` set. */
@@ -40,10 +41,12 @@ export function splitKeys(text: string): [string, Key][] {
 /**
  * Turns what Ink reads (`raw`, one input as its parser cut it: an escape sequence, or text between two) and what
  * Ink made of it (`input`, `key`) into keys. Text between PASTE_START and PASTE_END, which may come over several
- * reads, is one key with `paste` set: never commands, and a text field takes it whole.
+ * reads, is one key with `paste` set: never commands, and a text field takes it whole. Sequences that are no key
+ * (an unknown CSI, a control string) are left out (createSequenceFilter).
  */
 export function createKeyReader(): (raw: string, input: string, key: Key) => [string, Keypress][] {
   let pasted: string[] | undefined;
+  const unread = createSequenceFilter();
   return (raw, input, key) => {
     if (raw === PASTE_START) {
       pasted = [];
@@ -60,6 +63,9 @@ export function createKeyReader(): (raw: string, input: string, key: Key) => [st
       return text === '' ? [] : [[text, { ...PLAIN, paste: true }]];
     }
     if (raw === PASTE_END) return [];
+    const rest = unread(raw, input, key);
+    if (rest === undefined) return [];
+    if (rest !== raw) return splitKeys(rest);
     // An escape sequence (an arrow, shift-tab, PgUp, a lone esc) is one key, as Ink read it.
     if (raw.startsWith(ESC) || Array.from(raw).length <= 1) return [[input, key]];
     return splitKeys(raw);

@@ -6,7 +6,7 @@ import { StatusLines } from '../components/StatusLines.js';
 import { useTui } from '../context.js';
 import { useKeys } from '../hooks/useKeys.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
-import { commandFor, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
+import { commandFor, type Hint, hintsFor, type Keypress, PROMPT_HINTS, READ_ONLY_STATUS, WRITES } from '../keymap.js';
 import { copied } from './ListView.js';
 import { rowYaml } from './YamlView.js';
 import { cut, printable, wrapText } from '../text.js';
@@ -33,7 +33,7 @@ export interface BaseViewProps {
 
 /** One base: its namespace, key and whole description, with the same edit and delete flow as the lists. */
 export function BaseView(props: BaseViewProps) {
-  const { showHelp, showYaml, quit, terminal, run, disabled, history, remember, namespaceKeys } = useTui();
+  const { showHelp, showYaml, quit, terminal, run, readonly, disabled, history, remember, namespaceKeys, profileNames } = useTui();
   const theme = useTheme();
   const { row, setStatus } = props;
   const [command, setCommand] = useState<CommandLine | undefined>(undefined);
@@ -44,6 +44,7 @@ export function BaseView(props: BaseViewProps) {
     const command = found !== undefined && disabled.includes(found) ? undefined : found;
     // A message stays until the next key (docs/contract.md, The TUI): this key's own outcome may replace it.
     if (props.status !== undefined) setStatus(undefined);
+    if (readonly && found !== undefined && WRITES.includes(found)) return setStatus(READ_ONLY_STATUS);
     if (flow.start(command, row)) return;
     switch (command) {
       case 'refresh':
@@ -64,7 +65,7 @@ export function BaseView(props: BaseViewProps) {
   };
 
   const onCommandKey = (input: string, key: Keypress, line: CommandLine) => {
-    const typed = commandLineKey(line, input, key, history, namespaceKeys.current);
+    const typed = commandLineKey(line, input, key, history, namespaceKeys.current, profileNames);
     if (typed?.kind === 'edit') return setCommand(typed.line);
     if (typed !== undefined) setCommand(undefined);
     if (typed?.kind === 'submit') {

@@ -15,7 +15,7 @@ import { useKeys } from '../hooks/useKeys.js';
 import { compileFilter, filterRows, useList } from '../hooks/useList.js';
 import { type RowOps, useRowFlow } from '../hooks/useRowFlow.js';
 import { rowYaml } from './YamlView.js';
-import { type Command, commandFor, FILTER_HINTS, FORM_HINTS, type Hint, hintsFor, type Keypress, PROMPT_HINTS } from '../keymap.js';
+import { type Command, commandFor, FILTER_HINTS, FORM_HINTS, type Hint, hintsFor, type Keypress, PROMPT_HINTS, READ_ONLY_STATUS, WRITES } from '../keymap.js';
 import { count, printable, thousands } from '../text.js';
 import { useTheme } from '../theme.js';
 import type { Row, Status } from '../types.js';
@@ -80,7 +80,7 @@ export interface ListViewProps {
  * view owns what the user is doing with the list.
  */
 export function ListView(props: ListViewProps) {
-  const { showHelp, showYaml, quit, deployment, terminal, refreshSeconds, run, disabled: disabledEverywhere, history, remember, namespaceKeys } = useTui();
+  const { showHelp, showYaml, quit, deployment, terminal, refreshSeconds, run, readonly, disabled: disabledEverywhere, history, remember, namespaceKeys, profileNames } = useTui();
   const theme = useTheme();
   const [mode, setMode] = useState<Mode>({ kind: 'list' });
   // The keys marked with space, for one d to delete them all.
@@ -112,6 +112,7 @@ export function ListView(props: ListViewProps) {
     const selected = list.selected;
     // A message stays until the next key (docs/contract.md, The TUI): this key's own outcome may replace it.
     if (props.status !== undefined) setStatus(undefined);
+    if (readonly && found !== undefined && WRITES.includes(found)) return setStatus(READ_ONLY_STATUS);
     if (command === 'delete' && markedRows.length > 0) {
       return flow.deleteMany(markedRows, (deleted) => setMarked((now) => new Set([...now].filter((each) => !deleted.includes(each)))));
     }
@@ -124,6 +125,11 @@ export function ListView(props: ListViewProps) {
       case 'first': return list.moveTo(0);
       case 'last': return list.moveTo(list.rows.length - 1);
       case 'open': return selected && props.onOpen(selected);
+      case 'describe':
+        if (!selected) return setStatus({ tone: 'warning', text: `No ${ops.noun} selected to describe.` });
+        // A base has a screen of its own (enter's); a namespace's whole key and description are its YAML.
+        if (ops.noun === 'base') return props.onOpen(selected);
+        return showYaml(`${ops.noun} ${selected.key}`, rowYaml([...(props.yamlContext ?? []), ['key', selected.key], ['description', selected.description]]));
       case 'new':
         setStatus(undefined);
         return setMode({ kind: 'create' });
@@ -180,7 +186,7 @@ export function ListView(props: ListViewProps) {
   };
 
   const onCommandKey = (input: string, key: Keypress, line: CommandLine) => {
-    const typed = commandLineKey(line, input, key, history, namespaceKeys.current);
+    const typed = commandLineKey(line, input, key, history, namespaceKeys.current, profileNames);
     if (typed?.kind === 'edit') return setMode({ kind: 'command', line: typed.line });
     if (typed !== undefined) setMode({ kind: 'list' });
     if (typed?.kind === 'submit') {
@@ -319,7 +325,7 @@ export function ListView(props: ListViewProps) {
 }
 
 /** What needs a selected row. */
-const ROW_COMMANDS: readonly Command[] = ['open', 'edit', 'editInEditor', 'copy', 'yaml', 'mark'];
+const ROW_COMMANDS: readonly Command[] = ['open', 'describe', 'edit', 'editInEditor', 'copy', 'yaml', 'mark'];
 /** What needs rows to work on: filter and sort. */
 const LIST_COMMANDS: readonly Command[] = ['filter', 'sortByKey', 'sortByDescription'];
 

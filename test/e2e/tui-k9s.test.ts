@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runKb, startServe, type ServeProcess } from '../helpers/cli.js';
+import { SKIPPED, terminalEnv, TMUX, TmuxSession } from '../helpers/tmux.js';
+
+/** The built kb tui in tmux against kb serve: what a k9s user tries first, and nothing created by accident. */
+describe("kb tui in a real terminal (tmux): k9s's habits, nothing created by accident", () => {
+  let serve: ServeProcess | undefined;
+  let env: NodeJS.ProcessEnv;
+  const sessions: TmuxSession[] = [];
+
+  beforeAll(async () => {
+    if (!TMUX) return;
+    env = terminalEnv();
+    // Saves the profile `local`; a second profile, `staging`, points at the same server.
+    serve = await startServe([], env);
+    const token = /shown only this once:\s+(\S+)/.exec(serve.stdout())?.[1] ?? '';
+    expect(token).not.toBe('');
+    for (const args of [['ns', 'create', 'docs', '--description', 'Product docs'], ['base', 'create', 'docs', 'faq', '--description', 'Questions']]) {
+      const created = await runKb(args, { env });
+      expect(created.code, created.stderr).toBe(0);
+    }
+    const login = await runKb(['auth', 'login', '--profile', 'staging', '--url', serve.url, '--with-token'], { env, input: `${token}\n` });
+    expect(login.code, login.stderr).toBe(0);
+  });
+
+  afterAll(async () => {
+    await Promise.all(sessions.map((session) => session.kill()));
+    if (serve) {
+      serve.child.kill('SIGTERM');
+      await serve.exited;
+    }
+  });
+
+  function session(): TmuxSession {
+    const created = new TmuxSession(env);
+    sessions.push(created);
+    return created;
+  }
+
+  it.skipIf(!TMUX)(`n, enter, enter shows a generated key and creates nothing; enter then creates it${SKIPPED}`, async () => {
+    const tui = session();
+    await tui.start(120, 30, '--refresh', '0');
+    await tui.waitFor((s) => /^> docs +Product docs/m.test(s));
+    await tui.keys('n');
+    await tui.waitFor('New namespace');
+    await tui.keys('Enter', 'Enter');
+    const screen = await tui.waitFor('was empty: enter accepts');
+    const generated = /enter accepts (ns_[0-9a-f-]{36})/.exec(screen)?.[1] ?? '';
+    expect(generated).not.toBe('');
+    let listed = await runKb(['ns', 'list', '--json'], { env });
+    expect(JSON.parse(listed.stdout).map((ns: { key: string }) => ns.key)).toEqual(['docs']);
+    await tui.keys('Enter');
+    await tui.waitFor(`Created namespace ${generated}.`);
+    listed = await runKb(['ns', 'list', '--json'], { env });
+    expect(JSON.parse(listed.stdout).map((ns: { key: string }) => ns.key)).toEqual(['docs', generated].sort());
+    await tui.keys('q');
+    expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
+  }, 120_000);
+
+  it.skipIf(!TMUX)(`d describes a base, ctrl-d asks before it deletes; :ctx picks a profile; a wrong name lists them all${SKIPPED}`, async () => {
+    const tui = session();
+    await tui.start(120, 30, 'docs', '--refresh', '0');
+    await tui.waitFor((s) => /^> faq +Questions/m.test(s));
+    await tui.keys('d');
+    await tui.waitFor((s) => /^description +Questions$/m.test(s));
+    await tui.keys('Escape');
+    await tui.waitFor((s) => /^> faq +Questions/m.test(s));
+    await tui.keys('C-d');
+    await tui.waitFor('Delete base faq in namespace docs, with all its data?');
+    await tui.keys('n');
+    await tui.waitFor('Cancelled: base faq was not deleted.');
+
+    await tui.text(':ctx stag');
+    await tui.keys('Enter');
+    let screen = await tui.waitFor('no profile named stag');
+    expect(screen).toMatch(/^>\*local {2}\(in use\)$/m);
+    expect(screen).toMatch(/^ {2}staging$/m);
+    expect(screen).not.toContain('--profile');
+    await tui.keys('j', 'Enter');
+    screen = await tui.waitFor((s) => /^kb {2}profile staging/.test(s) && /namespaces \(\d+\)/.test(s));
+    await tui.text(':ctx');
+    await tui.keys('Enter');
+    screen = await tui.waitFor('profiles (2)');
+    expect(screen).toMatch(/^>\*staging {2}\(in use\)$/m);
+    await tui.keys('Escape');
+    await tui.text(':ctx lo');
+    await tui.keys('Tab');
+    await tui.waitFor(':ctx local');
+    await tui.keys('Enter');
+    await tui.waitFor((s) => /^kb {2}profile local/.test(s));
+    await tui.keys('q');
+    expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
+  }, 120_000);
+});
