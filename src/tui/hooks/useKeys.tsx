@@ -14,6 +14,8 @@ const PLAIN: Key = {
 };
 
 const ESC = '\u001B';
+/** Esc, as Ink reports it read alone. */
+const ESCAPE: Key = { ...PLAIN, escape: true, meta: true };
 
 /** What a control character means as a key of its own, as Ink reports it read alone. */
 function controlKey(char: string): [string, Key] {
@@ -60,6 +62,9 @@ export function createKeyReader(): (raw: string, input: string, key: Key) => [st
       return text === '' ? [] : [[text, { ...PLAIN, paste: true }]];
     }
     if (raw === PASTE_END) return [];
+    // An esc read together with the key typed after it (kb was busy): Ink reads ESC / as "/" alone, neither an alt key
+    // (which it flags, as ESC j) nor the esc. Both keys count, in their order.
+    if (raw.startsWith(ESC) && !key.meta && Array.from(raw).length === 2 && input === raw.slice(1)) return [['', ESCAPE], ...splitKeys(input)];
     // An escape sequence (an arrow, shift-tab, PgUp, a lone esc) is one key, as Ink read it.
     if (raw.startsWith(ESC) || Array.from(raw).length <= 1) return [[input, key]];
     return splitKeys(raw);
