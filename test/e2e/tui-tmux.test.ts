@@ -89,7 +89,13 @@ class TmuxSession {
   }
 }
 
-describe('kb tui in a real terminal (tmux), against kb serve', () => {
+/**
+ * A test here takes a step per key, each waiting up to WAIT_MS for its frame: its own bound is above a few of those, so
+ * that a frame that never comes fails with the screen it waited on, not vitest's 30 s.
+ */
+const TEST_TIMEOUT_MS = 120_000;
+
+describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_TIMEOUT_MS }, () => {
   let serve: ServeProcess | undefined;
   let env: NodeJS.ProcessEnv;
   let token: string;

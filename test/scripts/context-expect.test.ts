@@ -15,9 +15,10 @@ async function errors(source: string, path = 'test/e2e/race.test.ts'): Promise<s
 }
 
 /**
- * The two-test race (vitest keeps one assertion count on the global expect, reset as each test starts and checked as
- * it ends): "asserts, then awaits" is checked against the count its neighbour's start has just reset, and fails with
- * "expected any number of assertion, but got none"; "asserts nothing" ends on the count its neighbour made, and passes.
+ * The two-test race. Vitest keeps one assertion count on the global expect, reset as each test starts and checked as
+ * it ends: run (requireAssertions on), "asserts nothing" passes on the count its neighbour made. The same count reset
+ * by a test starting while "asserts, then awaits" waits fails that one with "expected any number of assertion, but
+ * got none" (cli-network.test.ts in CI at e32fb03).
  */
 const RACE = `import { describe, expect, it } from 'vitest';
 
@@ -36,7 +37,7 @@ describe.concurrent('two tests at once', () => {
 });
 `;
 
-/** The same two tests, each counting on its own context's expect: the second now fails, as a test with no assertion must. */
+/** The same two tests, each counting on its own context's expect: run, "asserts nothing" fails, as a test with no assertion must, and only it. */
 const FIXED = `import { describe, it } from 'vitest';
 
 let neighbourStarted = (): void => undefined;
