@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
+import contextExpect from './scripts/lint/context-expect.js';
 
 /**
  * zod classic (and the index of all its locales) is ~450 KB that every command would load at start-up; src uses
@@ -87,6 +88,19 @@ export default tseslint.config(
     },
   },
   { files: ['src/**'], rules: { 'no-restricted-syntax': ['error', ...EXIT_LITERALS] } },
+  // Tests that run concurrently count their assertions on the test context's expect (scripts/lint/context-expect.js
+  // says why); a helper takes the test's expect as a parameter, so no module of test/ but a test file imports the global one.
+  { files: ['test/**/*.test.{ts,tsx}'], plugins: { kb: { rules: { 'context-expect': contextExpect } } }, rules: { 'kb/context-expect': 'error' } },
+  {
+    files: ['test/**'],
+    ignores: ['test/**/*.test.{ts,tsx}'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: 'vitest', importNames: ['expect'], message: 'A helper takes the test\'s expect as a parameter (expect: ExpectStatic): the global one counts the assertions of whichever test started last.' }] },
+      ],
+    },
+  },
   // A command never imports another command's module: what two commands share lives in src/cli (or below).
   {
     files: ['src/commands/**'],

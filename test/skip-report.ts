@@ -1,27 +1,50 @@
 import type { Reporter, TestModule } from 'vitest/node';
 
+/** The closing lines of a run, from each test's state, and whether the run fails for its skips. */
+export function skipReport(
+  tests: Iterable<{ project: string; file: string; name: string; state: string }>,
+  ci: boolean,
+): { text: string; fail: boolean } {
+  const counts = { passed: 0, failed: 0, skipped: 0 };
+  const skipped: string[] = [];
+  for (const test of tests) {
+    if (test.state === 'passed') counts.passed++;
+    else if (test.state === 'failed') counts.failed++;
+    else {
+      counts.skipped++;
+      skipped.push(`  [${test.project}] ${test.file} > ${test.name}`);
+    }
+  }
+  let text = `\nskipped tests (${counts.skipped}), each with its reason in its name:\n`;
+  text += skipped.length > 0 ? `${skipped.join('\n')}\n` : '  none\n';
+  text += `tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`;
+  const fail = ci && counts.skipped > 0;
+  if (fail) text += `CI: ${counts.skipped} skipped ${counts.skipped === 1 ? 'test fails' : 'tests fail'} the run: give the machine what each one names above (.ci/run installs zsh, fish and tmux, and runs as root)\n`;
+  return { text, fail };
+}
+
 /**
  * Ends `npm test` with what a reader of the CI log needs: every skipped test with its reason (the reason is in the
- * test's name, by the house rule), then one closing line of counts, "tests: N passed, N failed, N skipped".
+ * test's name, by the house rule), then one closing line of counts, "tests: N passed, N failed, N skipped". With CI
+ * set (as .ci/run runs), a skipped test fails the run: a test that cannot run there hides what it would catch.
  */
 export default class SkipReport implements Reporter {
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
-    const counts = { passed: 0, failed: 0, skipped: 0 };
-    const skipped: string[] = [];
-    for (const module of testModules) {
-      for (const test of module.children.allTests()) {
-        const state = test.result().state;
-        if (state === 'passed') counts.passed++;
-        else if (state === 'failed') counts.failed++;
-        else {
-          counts.skipped++;
-          skipped.push(`  [${module.project.name}] ${module.moduleId.replace(`${process.cwd()}/`, '')} > ${test.fullName}`);
-        }
-      }
-    }
-    const out = process.stdout;
-    out.write(`\nskipped tests (${counts.skipped}), each with its reason in its name:\n`);
-    out.write(skipped.length > 0 ? `${skipped.join('\n')}\n` : '  none\n');
-    out.write(`tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
+    const tests = testModules.flatMap((module) =>
+      Array.from(module.children.allTests(), (test) => ({
+        project: module.project.name,
+        file: module.moduleId.replace(`${process.cwd()}/`, ''),
+        name: test.fullName,
+        state: test.result().state,
+      })),
+    );
+    const { text, fail } = skipReport(tests, isCi(process.env.CI));
+    process.stdout.write(text);
+    if (fail) process.exitCode = 1;
   }
+}
+
+/** CI as most tools read it: set, and neither "false" nor "0". */
+export function isCi(value: string | undefined): boolean {
+  return value !== undefined && value !== '' && value !== 'false' && value !== '0';
 }

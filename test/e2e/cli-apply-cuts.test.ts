@@ -109,7 +109,7 @@ function planFile(): string {
 
 /** The namespaces of the organization, read straight from kb serve: key to description. */
 async function namespacesOn(token: string): Promise<Map<string, unknown>> {
-  const listed = (await apiData(server.url, token, 'GET', '/ns_list')) as Array<{ key: string; description: unknown }>;
+  const listed = (await apiData(expect, server.url, token, 'GET', '/ns_list')) as Array<{ key: string; description: unknown }>;
   const found = new Map<string, unknown>();
   for (const ns of listed) {
     expect(found.has(ns.key), `namespace ${ns.key} listed twice`).toBe(false);

@@ -40,9 +40,9 @@ describe('kb apply of many changes', { timeout: TEST_TIMEOUT_MS }, () => {
     const done = lines(applied.stderr).filter((line) => line.startsWith('✓ '));
     expect(done).toHaveLength(180);
     expect(applied.stderr).toContain('Applied 180 changes: 180 created, 0 updated, 0 deleted.');
-    const namespaces = (await apiData(server.url, token, 'GET', '/ns_list')) as Array<{ key: string }>;
+    const namespaces = (await apiData(expect, server.url, token, 'GET', '/ns_list')) as Array<{ key: string }>;
     expect(namespaces).toHaveLength(60);
-    expect(await apiData(server.url, token, 'GET', '/base_list?namespace=ns-059')).toEqual([
+    expect(await apiData(expect, server.url, token, 'GET', '/base_list?namespace=ns-059')).toEqual([
       { namespace: 'ns-059', key: 'first', description: 'first of ns-059' },
       { namespace: 'ns-059', key: 'second', description: null },
     ]);
@@ -92,9 +92,9 @@ describe('kb apply of many changes', { timeout: TEST_TIMEOUT_MS }, () => {
     // Every namespace went before any base; what the report says was applied is on the server, and nothing else.
     expect(applied.slice(0, 40).every((line) => line.startsWith('  + namespace '))).toBe(true);
     const onServer = new Set<string>();
-    for (const ns of (await apiData(server.url, token, 'GET', '/ns_list')) as Array<{ key: string }>) {
+    for (const ns of (await apiData(expect, server.url, token, 'GET', '/ns_list')) as Array<{ key: string }>) {
       onServer.add(`namespace ${ns.key}`);
-      for (const base of (await apiData(server.url, token, 'GET', `/base_list?namespace=${ns.key}`)) as Array<{ key: string }>) {
+      for (const base of (await apiData(expect, server.url, token, 'GET', `/base_list?namespace=${ns.key}`)) as Array<{ key: string }>) {
         onServer.add(`base ${ns.key}/${base.key}`);
       }
     }

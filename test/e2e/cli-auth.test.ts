@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it, type ExpectStatic } from 'vitest';
 import { isolatedEnv, runKb, type RunResult } from '../helpers/cli.js';
 import {
   apiData,
@@ -44,21 +44,21 @@ function readConfig(env: NodeJS.ProcessEnv): ConfigFile {
   return JSON.parse(readFileSync(configPath(env), 'utf8')) as ConfigFile;
 }
 
-function expectOk(result: RunResult): void {
+function expectOk(expect: ExpectStatic, result: RunResult): void {
   expect(result.code, describeRun(result)).toBe(0);
 }
 
 describe.concurrent('profiles through kb auth', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('the first login becomes the default; a later login --profile X does not change it; auth switch does', async () => {
+  it('the first login becomes the default; a later login --profile X does not change it; auth switch does', async ({ expect }) => {
     const env = isolatedEnv();
     const first = await login(env, one.token, ['--url', one.url]);
-    expectOk(first);
+    expectOk(expect, first);
     expect(first.stdout).toBe('');
     expect(first.stderr).toContain('org-alpha');
     expect(readConfig(env)).toMatchObject({ defaultProfile: 'default', profiles: { default: { url: one.url, token: one.token } } });
 
     const second = await login(env, two.token, ['--url', two.url, '--profile', 'staging', '--json']);
-    expect(jsonOut(second)).toMatchObject({ profile: 'staging', url: two.url, organization: 'org-beta' });
+    expect(jsonOut(expect, second)).toMatchObject({ profile: 'staging', url: two.url, organization: 'org-beta' });
     expect(readConfig(env)).toMatchObject({
       defaultProfile: 'default',
       profiles: { default: { url: one.url, token: one.token }, staging: { url: two.url, token: two.token } },
@@ -68,36 +68,36 @@ describe.concurrent('profiles through kb auth', { timeout: TEST_TIMEOUT_MS }, ()
       kb(['auth', 'switch', 'staging'], { env }),
       kb(['auth', 'switch', 'nowhere'], { env: { ...env } }),
     ]);
-    expectOk(switched);
+    expectOk(expect, switched);
     expect(missing.code, describeRun(missing)).toBe(2);
     expect(missing.stderr).toContain('nowhere');
     expect(readConfig(env).defaultProfile).toBe('staging');
 
     // Without --profile, login writes the default profile, whichever that is now.
     const gamma = await two.newToken('org-gamma-two');
-    expectOk(await login(env, gamma, ['--url', two.url]));
+    expectOk(expect, await login(env, gamma, ['--url', two.url]));
     expect(readConfig(env)).toMatchObject({
       defaultProfile: 'staging',
       profiles: { default: { url: one.url, token: one.token }, staging: { url: two.url, token: gamma } },
     });
   });
 
-  it('a first login under --profile makes that profile the default', async () => {
+  it('a first login under --profile makes that profile the default', async ({ expect }) => {
     const env = isolatedEnv();
-    expectOk(await login(env, one.token, ['--url', one.url, '--profile', 'work']));
+    expectOk(expect, await login(env, one.token, ['--url', one.url, '--profile', 'work']));
     expect(readConfig(env)).toMatchObject({ defaultProfile: 'work', profiles: { work: { url: one.url, token: one.token } } });
     expect(Object.keys(readConfig(env).profiles)).toEqual(['work']);
   });
 
-  it('a rejected token exits 4 and saves nothing: no file when there was none, the same bytes when there was one', async () => {
+  it('a rejected token exits 4 and saves nothing: no file when there was none, the same bytes when there was one', async ({ expect }) => {
     const wrong = `kbt_${'R'.repeat(43)}`;
     const fresh = isolatedEnv();
     const rejected = await login(fresh, wrong, ['--url', one.url]);
-    await expectEnvelopeFailure(rejected, 4, { url: one.url, token: wrong }, { method: 'GET', path: '/auth' }, 401);
+    await expectEnvelopeFailure(expect, rejected, 4, { url: one.url, token: wrong }, { method: 'GET', path: '/auth' }, 401);
     expect(existsSync(configPath(fresh))).toBe(false);
 
     const env = isolatedEnv();
-    expectOk(await login(env, one.token, ['--url', one.url]));
+    expectOk(expect, await login(env, one.token, ['--url', one.url]));
     const before = readFileSync(configPath(env), 'utf8');
     const [again, other, unreachable] = await Promise.all([
       login(env, wrong, ['--url', one.url]),
@@ -110,7 +110,7 @@ describe.concurrent('profiles through kb auth', { timeout: TEST_TIMEOUT_MS }, ()
     expect(readFileSync(configPath(env), 'utf8')).toBe(before);
   });
 
-  it('login without --with-token and without a TTY exits 2 naming --with-token; an empty stdin exits 2; nothing is saved', async () => {
+  it('login without --with-token and without a TTY exits 2 naming --with-token; an empty stdin exits 2; nothing is saved', async ({ expect }) => {
     const env = isolatedEnv();
     const [noFlag, noFlagNoUrl, empty] = await Promise.all([
       kb(['auth', 'login', '--url', one.url], { env }),
@@ -121,16 +121,16 @@ describe.concurrent('profiles through kb auth', { timeout: TEST_TIMEOUT_MS }, ()
       expect(result.code, describeRun(result)).toBe(2);
       expect(result.stdout).toBe('');
       expect(result.stderr).toContain('--with-token');
-      expectNoStack(result);
+      expectNoStack(expect, result);
     }
     expect(empty.code, describeRun(empty)).toBe(2);
-    expectNoStack(empty);
+    expectNoStack(expect, empty);
     expect(existsSync(configPath(env))).toBe(false);
   });
 
-  it('auth status shows the profile, URL, organization, token source and a masked token', async () => {
+  it('auth status shows the profile, URL, organization, token source and a masked token', async ({ expect }) => {
     const env = isolatedEnv();
-    expectOk(await login(env, one.token, ['--url', one.url]));
+    expectOk(expect, await login(env, one.token, ['--url', one.url]));
     const other = await one.newToken('org-delta');
     const [human, json, fromEnv, fromEnvJson] = await Promise.all([
       kb(['auth', 'status'], { env }),
@@ -139,60 +139,60 @@ describe.concurrent('profiles through kb auth', { timeout: TEST_TIMEOUT_MS }, ()
       kb(['auth', 'status', '--json'], { env: { ...env, KB_TOKEN: other } }),
     ]);
 
-    expectOk(human);
+    expectOk(expect, human);
     for (const shown of ['default', one.url, 'org-alpha']) expect(human.stdout).toContain(shown);
     const tokenLine = lines(human.stdout).find((line) => /token/i.test(line));
     expect(tokenLine, human.stdout).toMatch(/profile/i);
     expect(tokenLine, human.stdout).not.toMatch(/\bnone\b/i);
     expect(leakedPieces(human.stdout + human.stderr, one.token)).toEqual([]);
 
-    const status = jsonOut(json) as Record<string, unknown>;
+    const status = jsonOut(expect, json) as Record<string, unknown>;
     expect(status).toMatchObject({ profile: 'default', url: one.url, organization: 'org-alpha', tokenSource: 'profile' });
     expect(typeof status.token).toBe('string');
     expect(status.token).not.toBe(one.token);
     expect(leakedPieces(json.stdout + json.stderr, one.token)).toEqual([]);
 
-    expectOk(fromEnv);
+    expectOk(expect, fromEnv);
     expect(fromEnv.stdout).toContain('org-delta');
     expect(lines(fromEnv.stdout).find((line) => /token/i.test(line))).toContain('KB_TOKEN');
     expect(leakedPieces(fromEnv.stdout + fromEnv.stderr, other)).toEqual([]);
-    expect(jsonOut(fromEnvJson)).toMatchObject({ profile: 'default', url: one.url, organization: 'org-delta', tokenSource: 'env' });
+    expect(jsonOut(expect, fromEnvJson)).toMatchObject({ profile: 'default', url: one.url, organization: 'org-delta', tokenSource: 'env' });
   });
 
-  it('logging out of a profile kb serve saved says how to get a token again, and so does auth status', async () => {
+  it('logging out of a profile kb serve saved says how to get a token again, and so does auth status', async ({ expect }) => {
     const env = isolatedEnv();
     const token = await one.newToken('org-logout-local');
-    expectOk(await login(env, token, ['--url', one.url, '--profile', 'local']));
+    expectOk(expect, await login(env, token, ['--url', one.url, '--profile', 'local']));
     const again = `kb serve token create --org local --save --profile local --url ${one.url.replace(/\/$/, '')}`;
     const logout = await kb(['auth', 'logout'], { env });
-    expectOk(logout);
+    expectOk(expect, logout);
     expect(logout.stderr.split('\n')[1], describeRun(logout)).toBe(`To log in again: \`${again}\`.`);
     const status = await kb(['auth', 'status'], { env });
     expect(status.code, describeRun(status)).toBe(4);
     expect(status.stderr, describeRun(status)).toContain(`Run \`kb auth login --profile local\`, or for the kb serve on this machine \`${again}\`.`);
     // A profile of another name is one a person set up: no such hint.
-    expectOk(await login(env, token, ['--url', one.url, '--profile', 'mine']));
+    expectOk(expect, await login(env, token, ['--url', one.url, '--profile', 'mine']));
     const other = await kb(['auth', 'logout', '--profile', 'mine'], { env });
-    expectOk(other);
+    expectOk(expect, other);
     expect(other.stderr, describeRun(other)).not.toContain('To log in again');
   });
 
-  it('auth token prints the raw token; auth logout removes it from the file and the default stays; then status and commands exit 4', async () => {
+  it('auth token prints the raw token; auth logout removes it from the file and the default stays; then status and commands exit 4', async ({ expect }) => {
     const env = isolatedEnv();
     // Organizations of this test alone: the other tests run at the same time.
     const [main, staging] = await Promise.all([one.newToken('org-logout'), two.newToken('org-logout-staging')]);
-    expectOk(await login(env, main, ['--url', one.url]));
-    expectOk(await login(env, staging, ['--url', two.url, '--profile', 'staging']));
+    expectOk(expect, await login(env, main, ['--url', one.url]));
+    expectOk(expect, await login(env, staging, ['--url', two.url, '--profile', 'staging']));
     const [token, stagingToken] = await Promise.all([
       kb(['auth', 'token'], { env }),
       kb(['auth', 'token', '--profile', 'staging'], { env }),
     ]);
-    expectOk(token);
+    expectOk(expect, token);
     expect(token.stdout).toBe(`${main}\n`);
-    expectOk(stagingToken);
+    expectOk(expect, stagingToken);
     expect(stagingToken.stdout).toBe(`${staging}\n`);
 
-    expectOk(await kb(['auth', 'logout'], { env }));
+    expectOk(expect, await kb(['auth', 'logout'], { env }));
     const raw = readFileSync(configPath(env), 'utf8');
     expect(raw).not.toContain(main);
     expect(raw).toContain(staging);
@@ -218,21 +218,21 @@ describe.concurrent('profiles through kb auth', { timeout: TEST_TIMEOUT_MS }, ()
     expect(list.code, describeRun(list)).toBe(4);
     expect(list.stdout).toBe('');
     expect(list.stderr).toContain('kb auth login');
-    expectNoStack(list);
-    expect(jsonOut(stagingList)).toEqual([]);
+    expectNoStack(expect, list);
+    expect(jsonOut(expect, stagingList)).toEqual([]);
   });
 });
 
 describe.concurrent('which deployment a command uses (docs/contract.md, Deployments and profiles)', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('--profile beats KB_PROFILE beats the default profile; KB_URL and KB_TOKEN override the profile\'s; a missing profile fails clearly', async () => {
+  it('--profile beats KB_PROFILE beats the default profile; KB_URL and KB_TOKEN override the profile\'s; a missing profile fails clearly', async ({ expect }) => {
     const env = isolatedEnv();
     // Organizations of this test alone, so that the namespaces listed are exactly the ones made here.
     const [alpha, beta, gamma] = await Promise.all([one.newToken('org-prec-one'), two.newToken('org-prec-two'), one.newToken('org-prec-gamma')]);
-    expectOk(await login(env, alpha, ['--url', one.url]));
-    expectOk(await login(env, beta, ['--url', two.url, '--profile', 'two']));
-    await apiData(one.url, alpha, 'POST', '/ns_create', { key: 'on-one' });
-    await apiData(two.url, beta, 'POST', '/ns_create', { key: 'on-two' });
-    await apiData(one.url, gamma, 'POST', '/ns_create', { key: 'gamma-ns' });
+    expectOk(expect, await login(env, alpha, ['--url', one.url]));
+    expectOk(expect, await login(env, beta, ['--url', two.url, '--profile', 'two']));
+    await apiData(expect, one.url, alpha, 'POST', '/ns_create', { key: 'on-one' });
+    await apiData(expect, two.url, beta, 'POST', '/ns_create', { key: 'on-two' });
+    await apiData(expect, one.url, gamma, 'POST', '/ns_create', { key: 'gamma-ns' });
     const onOne = [{ key: 'on-one', description: null }];
     const onTwo = [{ key: 'on-two', description: null }];
 
@@ -253,14 +253,14 @@ describe.concurrent('which deployment a command uses (docs/contract.md, Deployme
       list({ KB_PROFILE: 'missing' }),
     ]);
 
-    expect(jsonOut(byDefault)).toEqual(onOne);
-    expect(jsonOut(byEnvProfile)).toEqual(onTwo);
-    expect(jsonOut(flagBeatsEnv)).toEqual(onOne);
-    expect(jsonOut(flagBeatsMissingEnv)).toEqual(onTwo);
-    expect(jsonOut(urlAndToken)).toEqual(onTwo);
-    expect(jsonOut(tokenOnly)).toEqual([{ key: 'gamma-ns', description: null }]);
+    expect(jsonOut(expect, byDefault)).toEqual(onOne);
+    expect(jsonOut(expect, byEnvProfile)).toEqual(onTwo);
+    expect(jsonOut(expect, flagBeatsEnv)).toEqual(onOne);
+    expect(jsonOut(expect, flagBeatsMissingEnv)).toEqual(onTwo);
+    expect(jsonOut(expect, urlAndToken)).toEqual(onTwo);
+    expect(jsonOut(expect, tokenOnly)).toEqual([{ key: 'gamma-ns', description: null }]);
     // The default profile's token, sent to the other deployment, which does not know it.
-    await expectEnvelopeFailure(urlOnly, 4, { url: two.url, token: alpha }, { method: 'GET', path: '/ns_list' }, 401);
+    await expectEnvelopeFailure(expect, urlOnly, 4, { url: two.url, token: alpha }, { method: 'GET', path: '/ns_list' }, 401);
     expect(urlOnlyStatus.code, describeRun(urlOnlyStatus)).toBe(4);
     expect(JSON.parse(urlOnlyStatus.stdout)).toMatchObject({ profile: 'default', url: two.url, urlSource: 'env', tokenSource: 'profile' });
 
@@ -269,7 +269,7 @@ describe.concurrent('which deployment a command uses (docs/contract.md, Deployme
       expect(result.stdout).toBe('');
       expect(lines(result.stderr)[0]).toMatch(/profile/i);
       expect(lines(result.stderr)[0]).toContain('"missing"');
-      expectNoStack(result);
+      expectNoStack(expect, result);
     }
     expect(missingFlag.stderr).toContain('--profile');
     expect(missingEnv.stderr).toContain('KB_PROFILE');
@@ -277,29 +277,29 @@ describe.concurrent('which deployment a command uses (docs/contract.md, Deployme
 });
 
 describe.concurrent('whole paths', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('with only KB_CONFIG_DIR set: login from stdin, then ns create, base create, base list, ns list', async () => {
+  it('with only KB_CONFIG_DIR set: login from stdin, then ns create, base create, base list, ns list', async ({ expect }) => {
     const env = isolatedEnv({ KB_DATA_DIR: undefined });
     expect(Object.keys(env).filter((name) => name.startsWith('KB_'))).toEqual(['KB_CONFIG_DIR']);
     const token = await one.newToken('org-path');
 
-    expectOk(await login(env, token, ['--url', one.url]));
-    expectOk(await kb(['ns', 'create', 'docs', '--description', 'Documentation'], { env }));
-    expectOk(await kb(['base', 'create', 'docs', 'faq', '-d', 'Questions'], { env }));
+    expectOk(expect, await login(env, token, ['--url', one.url]));
+    expectOk(expect, await kb(['ns', 'create', 'docs', '--description', 'Documentation'], { env }));
+    expectOk(expect, await kb(['base', 'create', 'docs', 'faq', '-d', 'Questions'], { env }));
     const [bases, namespaces] = await Promise.all([
       kb(['base', 'list', 'docs', '--json'], { env }),
       kb(['ns', 'list', '--json'], { env }),
     ]);
-    expect(jsonOut(bases)).toEqual([{ namespace: 'docs', key: 'faq', description: 'Questions' }]);
-    expect(jsonOut(namespaces)).toEqual([{ key: 'docs', description: 'Documentation' }]);
-    expect(await apiData(one.url, token, 'GET', '/ns_list')).toEqual([{ key: 'docs', description: 'Documentation' }]);
+    expect(jsonOut(expect, bases)).toEqual([{ namespace: 'docs', key: 'faq', description: 'Questions' }]);
+    expect(jsonOut(expect, namespaces)).toEqual([{ key: 'docs', description: 'Documentation' }]);
+    expect(await apiData(expect, one.url, token, 'GET', '/ns_list')).toEqual([{ key: 'docs', description: 'Documentation' }]);
   });
 
-  it('six concurrent logins to six profiles keep every profile', async () => {
+  it('six concurrent logins to six profiles keep every profile', async ({ expect }) => {
     const env = isolatedEnv();
     const names = ['p1', 'p2', 'p3', 'p4', 'p5', 'p6'];
     const tokens = await Promise.all(names.map((name) => one.newToken(`org-${name}`)));
     const results = await Promise.all(names.map((name, i) => login(env, tokens[i] as string, ['--url', one.url, '--profile', name], runKb)));
-    for (const result of results) expectOk(result);
+    for (const result of results) expectOk(expect, result);
 
     const config = readConfig(env);
     expect(Object.keys(config.profiles).sort()).toEqual(names);

@@ -1,6 +1,6 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { isolatedEnv, type RunResult } from '../helpers/cli.js';
 import {
   closedPortUrl,
@@ -43,7 +43,7 @@ interface Run {
 const TRACE = /\b(GET|POST|DELETE)\b.*http:\/\/127\.0\.0\.1:\d+\/v1\/\S+.*\b\d+(\.\d+)? ?ms\b/;
 
 describe.concurrent('the token is never printed (a canary through every command and error path)', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('appears in no stdout or stderr but `kb auth token`\'s stdout, with --verbose and KB_DEBUG=1 too; the credential file is 0600 in a 0700 directory', async () => {
+  it('appears in no stdout or stderr but `kb auth token`\'s stdout, with --verbose and KB_DEBUG=1 too; the credential file is 0600 in a 0700 directory', async ({ expect }) => {
     // The canary is the real token: the commands below must use it, or the test would prove nothing.
     const canary = server.token;
     const configDir = join(tempDir('kb-canary-'), 'fresh', 'kb');
@@ -140,7 +140,7 @@ describe.concurrent('the token is never printed (a canary through every command 
     }
   });
 
-  it('a config file broken by hand is reported without quoting any piece of the token', async () => {
+  it('a config file broken by hand is reported without quoting any piece of the token', async ({ expect }) => {
     const canary = server.token;
     const dir = tempDir('kb-canary-broken-');
     // A token pasted without its quotes: the JSON is invalid right where the token starts.

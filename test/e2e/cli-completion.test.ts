@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, it, type ExpectStatic } from 'vitest';
 import { isolatedEnv, KB_BIN, runProcess, startServe } from '../helpers/cli.js';
 import { describeRun, kb, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { tempDir } from '../helpers/temp.js';
@@ -17,7 +17,7 @@ function installed(shell: string): boolean {
 }
 
 /** A config with profiles local and staging of a live kb serve, namespaces docs and guides, and base faq in docs. */
-async function liveDeployment(): Promise<NodeJS.ProcessEnv> {
+async function liveDeployment(expect: ExpectStatic): Promise<NodeJS.ProcessEnv> {
   const env = isolatedEnv();
   env.PATH = `${kbOnPath()}:${env.PATH ?? ''}`;
   // kb serve's first start saves its token as the default profile, "local".
@@ -44,7 +44,7 @@ function kbOnPath(): string {
  * The bash script sourced in a non-interactive bash, its completion function called as bash calls it on Tab: COMP_WORDS
  * and COMP_CWORD set, the candidates read from COMPREPLY. Each line typed gives one line `line=>candidates`.
  */
-async function bashCompletions(env: NodeJS.ProcessEnv, typed: string[][]): Promise<{ lines: string[]; registered: string }> {
+async function bashCompletions(expect: ExpectStatic, env: NodeJS.ProcessEnv, typed: string[][]): Promise<{ lines: string[]; registered: string }> {
   const calls = typed.map((words) => `comp kb ${words.map((word) => `'${word}'`).join(' ')}`).join('\n');
   const script = `set -e
 eval "$(kb completion bash)"
@@ -65,9 +65,9 @@ ${calls}
 }
 
 describe.concurrent('kb completion', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('bash: commands, flags, namespace keys of a live kb serve and profile names complete', async () => {
-    const env = await liveDeployment();
-    const { lines, registered } = await bashCompletions(env, [
+  it('bash: commands, flags, namespace keys of a live kb serve and profile names complete', async ({ expect }) => {
+    const env = await liveDeployment(expect);
+    const { lines, registered } = await bashCompletions(expect, env, [
       ['ns', 'v'],
       ['ns', 'view', ''],
       ['ns', 'view', 'g'],
@@ -94,8 +94,8 @@ describe.concurrent('kb completion', { timeout: TEST_TIMEOUT_MS }, () => {
     ]);
   });
 
-  it.skipIf(!installed('zsh'))('zsh: the script, evaluated, completes commands, namespace keys and profile names (needs zsh installed)', async () => {
-    const env = await liveDeployment();
+  it.skipIf(!installed('zsh'))('zsh: the script, evaluated, completes commands, namespace keys and profile names (needs zsh installed)', async ({ expect }) => {
+    const env = await liveDeployment(expect);
     // Outside zle, compdef and compadd are stand-ins that print what they are given.
     const script = `compdef() { :; }; compadd() { shift 2; print -r -- "$*"; }; _files() { print FILES; }
 eval "$(kb completion zsh)"
@@ -108,15 +108,15 @@ words=(kb apply -f ''); CURRENT=4; _kb_complete`;
     expect(result.stdout).toBe('view\ndocs guides\nlocal staging\nFILES\n');
   });
 
-  it.skipIf(!installed('fish'))('fish: the script, sourced, completes commands, namespace keys and profile names (needs fish installed)', async () => {
-    const env = await liveDeployment();
+  it.skipIf(!installed('fish'))('fish: the script, sourced, completes commands, namespace keys and profile names (needs fish installed)', async ({ expect }) => {
+    const env = await liveDeployment(expect);
     const script = 'kb completion fish | source; complete -C"kb ns v"; complete -C"kb ns view "; complete -C"kb auth switch "';
     const result = await runProcess('fish', ['--no-config', '-c', script], { env, timeoutMs: 60_000 });
     expect(result.code, describeRun(result)).toBe(0);
     expect(result.stdout).toBe('view\ndocs\nguides\nlocal\nstaging\n');
   });
 
-  it('a deployment that does not answer, or no config, completes nothing from them, quietly and at once', async () => {
+  it('a deployment that does not answer, or no config, completes nothing from them, quietly and at once', async ({ expect }) => {
     const env = isolatedEnv({ KB_URL: 'http://127.0.0.1:9', KB_TOKEN: 'kbt_0123456789abcdefghij' });
     const [namespaces, profiles, commands] = await Promise.all([
       kb(['__complete', '--', 'ns', 'view', ''], { env }),
@@ -132,7 +132,7 @@ words=(kb apply -f ''); CURRENT=4; _kb_complete`;
     expect(commands.stdout).toBe('list\nls\n');
   });
 
-  it('zsh and fish scripts call kb __complete, and __complete is hidden from the help', async () => {
+  it('zsh and fish scripts call kb __complete, and __complete is hidden from the help', async ({ expect }) => {
     const env = isolatedEnv();
     const [zsh, fish, help, bad] = await Promise.all([
       kb(['completion', 'zsh'], { env }),

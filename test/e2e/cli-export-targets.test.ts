@@ -19,8 +19,8 @@ beforeAll(async () => {
   server = await startTestServer({ org: 'cli-export-targets' });
   const org = await orgEnv(server, 'targets');
   env = org.env;
-  await apiData(server.url, org.token, 'POST', '/ns_create', { key: 'docs', description: 'Product docs' });
-  await apiData(server.url, org.token, 'POST', '/base_create', { namespace: 'docs', key: 'faq', description: 'Questions' });
+  await apiData(expect, server.url, org.token, 'POST', '/ns_create', { key: 'docs', description: 'Product docs' });
+  await apiData(expect, server.url, org.token, 'POST', '/base_create', { namespace: 'docs', key: 'faq', description: 'Questions' });
   const result = await kb(['export'], { env });
   expect(result.code, describeRun(result)).toBe(0);
   exported = result.stdout;
@@ -33,7 +33,7 @@ afterAll(async () => {
 const KB = [process.execPath, KB_BIN];
 
 describe.concurrent('kb export -o: what is not a regular file is written to as it is', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('-o /dev/stdout under >> appends to the file, whose earlier content stays', async () => {
+  it('-o /dev/stdout under >> appends to the file, whose earlier content stays', async ({ expect }) => {
     const log = join(tempDir('kb-targets-'), 'log.txt');
     writeFileSync(log, 'earlier\n');
     const result = await runShell('log=$1; shift; "$@" export -o /dev/stdout >> "$log"', [log, ...KB], { env });
@@ -42,14 +42,14 @@ describe.concurrent('kb export -o: what is not a regular file is written to as i
     expect(lstatSync(log).isFile()).toBe(true);
   });
 
-  it('-o /dev/stdout in a subshell group keeps what came before and after it', async () => {
+  it('-o /dev/stdout in a subshell group keeps what came before and after it', async ({ expect }) => {
     const out = join(tempDir('kb-targets-'), 'r.txt');
     const result = await runShell('out=$1; shift; (echo header; "$@" export -o /dev/stdout; echo footer) > "$out"', [out, ...KB], { env });
     expect(result.code, describeRun(result)).toBe(0);
     expect(readFileSync(out, 'utf8')).toBe(`header\n${exported}footer\n`);
   });
 
-  it('-o /dev/stdout into a pipe, and -o /dev/fd/3 onto a descriptor opened for appending', async () => {
+  it('-o /dev/stdout into a pipe, and -o /dev/fd/3 onto a descriptor opened for appending', async ({ expect }) => {
     const out = join(tempDir('kb-targets-'), 'fd3.txt');
     writeFileSync(out, 'before\n');
     const [piped, fd3] = await Promise.all([
@@ -63,7 +63,7 @@ describe.concurrent('kb export -o: what is not a regular file is written to as i
     expect(readFileSync(out, 'utf8')).toBe(`before\n${exported}`);
   });
 
-  it('a FIFO is written to, and stays a FIFO', async () => {
+  it('a FIFO is written to, and stays a FIFO', async ({ expect }) => {
     const dir = tempDir('kb-targets-');
     const fifo = join(dir, 'fifo');
     const out = join(dir, 'read.txt');
@@ -75,12 +75,12 @@ describe.concurrent('kb export -o: what is not a regular file is written to as i
     expect(readdirSync(dir).sort()).toEqual(['fifo', 'read.txt']);
   });
 
-  it('-o /dev/stdout | head -1: a reader that went away is no failure, as for stdout itself', async () => {
+  it('-o /dev/stdout | head -1: a reader that went away is no failure, as for stdout itself', async ({ expect }) => {
     const org = await orgEnv(server, 'targets-large');
     // Far more than a pipe holds, so that kb is still writing when head has gone.
     const description = 'x'.repeat(1000);
     for (let index = 0; index < 200; index++) {
-      await apiData(server.url, org.token, 'POST', '/ns_create', { key: `ns-${String(index).padStart(3, '0')}`, description });
+      await apiData(expect, server.url, org.token, 'POST', '/ns_create', { key: `ns-${String(index).padStart(3, '0')}`, description });
     }
     const result = await runShell('{ "$@" export -o /dev/stdout; echo "kb exited $?" >&2; } | head -1', KB, { env: org.env });
     expect(result.stdout).toBe('version: 1\n');
@@ -90,7 +90,7 @@ describe.concurrent('kb export -o: what is not a regular file is written to as i
 });
 
 describe.concurrent('kb export -o: a regular file is replaced whole; a dangling link is written through', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('a regular file is replaced, its mode kept, nothing left beside it', async () => {
+  it('a regular file is replaced, its mode kept, nothing left beside it', async ({ expect }) => {
     const dir = tempDir('kb-targets-');
     const path = join(dir, 'kb.yaml');
     writeFileSync(path, 'old content that is longer than nothing\n', { mode: 0o640 });
@@ -102,7 +102,7 @@ describe.concurrent('kb export -o: a regular file is replaced whole; a dangling 
     expect(readdirSync(dir)).toEqual(['kb.yaml']);
   });
 
-  it('a dangling symbolic link stays a link: its target is made, as `>` would make it', async () => {
+  it('a dangling symbolic link stays a link: its target is made, as `>` would make it', async ({ expect }) => {
     const dir = tempDir('kb-targets-');
     const link = join(dir, 'current.yaml');
     symlinkSync('exports/kb.yaml', link);
@@ -115,21 +115,21 @@ describe.concurrent('kb export -o: a regular file is replaced whole; a dangling 
     expect(readdirSync(join(dir, 'exports'))).toEqual(['kb.yaml']);
   });
 
-  it('into a directory that does not exist: one line naming it, exit 1, nothing made', async () => {
+  it('into a directory that does not exist: one line naming it, exit 1, nothing made', async ({ expect }) => {
     const dir = tempDir('kb-targets-');
     const [relative, nested] = await Promise.all([
       runShell('"$@" export -o missing-dir/kb.yaml', KB, { env, cwd: dir }),
       kb(['export', '-o', join(dir, 'a', 'b', 'kb.json')], { env }),
     ]);
-    expectFailure(relative, 1, 'Cannot write missing-dir/kb.yaml: the directory missing-dir does not exist');
-    expectFailure(nested, 1, `Cannot write ${join(dir, 'a', 'b', 'kb.json')}: the directory ${join(dir, 'a')} does not exist`);
+    expectFailure(expect, relative, 1, 'Cannot write missing-dir/kb.yaml: the directory missing-dir does not exist');
+    expectFailure(expect, nested, 1, `Cannot write ${join(dir, 'a', 'b', 'kb.json')}: the directory ${join(dir, 'a')} does not exist`);
     expect(readdirSync(dir)).toEqual([]);
   });
 
-  it('to a path that ends in a slash: a directory, as a shell\'s > takes it, never a file of that name', async () => {
+  it('to a path that ends in a slash: a directory, as a shell\'s > takes it, never a file of that name', async ({ expect }) => {
     const dir = tempDir('kb-targets-');
     const result = await runShell('"$@" export -o missing-dir/', KB, { env, cwd: dir });
-    expectFailure(result, 1, 'Cannot write missing-dir/: it is a directory (EISDIR)');
+    expectFailure(expect, result, 1, 'Cannot write missing-dir/: it is a directory (EISDIR)');
     expect(readdirSync(dir)).toEqual([]);
   });
 });

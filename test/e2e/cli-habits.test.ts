@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it, type ExpectStatic } from 'vitest';
 import { isolatedEnv, ROOT } from '../helpers/cli.js';
 import { apiData, describeRun, expectFailure, jsonOut, kb, orgEnv, startFixedServer, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -14,17 +14,17 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** An organization of its own with namespaces docs (described) and guides, and base faq in docs. */
-async function seeded(org: string): Promise<{ env: NodeJS.ProcessEnv; token: string }> {
+async function seeded(expect: ExpectStatic, org: string): Promise<{ env: NodeJS.ProcessEnv; token: string }> {
   const { env, token } = await orgEnv(server, org);
-  await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs', description: 'Product docs' });
-  await apiData(server.url, token, 'POST', '/ns_create', { key: 'guides' });
-  await apiData(server.url, token, 'POST', '/base_create', { namespace: 'docs', key: 'faq', description: 'Questions' });
+  await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'docs', description: 'Product docs' });
+  await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'guides' });
+  await apiData(expect, server.url, token, 'POST', '/base_create', { namespace: 'docs', key: 'faq', description: 'Questions' });
   return { env, token };
 }
 
 describe.concurrent('ls and view', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('ls is every list', async () => {
-    const { env } = await seeded('habits-ls');
+  it('ls is every list', async ({ expect }) => {
+    const { env } = await seeded(expect, 'habits-ls');
     const pairs = [
       [['ns', 'list'], ['ns', 'ls']],
       [['base', 'list', 'docs'], ['base', 'ls', 'docs']],
@@ -39,8 +39,8 @@ describe.concurrent('ls and view', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(help.stdout).toMatch(/ALIASES\n {2}\$ kb ns ls\n/);
   });
 
-  it('kb ns view KEY and kb base view NS KEY: a key/value block, or the data with --json', async () => {
-    const { env } = await seeded('habits-view');
+  it('kb ns view KEY and kb base view NS KEY: a key/value block, or the data with --json', async ({ expect }) => {
+    const { env } = await seeded(expect, 'habits-view');
     const [ns, nsJson, base, baseJson] = await Promise.all([
       kb(['ns', 'view', 'docs'], { env }),
       kb(['ns', 'view', 'guides', '--json'], { env }),
@@ -49,14 +49,14 @@ describe.concurrent('ls and view', { timeout: TEST_TIMEOUT_MS }, () => {
     ]);
     expect(ns.code, describeRun(ns)).toBe(0);
     expect(ns.stdout).toBe('key:         docs\ndescription: Product docs\n');
-    expect(jsonOut(nsJson)).toEqual({ key: 'guides', description: null });
+    expect(jsonOut(expect, nsJson)).toEqual({ key: 'guides', description: null });
     expect(base.code, describeRun(base)).toBe(0);
     expect(base.stdout).toBe('namespace:   docs\nkey:         faq\ndescription: Questions\n');
-    expect(jsonOut(baseJson)).toEqual({ namespace: 'docs', key: 'faq', description: 'Questions' });
+    expect(jsonOut(expect, baseJson)).toEqual({ namespace: 'docs', key: 'faq', description: 'Questions' });
   });
 
-  it('view of what does not exist exits 3 with the server\'s wording; a malformed key exits 2', async () => {
-    const { env, token } = await seeded('habits-view-missing');
+  it('view of what does not exist exits 3 with the server\'s wording; a malformed key exits 2', async ({ expect }) => {
+    const { env, token } = await seeded(expect, 'habits-view-missing');
     const [ns, base, baseOfMissing, malformed] = await Promise.all([
       kb(['ns', 'view', 'nope'], { env }),
       kb(['base', 'view', 'docs', 'nope'], { env }),
@@ -67,8 +67,8 @@ describe.concurrent('ls and view', { timeout: TEST_TIMEOUT_MS }, () => {
     const reply = await fetch(`${server.url}/v1/base_list?namespace=nope`, { headers: { authorization: `Bearer ${token}` } });
     const { message } = (await reply.json()) as { message: string };
     expect(message).toBe('Namespace nope not found');
-    expectFailure(ns, 3, message, '`kb ns list` shows the namespaces.');
-    expectFailure(base, 3, 'Base nope not found in namespace docs', '`kb base list docs` shows its bases.');
+    expectFailure(expect, ns, 3, message, '`kb ns list` shows the namespaces.');
+    expectFailure(expect, base, 3, 'Base nope not found in namespace docs', '`kb base list docs` shows its bases.');
     expect(baseOfMissing.code, describeRun(baseOfMissing)).toBe(3);
     expect(baseOfMissing.stderr).toContain(message);
     expect(malformed.code, describeRun(malformed)).toBe(2);
@@ -77,8 +77,8 @@ describe.concurrent('ls and view', { timeout: TEST_TIMEOUT_MS }, () => {
 });
 
 describe.concurrent('--query', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('prints a string bare, a list of strings one a line, anything else as JSON', async () => {
-    const { env } = await seeded('habits-query');
+  it('prints a string bare, a list of strings one a line, anything else as JSON', async ({ expect }) => {
+    const { env } = await seeded(expect, 'habits-query');
     const [keys, description, first, count, none] = await Promise.all([
       kb(['ns', 'list', '--query', '[].key'], { env }),
       kb(['ns', 'view', 'docs', '--query=description'], { env }),
@@ -96,33 +96,33 @@ describe.concurrent('--query', { timeout: TEST_TIMEOUT_MS }, () => {
     for (const result of [keys, description, first, count, none]) expect(result.stderr).toBe('');
   });
 
-  it('a write with --query prints the query of its data, and the change is made once', async () => {
-    const { env, token } = await seeded('habits-query-write');
+  it('a write with --query prints the query of its data, and the change is made once', async ({ expect }) => {
+    const { env, token } = await seeded(expect, 'habits-query-write');
     const created = await kb(['ns', 'create', 'extra', '-d', 'More', '--query', 'key'], { env });
     expect(created.code, describeRun(created)).toBe(0);
     expect(created.stdout).toBe('extra\n');
-    const namespaces = (await apiData(server.url, token, 'GET', '/ns_list')) as { key: string }[];
+    const namespaces = (await apiData(expect, server.url, token, 'GET', '/ns_list')) as { key: string }[];
     expect(namespaces.map((ns) => ns.key)).toEqual(['docs', 'extra', 'guides']);
   });
 
-  it('a bad expression exits 2 with a clear message, and nothing is sent or changed', async () => {
-    const { env, token } = await seeded('habits-query-bad');
+  it('a bad expression exits 2 with a clear message, and nothing is sent or changed', async ({ expect }) => {
+    const { env, token } = await seeded(expect, 'habits-query-bad');
     const [syntax, create, types] = await Promise.all([
       kb(['ns', 'list', '--query', '[0'], { env }),
       kb(['ns', 'create', 'never', '--query', 'key[', '--verbose'], { env }),
       kb(['ns', 'list', '--query', 'abs(@)'], { env }),
     ]);
     const help = 'It is a JMESPath expression (https://jmespath.org), e.g. --query "[].key".';
-    expectFailure(syntax, 2, /^Error: Invalid --query "\[0": .*Rbracket/, help);
-    expectFailure(create, 2, /^Error: Invalid --query "key\[": /, help);
+    expectFailure(expect, syntax, 2, /^Error: Invalid --query "\[0": .*Rbracket/, help);
+    expectFailure(expect, create, 2, /^Error: Invalid --query "key\[": /, help);
     expect(types.code, describeRun(types)).toBe(2);
     expect(types.stderr).toMatch(/^Error: Invalid --query "abs\(@\)": .*number/);
-    const namespaces = (await apiData(server.url, token, 'GET', '/ns_list')) as { key: string }[];
+    const namespaces = (await apiData(expect, server.url, token, 'GET', '/ns_list')) as { key: string }[];
     expect(namespaces.map((ns) => ns.key)).toEqual(['docs', 'guides']);
   });
 
-  it('is taken by every command that takes --json, and by no other', async () => {
-    const { env } = await seeded('habits-query-flags');
+  it('is taken by every command that takes --json, and by no other', async ({ expect }) => {
+    const { env } = await seeded(expect, 'habits-query-flags');
     const [health, status, logout] = await Promise.all([
       kb(['health', '--query', '@'], { env }),
       kb(['auth', 'status', '--query', 'organization'], { env }),
@@ -130,14 +130,14 @@ describe.concurrent('--query', { timeout: TEST_TIMEOUT_MS }, () => {
     ]);
     expect(health.stdout, describeRun(health)).toBe('alive\n');
     expect(status.stdout, describeRun(status)).toBe('habits-query-flags\n');
-    expectFailure(logout, 2, 'Nonexistent flag: --query', 'See `kb auth logout --help`.');
+    expectFailure(expect, logout, 2, 'Nonexistent flag: --query', 'See `kb auth logout --help`.');
     const manifest = JSON.parse(readFileSync(`${ROOT}oclif.manifest.json`, 'utf8')) as { commands: Record<string, { flags: Record<string, unknown> }> };
     for (const [id, command] of Object.entries(manifest.commands)) expect('query' in command.flags, id).toBe('json' in command.flags);
   });
 });
 
 describe.concurrent('kb auth status with two profiles', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('lists every profile, the one in use marked, with its URL and whether it has a token, never the token', async () => {
+  it('lists every profile, the one in use marked, with its URL and whether it has a token, never the token', async ({ expect }) => {
     const env = isolatedEnv();
     const [main, staging] = await Promise.all([server.newToken('habits-status-main'), server.newToken('habits-status-staging')]);
     const login = (token: string, args: string[]) => kb(['auth', 'login', '--url', server.url, '--with-token', ...args], { env, input: token });
@@ -157,7 +157,7 @@ describe.concurrent('kb auth status with two profiles', { timeout: TEST_TIMEOUT_
         `*  default (default)  ${server.url}  yes    habits-status-main\n` +
         `   staging            ${server.url}  none\n`,
     );
-    const status = jsonOut(json) as { profile: string; organization: string; profiles: unknown[] };
+    const status = jsonOut(expect, json) as { profile: string; organization: string; profiles: unknown[] };
     // What scripts read today is where it was.
     expect(status).toMatchObject({ profile: 'default', url: server.url, organization: 'habits-status-main', tokenSource: 'profile' });
     expect(status.profiles).toEqual([
@@ -179,7 +179,7 @@ describe.concurrent('kb auth status with two profiles', { timeout: TEST_TIMEOUT_
 });
 
 describe.concurrent('kb api -i and -H', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('-i prints the status line and the headers, then the body; -H sends headers of your own', async () => {
+  it('-i prints the status line and the headers, then the body; -H sends headers of your own', async ({ expect }) => {
     // A server that answers with the headers it was sent, and a header of its own.
     const echo = createServer((request, response) => {
       response.writeHead(201, { 'content-type': 'application/json', 'x-served-by': 'echo' });
@@ -213,7 +213,7 @@ describe.concurrent('kb api -i and -H', { timeout: TEST_TIMEOUT_MS }, () => {
     }
   });
 
-  it('-H Authorization and -H Host are refused with exit 2, and nothing is sent', async () => {
+  it('-H Authorization and -H Host are refused with exit 2, and nothing is sent', async ({ expect }) => {
     const fake = await startFixedServer(200, { success: true, data: [] });
     try {
       const env = isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_0123456789abcdefghij' });
@@ -222,9 +222,9 @@ describe.concurrent('kb api -i and -H', { timeout: TEST_TIMEOUT_MS }, () => {
         kb(['api', 'ns_list', '-H', 'host: example.com'], { env }),
         kb(['api', 'ns_list', '-H', 'no colon'], { env }),
       ]);
-      expectFailure(authorization, 2, '-H Authorization is refused: kb sends the token of the profile in use (--profile, KB_TOKEN) itself', 'Nothing was sent.');
-      expectFailure(host, 2, '-H host is refused: kb sends the host of the deployment in use (--profile, KB_URL) itself', 'Nothing was sent.');
-      expectFailure(malformed, 2, 'Invalid header "no colon": expected Name: value', 'For example: -H "Accept-Language: en".');
+      expectFailure(expect, authorization, 2, '-H Authorization is refused: kb sends the token of the profile in use (--profile, KB_TOKEN) itself', 'Nothing was sent.');
+      expectFailure(expect, host, 2, '-H host is refused: kb sends the host of the deployment in use (--profile, KB_URL) itself', 'Nothing was sent.');
+      expectFailure(expect, malformed, 2, 'Invalid header "no colon": expected Name: value', 'For example: -H "Accept-Language: en".');
       expect(fake.count()).toBe(0);
     } finally {
       await fake.close();
@@ -233,7 +233,7 @@ describe.concurrent('kb api -i and -H', { timeout: TEST_TIMEOUT_MS }, () => {
 });
 
 describe.concurrent('a mistyped command', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('suggests the closest commands, its arguments aside, or lists the commands of its topic; exit 2', async () => {
+  it('suggests the closest commands, its arguments aside, or lists the commands of its topic; exit 2', async ({ expect }) => {
     const env = isolatedEnv();
     const [veiw, bse, tokn, lst, show, nothing] = await Promise.all([
       kb(['ns', 'veiw', 'docs'], { env }),
@@ -244,27 +244,27 @@ describe.concurrent('a mistyped command', { timeout: TEST_TIMEOUT_MS }, () => {
       kb(['frobnicate'], { env }),
     ]);
     const help = 'Run `kb --help` for the list of commands.';
-    expectFailure(veiw, 2, '"ns veiw docs" is not a kb command. Did you mean "ns view"?', help);
-    expectFailure(bse, 2, '"bse list docs" is not a kb command. Did you mean "base list"?', help);
-    expectFailure(tokn, 2, '"serve tokn list" is not a kb command. Did you mean "serve token list"?', help);
-    expectFailure(lst, 2, '"ns lst" is not a kb command. Did you mean "ns list" or "ns ls"?', help);
-    expectFailure(show, 2, '"ns frob docs" is not a kb command.', 'The commands of `kb ns`: create, list, ls, update, view. Run `kb ns --help` for more.');
-    expectFailure(nothing, 2, '"frobnicate" is not a kb command.', help);
+    expectFailure(expect, veiw, 2, '"ns veiw docs" is not a kb command. Did you mean "ns view"?', help);
+    expectFailure(expect, bse, 2, '"bse list docs" is not a kb command. Did you mean "base list"?', help);
+    expectFailure(expect, tokn, 2, '"serve tokn list" is not a kb command. Did you mean "serve token list"?', help);
+    expectFailure(expect, lst, 2, '"ns lst" is not a kb command. Did you mean "ns list" or "ns ls"?', help);
+    expectFailure(expect, show, 2, '"ns frob docs" is not a kb command.', 'The commands of `kb ns`: create, list, ls, update, view. Run `kb ns --help` for more.');
+    expectFailure(expect, nothing, 2, '"frobnicate" is not a kb command.', help);
   });
 
-  it('a flag oclif refuses is said in kb\'s words, with the command\'s own help; -o json points at --json', async () => {
+  it('a flag oclif refuses is said in kb\'s words, with the command\'s own help; -o json points at --json', async ({ expect }) => {
     const env = isolatedEnv();
     const [neither, output, long] = await Promise.all([
       kb(['ns', 'update', 'docs'], { env }),
       kb(['ns', 'list', '-o', 'json'], { env }),
       kb(['base', 'list', 'docs', '--output', 'json'], { env }),
     ]);
-    expectFailure(neither, 2, 'Exactly one of the following must be provided: --clear-description, --description', 'See `kb ns update --help`.');
-    expectFailure(output, 2, 'Nonexistent flag: -o', 'kb prints JSON with --json, and picks from it with --query. See `kb ns list --help`.');
-    expectFailure(long, 2, 'Nonexistent flag: --output', 'kb prints JSON with --json, and picks from it with --query. See `kb base list --help`.');
+    expectFailure(expect, neither, 2, 'Exactly one of the following must be provided: --clear-description, --description', 'See `kb ns update --help`.');
+    expectFailure(expect, output, 2, 'Nonexistent flag: -o', 'kb prints JSON with --json, and picks from it with --query. See `kb ns list --help`.');
+    expectFailure(expect, long, 2, 'Nonexistent flag: --output', 'kb prints JSON with --json, and picks from it with --query. See `kb base list --help`.');
   });
 
-  it('what a gh, kubectl or aws user types names the kb command they mean; ns delete says there is none; exit 2', async () => {
+  it('what a gh, kubectl or aws user types names the kb command they mean; ns delete says there is none; exit 2', async ({ expect }) => {
     const env = isolatedEnv();
     const typed = [['login'], ['version'], ['namespace', 'list'], ['ns', 'get', 'docs'], ['ns', 'show', 'docs'], ['base', 'rm', 'docs', 'faq'], ['serve', 'token', 'rm', 'tok_1a2b3c4d5e6f'], ['auth', 'use', 'staging']];
     const meant = ['auth login', '--version', 'ns list', 'ns view', 'ns view', 'base delete', 'serve token revoke', 'auth switch'];
@@ -272,9 +272,10 @@ describe.concurrent('a mistyped command', { timeout: TEST_TIMEOUT_MS }, () => {
     results.forEach((result, i) => {
       const command = meant[i] as string;
       const help = `Run \`kb ${command === '--version' ? '' : `${command} `}--help\` for more.`;
-      expectFailure(result, 2, `"${typed[i]?.join(' ')}" is not a kb command. Did you mean "${command}"?`, help);
+      expectFailure(expect, result, 2, `"${typed[i]?.join(' ')}" is not a kb command. Did you mean "${command}"?`, help);
     });
     expectFailure(
+      expect,
       nsDelete,
       2,
       '"ns delete" is not a kb command: the API has no way to delete a namespace.',
@@ -282,11 +283,11 @@ describe.concurrent('a mistyped command', { timeout: TEST_TIMEOUT_MS }, () => {
     );
   });
 
-  it('kb help of what is neither a command nor a topic: exit 2, with the closest', async () => {
+  it('kb help of what is neither a command nor a topic: exit 2, with the closest', async ({ expect }) => {
     const env = isolatedEnv();
     const [topic, command] = await Promise.all([kb(['help', 'exit-code'], { env }), kb(['help', 'ns', 'veiw'], { env })]);
     const help = 'Run `kb --help` for the commands; `kb help exit-codes` and `kb help environment` for the tables.';
-    expectFailure(topic, 2, 'No help for "exit-code": it is neither a kb command nor a help topic. Did you mean "exit-codes"?', help);
-    expectFailure(command, 2, 'No help for "ns veiw": it is neither a kb command nor a help topic. Did you mean "ns view"?', help);
+    expectFailure(expect, topic, 2, 'No help for "exit-code": it is neither a kb command nor a help topic. Did you mean "exit-codes"?', help);
+    expectFailure(expect, command, 2, 'No help for "ns veiw": it is neither a kb command nor a help topic. Did you mean "ns view"?', help);
   });
 });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import YAML from 'yaml';
 import { isolatedEnv, ROOT } from '../helpers/cli.js';
 import { describeRun, kb, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
@@ -51,7 +51,7 @@ function raggedBreaks(text: string, width: number): string[] {
 }
 
 describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('the check finds a hard-wrapped paragraph and a line too wide', () => {
+  it('the check finds a hard-wrapped paragraph and a line too wide', ({ expect }) => {
     const ragged = '  Serves the whole kb API from an SQLite database, so you can run\n  your own instance, and test scripts without a remote deployment.';
     expect(raggedBreaks(ragged, 80)).toHaveLength(1);
     expect(raggedBreaks(`DESCRIPTION\n${ragged}`, 80)).toHaveLength(1);
@@ -60,7 +60,7 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
   });
 
   for (const width of [80, 60]) {
-    it(`kb apply --help and kb import --help at ${width} columns: the file's example is YAML that kb reads`, async () => {
+    it(`kb apply --help and kb import --help at ${width} columns: the file's example is YAML that kb reads`, async ({ expect }) => {
       const env = isolatedEnv(width === 80 ? {} : { OCLIF_COLUMNS: String(width) });
       for (const command of ['apply', 'import']) {
         const result = await kb([command, '--help'], { env });
@@ -76,7 +76,7 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
   }
 
   for (const width of [80, 60]) {
-    it(`every command's --help, the topics' and the root's, piped at ${width} columns: no line wider, no ragged paragraph`, async () => {
+    it(`every command's --help, the topics' and the root's, piped at ${width} columns: no line wider, no ragged paragraph`, async ({ expect }) => {
       // Piped, help is 80 columns wide; OCLIF_COLUMNS sets another width, as a narrower terminal would.
       const env = isolatedEnv(width === 80 ? {} : { OCLIF_COLUMNS: String(width) });
       const runs = [[], ...topics, ...commands, ...aliases].map((words) => [...words, '--help']);
@@ -91,7 +91,7 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
     });
   }
 
-  it('every example has the prompt, and a long one breaks between words with a shell continuation', async () => {
+  it('every example has the prompt, and a long one breaks between words with a shell continuation', async ({ expect }) => {
     const env = isolatedEnv();
     const [login, token] = await Promise.all([kb(['auth', 'login', '--help'], { env }), kb(['auth', 'token', '--help'], { env })]);
     for (const result of [login, token]) {
@@ -103,7 +103,7 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
     expect(login.stdout).toContain('    $ echo "$STAGING_TOKEN" | kb auth login --profile staging --url \\\n');
   });
 
-  it('every command\'s examples: one command each, with the prompt, and no glob a shell would expand', async () => {
+  it('every command\'s examples: one command each, with the prompt, and no glob a shell would expand', async ({ expect }) => {
     const env = isolatedEnv();
     const results = await Promise.all(commands.map((words) => kb([...words, '--help'], { env })));
     results.forEach((result, i) => {
@@ -123,7 +123,7 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
     });
   });
 
-  it('--json says what it does in kb\'s words, alike on every command that takes it', async () => {
+  it('--json says what it does in kb\'s words, alike on every command that takes it', async ({ expect }) => {
     const env = isolatedEnv();
     const results = await Promise.all(commands.map((words) => kb([...words, '--help'], { env })));
     const withJson = results.filter((result) => /^ {2}\$ kb .*\[--json\]/m.test(result.stdout));
@@ -134,7 +134,7 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
     }
   });
 
-  it('kb help exit-codes and kb help environment print the root help\'s tables alone', async () => {
+  it('kb help exit-codes and kb help environment print the root help\'s tables alone', async ({ expect }) => {
     const env = isolatedEnv();
     const [root, codes, environment] = await Promise.all([
       kb(['--help'], { env }),
@@ -150,13 +150,13 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
     expect(root.stdout).toContain(environment.stdout);
   });
 
-  it('the check covers every command, its aliases and every topic', () => {
+  it('the check covers every command, its aliases and every topic', ({ expect }) => {
     expect(commands.map((words) => words.join(' '))).toEqual(expect.arrayContaining(['ns view', 'base view', 'completion', 'serve token revoke']));
     expect(aliases.map((words) => words.join(' '))).toEqual(expect.arrayContaining(['ns ls', 'base ls', 'serve token ls']));
     expect(topics.map((words) => words.join(' '))).toEqual(expect.arrayContaining(['auth', 'ns', 'base', 'serve', 'serve token']));
   });
 
-  it('a topic lists each command once, its aliases only in the command\'s own help (as gh)', async () => {
+  it('a topic lists each command once, its aliases only in the command\'s own help (as gh)', async ({ expect }) => {
     const env = isolatedEnv();
     const [ns, base, tokens, list] = await Promise.all([
       kb(['ns', '--help'], { env }),
@@ -171,14 +171,14 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
     expect(list.stdout, describeRun(list)).toContain('ALIASES\n  $ kb ns ls\n');
   });
 
-  it('the topics name what their commands do, view included', async () => {
+  it('the topics name what their commands do, view included', async ({ expect }) => {
     const env = isolatedEnv();
     const root = await kb(['--help'], { env });
     expect(root.stdout, describeRun(root)).toMatch(/^ {2}ns +List, view, create and update namespaces$/m);
     expect(root.stdout, describeRun(root)).toMatch(/^ {2}base +List, view, create, update and delete the bases of a namespace$/m);
   });
 
-  it('the serve token topic says what the topic holds', async () => {
+  it('the serve token topic says what the topic holds', async ({ expect }) => {
     const result = await kb(['serve', '--help'], { env: isolatedEnv() });
     expect(result.stdout).toMatch(/^ {2}serve token +Manage the local server's bearer tokens$/m);
   });

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, it } from 'vitest';
 import { isolatedEnv, KB_BIN, ROOT, runProcess } from '../helpers/cli.js';
 import { startSilentServer, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { tempDir } from '../helpers/server.js';
@@ -109,7 +109,7 @@ function configFiles(env: NodeJS.ProcessEnv): string[] {
 }
 
 describe.concurrent('Ctrl-C in a terminal: exit 130, the terminal restored, nothing half-done', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('while waiting on the network behind a spinner: the spinner line is erased', async () => {
+  it('while waiting on the network behind a spinner: the spinner line is erased', async ({ expect }) => {
     const silent = await startSilentServer();
     cleanups.push(() => silent.close());
     const env = isolatedEnv({ KB_URL: silent.url, KB_TOKEN: 'kbt_x' });
@@ -120,7 +120,7 @@ describe.concurrent('Ctrl-C in a terminal: exit 130, the terminal restored, noth
     expect(run.output, JSON.stringify(run.output)).toMatch(/Listing namespaces(\^C)?\r\u001B\[2K(\r?\n)?$/);
   });
 
-  it('at a yes/no prompt: nothing is deleted', async () => {
+  it('at a yes/no prompt: nothing is deleted', async ({ expect }) => {
     const server = await recordingServer();
     const env = isolatedEnv({ KB_URL: server.url, KB_TOKEN: 'kbt_x' });
     const run = await kbInTerminal(['base', 'delete', 'docs', 'faq'], env, [{ wait: '[y/N]' }, { send: '\u0003' }]);
@@ -129,7 +129,7 @@ describe.concurrent('Ctrl-C in a terminal: exit 130, the terminal restored, noth
     expect(run.echo && run.canonical).toBe(true);
   });
 
-  it('at the secret prompt of auth login: raw mode is left, and no config is written', async () => {
+  it('at the secret prompt of auth login: raw mode is left, and no config is written', async ({ expect }) => {
     const server = await recordingServer();
     const env = isolatedEnv();
     const run = await kbInTerminal(['auth', 'login', '--url', server.url], env, [{ wait: 'Token for' }, { send: 'kbt_ab' }, { send: '\u0003' }]);
@@ -139,7 +139,7 @@ describe.concurrent('Ctrl-C in a terminal: exit 130, the terminal restored, noth
     expect(configFiles(env)).toEqual([]);
   });
 
-  it('while reading a token from stdin (--with-token on a terminal)', async () => {
+  it('while reading a token from stdin (--with-token on a terminal)', async ({ expect }) => {
     const server = await recordingServer();
     const env = isolatedEnv();
     const run = await kbInTerminal(['auth', 'login', '--url', server.url, '--with-token'], env, [{ sleep: 1.5 }, { send: '\u0003' }]);
@@ -150,7 +150,7 @@ describe.concurrent('Ctrl-C in a terminal: exit 130, the terminal restored, noth
 });
 
 describe.concurrent('the secret prompt and the keys of a terminal', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('arrow keys and other escape sequences are ignored, never typed into the token', async () => {
+  it('arrow keys and other escape sequences are ignored, never typed into the token', async ({ expect }) => {
     const server = await recordingServer();
     const env = isolatedEnv();
     const run = await kbInTerminal(['auth', 'login', '--url', server.url], env, [
@@ -251,7 +251,7 @@ function leftovers(env: NodeJS.ProcessEnv): string[] {
 }
 
 describe.concurrent('Ctrl-C (SIGINT) while kb auth logout, switch and token wait: exit 130, the config untouched', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('auth logout, waiting for the config lock another kb holds', async () => {
+  it('auth logout, waiting for the config lock another kb holds', async ({ expect }) => {
     const env = isolatedEnv();
     const before = seedConfig(env);
     const lock = lockServer(env);
@@ -262,7 +262,7 @@ describe.concurrent('Ctrl-C (SIGINT) while kb auth logout, switch and token wait
     expect(leftovers(env)).toEqual([]);
   });
 
-  it('auth switch, waiting for the config lock another kb holds', async () => {
+  it('auth switch, waiting for the config lock another kb holds', async ({ expect }) => {
     const env = isolatedEnv();
     const before = seedConfig(env);
     const lock = lockServer(env);
@@ -273,7 +273,7 @@ describe.concurrent('Ctrl-C (SIGINT) while kb auth logout, switch and token wait
     expect(leftovers(env)).toEqual([]);
   });
 
-  it('auth token, waiting while the config is read (its reader held up, as on a slow disk): no token printed', async () => {
+  it('auth token, waiting while the config is read (its reader held up, as on a slow disk): no token printed', async ({ expect }) => {
     const env = isolatedEnv();
     seedConfig(env);
     // The chunk that kb loads to read the config: the stand-in that takes conf from the vendor bundle (scripts/vendor.mjs).

@@ -8,7 +8,7 @@ import { createServer as createHttpServer, request as httpRequest, type Incoming
 import { type AddressInfo, connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { isolatedEnv, startServe } from '../helpers/cli.js';
 import { apiData, closedPortUrl, describeRun, expectFailure, jsonOut, kb, lines, orgEnv, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
@@ -130,22 +130,22 @@ async function startTlsFront(tls: { key: string; cert: string }): Promise<number
 const serverPort = () => Number(new URL(server.url).port);
 
 describe.concurrent('kb behind a forward proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROXY)', { timeout: TEST_TIMEOUT_MS }, () => {
-  it.each(['HTTP_PROXY', 'http_proxy'])('%s: a plain-http deployment is reached through the proxy in absolute form', async (variable) => {
+  it.for(['HTTP_PROXY', 'http_proxy'])('%s: a plain-http deployment is reached through the proxy in absolute form', async (variable, { expect }) => {
     const proxy = await startForwardProxy(serverPort);
     const { env } = await orgEnv(server, `proxy-http-${variable}`);
     const url = `http://${UNRESOLVABLE}:${serverPort()}`;
     const proxied = { ...env, KB_URL: url, [variable]: proxy.url };
 
     const created = await kb(['ns', 'create', 'docs', '--json'], { env: proxied });
-    expect(jsonOut(created)).toEqual({ key: 'docs', description: null });
+    expect(jsonOut(expect, created)).toEqual({ key: 'docs', description: null });
     const listed = await kb(['ns', 'list', '--json'], { env: proxied });
-    expect(jsonOut(listed)).toEqual([{ key: 'docs', description: null }]);
+    expect(jsonOut(expect, listed)).toEqual([{ key: 'docs', description: null }]);
 
     expect(proxy.forwarded).toEqual([`POST ${url}/v1/ns_create`, `GET ${url}/v1/ns_list`]);
     expect(proxy.tunnels).toEqual([]);
   });
 
-  it('kb apply through the proxy keeps to 16 connections to it, one request on each at a time', async () => {
+  it('kb apply through the proxy keeps to 16 connections to it, one request on each at a time', async ({ expect }) => {
     const proxy = await startForwardProxy(serverPort);
     const { env } = await orgEnv(server, 'proxy-apply');
     const url = `http://${UNRESOLVABLE}:${serverPort()}`;
@@ -158,7 +158,7 @@ describe.concurrent('kb behind a forward proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROX
     expect(proxy.connections()).toBeLessThanOrEqual(16);
   });
 
-  it.each(['HTTPS_PROXY', 'https_proxy'])('%s: an https deployment is reached through a CONNECT tunnel', async (variable) => {
+  it.for(['HTTPS_PROXY', 'https_proxy'])('%s: an https deployment is reached through a CONNECT tunnel', async (variable, { expect }) => {
     const tls = certificate();
     const tlsPort = await startTlsFront(tls);
     const proxy = await startForwardProxy(() => tlsPort);
@@ -167,16 +167,16 @@ describe.concurrent('kb behind a forward proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROX
     const proxied = { ...env, KB_URL: url, [variable]: proxy.url, NODE_EXTRA_CA_CERTS: tls.certPath };
 
     const result = await kb(['ns', 'list', '--json'], { env: proxied });
-    expect(jsonOut(result)).toEqual([]);
+    expect(jsonOut(expect, result)).toEqual([]);
     expect(proxy.tunnels).toEqual([`${UNRESOLVABLE}:${tlsPort}`]);
     expect(proxy.forwarded).toEqual([]);
   });
 
-  it.each(['NO_PROXY', 'no_proxy'])('%s: a host it names is reached directly, the proxy sees nothing', async (variable) => {
+  it.for(['NO_PROXY', 'no_proxy'])('%s: a host it names is reached directly, the proxy sees nothing', async (variable, { expect }) => {
     const proxy = await startForwardProxy(serverPort);
     const { env } = await orgEnv(server, `no-proxy-${variable}`);
     const result = await kb(['ns', 'list', '--json'], { env: { ...env, HTTP_PROXY: proxy.url, HTTPS_PROXY: proxy.url, [variable]: '127.0.0.1' } });
-    expect(jsonOut(result)).toEqual([]);
+    expect(jsonOut(expect, result)).toEqual([]);
     expect(proxy.forwarded).toEqual([]);
     expect(proxy.tunnels).toEqual([]);
   });
@@ -199,32 +199,32 @@ async function startIpv6Front(): Promise<number> {
 }
 
 describe.concurrent('proxy variables as curl reads them: paths ignored, NO_PROXY ranges and domains, ALL_PROXY', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('a path or query on the proxy URL is ignored: the request goes through the proxy', async () => {
+  it('a path or query on the proxy URL is ignored: the request goes through the proxy', async ({ expect }) => {
     const proxy = await startForwardProxy(serverPort);
     const { env } = await orgEnv(server, 'proxy-path');
     const url = `http://${UNRESOLVABLE}:${serverPort()}`;
     const result = await kb(['ns', 'list', '--json'], { env: { ...env, KB_URL: url, HTTP_PROXY: `${proxy.url}/p?q=1` } });
-    expect(jsonOut(result)).toEqual([]);
+    expect(jsonOut(expect, result)).toEqual([]);
     expect(proxy.forwarded).toEqual([`GET ${url}/v1/ns_list`]);
   });
 
-  it.each(['127.0.0.0/8', '127.0.0.1', '10.0.0.0/8,127.0.0.0/16', '*'])('NO_PROXY=%s: the local deployment is reached directly', async (noProxy) => {
+  it.for(['127.0.0.0/8', '127.0.0.1', '10.0.0.0/8,127.0.0.0/16', '*'])('NO_PROXY=%s: the local deployment is reached directly', async (noProxy, { expect }) => {
     const proxy = await startForwardProxy(serverPort);
     const { env } = await orgEnv(server, `no-proxy-range-${noProxy}`);
     const result = await kb(['ns', 'list', '--json'], { env: { ...env, HTTP_PROXY: proxy.url, NO_PROXY: noProxy } });
-    expect(jsonOut(result)).toEqual([]);
+    expect(jsonOut(expect, result)).toEqual([]);
     expect(proxy.forwarded).toEqual([]);
   });
 
-  it('NO_PROXY=10.0.0.0/8: outside the range, the request goes through the proxy', async () => {
+  it('NO_PROXY=10.0.0.0/8: outside the range, the request goes through the proxy', async ({ expect }) => {
     const proxy = await startForwardProxy(serverPort);
     const { env } = await orgEnv(server, 'no-proxy-outside');
     const result = await kb(['ns', 'list', '--json'], { env: { ...env, HTTP_PROXY: proxy.url, NO_PROXY: '10.0.0.0/8' } });
-    expect(jsonOut(result)).toEqual([]);
+    expect(jsonOut(expect, result)).toEqual([]);
     expect(proxy.forwarded).toEqual([`GET ${server.url}/v1/ns_list`]);
   });
 
-  it('NO_PROXY=::1/128: an IPv6 deployment is reached directly', async () => {
+  it('NO_PROXY=::1/128: an IPv6 deployment is reached directly', async ({ expect }) => {
     const proxy = await startForwardProxy(serverPort);
     const port = await startIpv6Front();
     const { env } = await orgEnv(server, 'no-proxy-ipv6');
@@ -233,12 +233,12 @@ describe.concurrent('proxy variables as curl reads them: paths ignored, NO_PROXY
       kb(['ns', 'list', '--json'], { env: { ...env, KB_URL: url, HTTP_PROXY: proxy.url, NO_PROXY: '::1/128' } }),
       kb(['ns', 'list', '--json'], { env: { ...env, KB_URL: url, HTTP_PROXY: proxy.url, NO_PROXY: 'fd00::/8' } }),
     ]);
-    expect(jsonOut(direct)).toEqual([]);
-    expect(jsonOut(proxied)).toEqual([]);
+    expect(jsonOut(expect, direct)).toEqual([]);
+    expect(jsonOut(expect, proxied)).toEqual([]);
     expect(proxy.forwarded).toEqual([`GET ${url}/v1/ns_list`]);
   });
 
-  it.each(['invalid', '.invalid', 'KB.INVALID'])('NO_PROXY=%s: the domain and every name below it go directly (here: a name that resolves nowhere)', async (noProxy) => {
+  it.for(['invalid', '.invalid', 'KB.INVALID'])('NO_PROXY=%s: the domain and every name below it go directly (here: a name that resolves nowhere)', async (noProxy, { expect }) => {
     const proxy = await startForwardProxy(serverPort);
     const { env } = await orgEnv(server, `no-proxy-domain-${noProxy}`);
     const url = `http://${UNRESOLVABLE}:${serverPort()}`;
@@ -248,7 +248,7 @@ describe.concurrent('proxy variables as curl reads them: paths ignored, NO_PROXY
     expect(proxy.forwarded).toEqual([]);
   });
 
-  it.each(['ALL_PROXY', 'all_proxy'])('%s is honoured, below HTTP_PROXY', async (variable) => {
+  it.for(['ALL_PROXY', 'all_proxy'])('%s is honoured, below HTTP_PROXY', async (variable, { expect }) => {
     const [proxy, other] = await Promise.all([startForwardProxy(serverPort), startForwardProxy(serverPort)]);
     const { env } = await orgEnv(server, `all-proxy-${variable}`);
     const url = `http://${UNRESOLVABLE}:${serverPort()}`;
@@ -256,7 +256,7 @@ describe.concurrent('proxy variables as curl reads them: paths ignored, NO_PROXY
       kb(['ns', 'list', '--json'], { env: { ...env, KB_URL: url, [variable]: proxy.url } }),
       kb(['health', '--json'], { env: { ...env, KB_URL: url, [variable]: proxy.url, HTTP_PROXY: other.url } }),
     ]);
-    expect(jsonOut(alone)).toEqual([]);
+    expect(jsonOut(expect, alone)).toEqual([]);
     expect(below.code, describeRun(below)).toBe(0);
     expect(proxy.forwarded).toEqual([`GET ${url}/v1/ns_list`]);
     expect(other.forwarded).toEqual([`GET ${url}/v1/health`]);
@@ -264,35 +264,36 @@ describe.concurrent('proxy variables as curl reads them: paths ignored, NO_PROXY
 });
 
 describe.concurrent('a proxy variable that cannot work is said so, naming the variable and never its password', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('a value without a scheme is taken as http://, as curl takes it', async () => {
+  it('a value without a scheme is taken as http://, as curl takes it', async ({ expect }) => {
     const proxy = await startForwardProxy(serverPort);
     const { env } = await orgEnv(server, 'proxy-no-scheme');
     const url = `http://${UNRESOLVABLE}:${serverPort()}`;
     const result = await kb(['ns', 'list', '--json'], { env: { ...env, KB_URL: url, HTTP_PROXY: proxy.url.replace('http://', '') } });
-    expect(jsonOut(result)).toEqual([]);
+    expect(jsonOut(expect, result)).toEqual([]);
     expect(proxy.forwarded).toEqual([`GET ${url}/v1/ns_list`]);
   });
 
-  it('one that is not an http(s) URL: exit 2 before anything is sent, even for a variable the request would not use', async () => {
+  it('one that is not an http(s) URL: exit 2 before anything is sent, even for a variable the request would not use', async ({ expect }) => {
     const proxy = await startForwardProxy(serverPort);
     const { env } = await orgEnv(server, 'proxy-invalid');
     const [socks, broken] = await Promise.all([
       kb(['ns', 'list'], { env: { ...env, HTTP_PROXY: proxy.url, HTTPS_PROXY: 'socks5://user:hunter22@127.0.0.1:1080' } }),
       kb(['ns', 'create', 'never'], { env: { ...env, http_proxy: 'http://[::1' } }),
     ]);
-    expectFailure(socks, 2, 'invalid proxy in HTTPS_PROXY: kb sends through http:// and https:// proxies, not socks5://', 'Set HTTPS_PROXY to a URL such as http://proxy.example.com:3128, or unset it.');
-    expectFailure(broken, 2, 'invalid proxy in http_proxy: it is not a URL', 'Set http_proxy to a URL such as http://proxy.example.com:3128, or unset it.');
+    expectFailure(expect, socks, 2, 'invalid proxy in HTTPS_PROXY: kb sends through http:// and https:// proxies, not socks5://', 'Set HTTPS_PROXY to a URL such as http://proxy.example.com:3128, or unset it.');
+    expectFailure(expect, broken, 2, 'invalid proxy in http_proxy: it is not a URL', 'Set http_proxy to a URL such as http://proxy.example.com:3128, or unset it.');
     expect(socks.stderr + broken.stderr).not.toContain('hunter22');
     expect(proxy.forwarded).toEqual([]);
-    expect(jsonOut(await kb(['ns', 'list', '--json'], { env }))).toEqual([]);
+    expect(jsonOut(expect, await kb(['ns', 'list', '--json'], { env }))).toEqual([]);
   });
 
-  it('a proxy that is not there: exit 6, naming the proxy and its variable, not the deployment', async () => {
+  it('a proxy that is not there: exit 6, naming the proxy and its variable, not the deployment', async ({ expect }) => {
     const closed = new URL(await closedPortUrl());
     const { env } = await orgEnv(server, 'proxy-refused');
     const url = `https://${UNRESOLVABLE}:8443`;
     const result = await kb(['ns', 'list'], { env: { ...env, KB_URL: url, https_proxy: `http://user:hunter22@127.0.0.1:${closed.port}` } });
     expectFailure(
+      expect,
       result,
       6,
       `cannot reach the proxy http://user:***@127.0.0.1:${closed.port} (https_proxy) for ${url}/v1/ns_list: connection refused`,
@@ -331,10 +332,11 @@ function endless(response: ServerResponse, sent: { bytes: number }): void {
 }
 
 describe.concurrent('kb reads replies up to a size limit (KB_MAX_RESPONSE, 64 MiB by default)', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('a reply without end fails once it passes KB_MAX_RESPONSE: exit 1 naming the limit, the rest never read', async () => {
+  it('a reply without end fails once it passes KB_MAX_RESPONSE: exit 1 naming the limit, the rest never read', async ({ expect }) => {
     const fake = await startReplyServer(endless);
     const result = await kb(['ns', 'list'], { env: isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_x', KB_MAX_RESPONSE: '1MiB' }) });
     expectFailure(
+      expect,
       result,
       1,
       `the reply from ${fake.url}/v1/ns_list is larger than the 1 MiB limit`,
@@ -345,7 +347,7 @@ describe.concurrent('kb reads replies up to a size limit (KB_MAX_RESPONSE, 64 Mi
     expect(fake.requests()).toBe(1);
   });
 
-  it('a Content-Length over the default 64 MiB fails at once, before any of the body arrives', async () => {
+  it('a Content-Length over the default 64 MiB fails at once, before any of the body arrives', async ({ expect }) => {
     // Headers only: a client that waited for this body would wait until its timeout (exit 6), not fail with exit 1.
     const fake = await startReplyServer((response) => {
       response.writeHead(200, { 'content-type': 'application/json', 'content-length': String(64 * 2 ** 20 + 1) });
@@ -353,6 +355,7 @@ describe.concurrent('kb reads replies up to a size limit (KB_MAX_RESPONSE, 64 Mi
     });
     const result = await kb(['ns', 'list', '--timeout', '20s'], { env: isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_x' }) });
     expectFailure(
+      expect,
       result,
       1,
       `the reply from ${fake.url}/v1/ns_list is larger than the 64 MiB limit`,
@@ -361,7 +364,7 @@ describe.concurrent('kb reads replies up to a size limit (KB_MAX_RESPONSE, 64 Mi
     expect(fake.requests()).toBe(1);
   });
 
-  it('a whole reply of a kb serve process over the limit: one line and its help, nothing more', async () => {
+  it('a whole reply of a kb serve process over the limit: one line and its help, nothing more', async ({ expect }) => {
     // The body is already there when kb refuses it; destroying it unread made undici emit an error nobody heard: a
     // crash with a dump of the bundle, after the right line. (A server inside the test process did not show it.)
     const env = isolatedEnv();
@@ -369,10 +372,11 @@ describe.concurrent('kb reads replies up to a size limit (KB_MAX_RESPONSE, 64 Mi
     try {
       await expect.poll(() => /kbt_[\w-]{43}/.test(served.stdout())).toBe(true);
       const token = /kbt_[\w-]{43}/.exec(served.stdout())![0];
-      for (const key of ['docs-1', 'docs-2', 'docs-3']) await apiData(served.url, token, 'POST', '/ns_create', { key, description: 'x'.repeat(600) });
+      for (const key of ['docs-1', 'docs-2', 'docs-3']) await apiData(expect, served.url, token, 'POST', '/ns_create', { key, description: 'x'.repeat(600) });
       const runs = await Promise.all([1, 2, 3].map(() => kb(['ns', 'list'], { env: { ...env, KB_URL: served.url, KB_TOKEN: token, KB_MAX_RESPONSE: '1KiB' } })));
       for (const result of runs) {
         expectFailure(
+          expect,
           result,
           1,
           `the reply from ${served.url}/v1/ns_list is larger than the 1 KiB limit`,
@@ -385,22 +389,23 @@ describe.concurrent('kb reads replies up to a size limit (KB_MAX_RESPONSE, 64 Mi
     }
   });
 
-  it('a reply within the limit is read whole, and KB_MAX_RESPONSE that is not a size is refused before any request', async () => {
+  it('a reply within the limit is read whole, and KB_MAX_RESPONSE that is not a size is refused before any request', async ({ expect }) => {
     const { env } = await orgEnv(server, 'max-response');
     const [fits, invalid] = await Promise.all([
       kb(['ns', 'list', '--json'], { env: { ...env, KB_MAX_RESPONSE: '2KiB' } }),
       kb(['ns', 'list', '--json'], { env: { ...env, KB_MAX_RESPONSE: 'lots' } }),
     ]);
-    expect(jsonOut(fits)).toEqual([]);
-    expectFailure(invalid, 2, 'Invalid KB_MAX_RESPONSE "lots": expected a size in bytes such as 1048576, 512KiB or 64MiB');
+    expect(jsonOut(expect, fits)).toEqual([]);
+    expectFailure(expect, invalid, 2, 'Invalid KB_MAX_RESPONSE "lots": expected a size in bytes such as 1048576, 512KiB or 64MiB');
   });
 });
 
 describe.concurrent('kb names what to try when the deployment is not there, and takes a URL pasted with /v1', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('connection refused names the URL and suggests kb serve and kb auth status (exit 6)', async () => {
+  it('connection refused names the URL and suggests kb serve and kb auth status (exit 6)', async ({ expect }) => {
     const url = await closedPortUrl();
     const result = await kb(['ns', 'list'], { env: isolatedEnv({ KB_URL: url, KB_TOKEN: 'kbt_x' }) });
     expectFailure(
+      expect,
       result,
       6,
       `cannot reach ${url}/v1/ns_list: connection refused`,
@@ -408,26 +413,27 @@ describe.concurrent('kb names what to try when the deployment is not there, and 
     );
   });
 
-  it('KB_URL ending in /v1 is taken as the base URL, with a note on stderr', async () => {
+  it('KB_URL ending in /v1 is taken as the base URL, with a note on stderr', async ({ expect }) => {
     const { env } = await orgEnv(server, 'trailing-v1');
     const result = await kb(['ns', 'list', '--json'], { env: { ...env, KB_URL: `${server.url}/v1/` } });
-    expect(jsonOut(result)).toEqual([]);
+    expect(jsonOut(expect, result)).toEqual([]);
     expect(lines(result.stderr), describeRun(result)).toEqual([`Note: ${server.url}/v1/ ends in /v1, which kb adds itself; using ${server.url}`]);
   });
 
-  it('auth login --url with /v1 saves the base URL without it', async () => {
+  it('auth login --url with /v1 saves the base URL without it', async ({ expect }) => {
     const token = await server.newToken('login-v1');
     const env = isolatedEnv();
     const login = await kb(['auth', 'login', '--url', `${server.url}/v1`, '--with-token', '--json'], { env, input: `${token}\n` });
-    expect(jsonOut(login)).toMatchObject({ url: server.url, organization: 'login-v1' });
+    expect(jsonOut(expect, login)).toMatchObject({ url: server.url, organization: 'login-v1' });
     const status = await kb(['auth', 'status', '--json'], { env });
-    expect(jsonOut(status)).toMatchObject({ url: server.url, organization: 'login-v1' });
+    expect(jsonOut(expect, status)).toMatchObject({ url: server.url, organization: 'login-v1' });
   });
 
-  it.each([[[]], [['--with-token']]])('auth login --url notaurl %j is refused before a token is asked for, read or saved', async (extra) => {
+  it.for([[], ['--with-token']])('auth login --url notaurl %j is refused before a token is asked for, read or saved', async (extra, { expect }) => {
     const env = isolatedEnv();
     const result = await kb(['auth', 'login', '--url', 'notaurl', ...extra], { env, input: 'kbt_x\n' });
     expectFailure(
+      expect,
       result,
       2,
       'Invalid --url: not a URL: "notaurl" (expected e.g. http://127.0.0.1:8080)',

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { isolatedEnv, KB_BIN, runProcess, type RunResult } from '../helpers/cli.js';
 import { apiData, describeRun, expectFailure, jsonOut, kb, lines, orgEnv, startFixedServer, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -29,10 +29,10 @@ const HOSTILE_SHOWN = 'ok\\x1b[2J\\x1b]0;pwned\\x07\\u202eevil\\nnext';
 const RAW_CONTROL = /[\u001B\u0007\u202E]/;
 
 describe.concurrent('text from a server reaches a terminal with its control characters escaped', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('in the ns list table and the key/value block; --json keeps the exact text', async () => {
+  it('in the ns list table and the key/value block; --json keeps the exact text', async ({ expect }) => {
     const { env, token } = await orgEnv(server, 'hostile-text');
-    await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs', description: HOSTILE });
-    await apiData(server.url, token, 'POST', '/ns_create', { key: 'wide', description: '日本語の説明 👩‍💻' });
+    await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'docs', description: HOSTILE });
+    await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'wide', description: '日本語の説明 👩‍💻' });
     const [table, block, json] = await Promise.all([
       kb(['ns', 'list'], { env }),
       kb(['ns', 'update', 'docs', '--description', HOSTILE], { env }),
@@ -44,28 +44,28 @@ describe.concurrent('text from a server reaches a terminal with its control char
     expect(block.code, describeRun(block)).toBe(0);
     expect(lines(block.stdout)).toEqual(['key:         docs', `description: ${HOSTILE_SHOWN}`]);
     expect(table.stdout + block.stdout + block.stderr).not.toMatch(RAW_CONTROL);
-    expect(jsonOut(json)).toEqual([{ key: 'docs', description: HOSTILE }, { key: 'wide', description: '日本語の説明 👩‍💻' }]);
+    expect(jsonOut(expect, json)).toEqual([{ key: 'docs', description: HOSTILE }, { key: 'wide', description: '日本語の説明 👩‍💻' }]);
   });
 
-  it('--json on a terminal writes them as \\uXXXX (the same JSON), and exactly as they are to a pipe', async () => {
+  it('--json on a terminal writes them as \\uXXXX (the same JSON), and exactly as they are to a pipe', async ({ expect }) => {
     const { env, token } = await orgEnv(server, 'hostile-json');
-    await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs', description: `a\u202Eb\u0085c` });
+    await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'docs', description: `a\u202Eb\u0085c` });
     // Python's pty gives the built kb a terminal for stdout, and copies what it writes.
     const onTerminal = await runProcess('python3', ['-c', 'import pty, sys; pty.spawn(sys.argv[1:])', process.execPath, KB_BIN, 'ns', 'list', '--json'], { env });
     const piped = await kb(['ns', 'list', '--json'], { env });
     expect(onTerminal.code, onTerminal.stderr).toBe(0);
     expect(onTerminal.stdout).toContain('"description": "a\\u202eb\\u0085c"');
     expect(onTerminal.stdout).not.toMatch(/[\u0085\u202E]/);
-    expect(JSON.parse(onTerminal.stdout.replace(/\r\n/g, '\n'))).toEqual(jsonOut(piped));
+    expect(JSON.parse(onTerminal.stdout.replace(/\r\n/g, '\n'))).toEqual(jsonOut(expect, piped));
     expect(piped.stdout).toContain('a\u202Eb\u0085c');
   });
 
-  it('invisible characters too: `do\\u200bcs` never looks like `docs`, in tables, blocks, errors and --json on a terminal', async () => {
+  it('invisible characters too: `do\\u200bcs` never looks like `docs`, in tables, blocks, errors and --json on a terminal', async ({ expect }) => {
     const { env, token } = await orgEnv(server, 'invisible-text');
     const invisible = 'do\u200Bcs \uFEFFbom soft\u00ADhyphen line\u2028sep tag\u{E0041} joined\u200Dx';
     const shown = 'do\\u200bcs \\ufeffbom soft\\xadhyphen line\\u2028sep tag\\u{e0041} joined\\u200dx';
-    await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs', description: invisible });
-    await apiData(server.url, token, 'POST', '/ns_create', { key: 'emoji', description: 'family 👨‍👩‍👧 heart ❤️ flag 🏴󠁧󠁢󠁳󠁣󠁴󠁿' });
+    await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'docs', description: invisible });
+    await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'emoji', description: 'family 👨‍👩‍👧 heart ❤️ flag 🏴󠁧󠁢󠁳󠁣󠁴󠁿' });
     const fake = await startFixedServer(404, { success: false, message: `No such namespace do\u200Bcs`, help: null });
     try {
       const [table, block, json, failure, onTerminal] = await Promise.all([
@@ -77,28 +77,28 @@ describe.concurrent('text from a server reaches a terminal with its control char
       ]);
       expect(lines(table.stdout), describeRun(table)).toEqual(['KEY    DESCRIPTION', `docs   ${shown}`, 'emoji  family 👨‍👩‍👧 heart ❤️ flag 🏴󠁧󠁢󠁳󠁣󠁴󠁿']);
       expect(lines(block.stdout), describeRun(block)).toEqual(['key:         docs', `description: ${shown}`]);
-      expectFailure(failure, 3, 'No such namespace do\\u200bcs');
+      expectFailure(expect, failure, 3, 'No such namespace do\\u200bcs');
       // --json keeps the exact text to a pipe; on a terminal, the same JSON value with the invisible ones as \uXXXX.
-      expect(jsonOut(json)).toEqual([{ key: 'docs', description: invisible }, { key: 'emoji', description: 'family 👨‍👩‍👧 heart ❤️ flag 🏴󠁧󠁢󠁳󠁣󠁴󠁿' }]);
+      expect(jsonOut(expect, json)).toEqual([{ key: 'docs', description: invisible }, { key: 'emoji', description: 'family 👨‍👩‍👧 heart ❤️ flag 🏴󠁧󠁢󠁳󠁣󠁴󠁿' }]);
       expect(onTerminal.code, onTerminal.stderr).toBe(0);
       expect(onTerminal.stdout).toContain('"description": "do\\u200bcs \\ufeffbom soft\\u00adhyphen line\\u2028sep tag\\udb40\\udc41 joined\\u200dx"');
-      expect(JSON.parse(onTerminal.stdout.replace(/\r\n/g, '\n'))).toEqual(jsonOut(json));
+      expect(JSON.parse(onTerminal.stdout.replace(/\r\n/g, '\n'))).toEqual(jsonOut(expect, json));
     } finally {
       await fake.close();
     }
   });
 
-  it('in an error message and its help', async () => {
+  it('in an error message and its help', async ({ expect }) => {
     const fake = await startFixedServer(404, { success: false, message: `No such namespace ${HOSTILE}`, help: `Try ${HOSTILE}` });
     try {
       const result = await kb(['ns', 'update', 'docs', '-d', 'x'], { env: isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_x' }) });
-      expectFailure(result, 3, `No such namespace ${HOSTILE_SHOWN}`, `Try ${HOSTILE_SHOWN}`);
+      expectFailure(expect, result, 3, `No such namespace ${HOSTILE_SHOWN}`, `Try ${HOSTILE_SHOWN}`);
     } finally {
       await fake.close();
     }
   });
 
-  it('in auth status, which shows the organization the server names', async () => {
+  it('in auth status, which shows the organization the server names', async ({ expect }) => {
     const fake = await startFixedServer(200, { success: true, data: HOSTILE });
     try {
       const env = isolatedEnv({ KB_URL: fake.url, KB_TOKEN: 'kbt_0123456789abcdefghij' });
@@ -106,7 +106,7 @@ describe.concurrent('text from a server reaches a terminal with its control char
       expect(human.code, describeRun(human)).toBe(0);
       expect(lines(human.stdout)).toContain(`organization: ${HOSTILE_SHOWN}`);
       expect(human.stdout).not.toMatch(RAW_CONTROL);
-      expect(jsonOut(json)).toMatchObject({ organization: HOSTILE });
+      expect(jsonOut(expect, json)).toMatchObject({ organization: HOSTILE });
     } finally {
       await fake.close();
     }
@@ -114,14 +114,14 @@ describe.concurrent('text from a server reaches a terminal with its control char
 });
 
 describe.concurrent('mistakes of the user, in words of their own', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('a word after a command that takes none: exit 2, "unexpected argument"', async () => {
+  it('a word after a command that takes none: exit 2, "unexpected argument"', async ({ expect }) => {
     const env = isolatedEnv();
     const [list, health] = await Promise.all([kb(['ns', 'list', 'extra'], { env }), kb(['health', 'now', 'please'], { env })]);
-    expectFailure(list, 2, 'unexpected argument: extra', 'See `kb ns list --help` for what it takes.');
-    expectFailure(health, 2, 'unexpected argument: now', 'See `kb health --help` for what it takes.');
+    expectFailure(expect, list, 2, 'unexpected argument: extra', 'See `kb ns list --help` for what it takes.');
+    expectFailure(expect, health, 2, 'unexpected argument: now', 'See `kb health --help` for what it takes.');
   });
 
-  it('a token typed into argv by mistake is never printed back, and the help says where a token goes', async () => {
+  it('a token typed into argv by mistake is never printed back, and the help says where a token goes', async ({ expect }) => {
     const token = 'kbt_Fcp5lfMPxQI1yiogg3wS5Ut36AhuUubY2brN9nBQTjs';
     const env = isolatedEnv();
     const runs = await Promise.all([
@@ -140,9 +140,9 @@ describe.concurrent('mistakes of the user, in words of their own', { timeout: TE
     expect(lines(runs[0]!.stderr)[0]).toBe('Error: unexpected argument: kbt_…QTjs');
   });
 
-  it('a message of our own (or oclif\'s) keeps its line breaks: escaping is for a server\'s text', async () => {
+  it('a message of our own (or oclif\'s) keeps its line breaks: escaping is for a server\'s text', async ({ expect }) => {
     const result = await kb(['ns', 'list', '--bogus'], { env: isolatedEnv() });
-    expectFailure(result, 2, 'Nonexistent flag: --bogus', 'See `kb ns list --help`.');
+    expectFailure(expect, result, 2, 'Nonexistent flag: --bogus', 'See `kb ns list --help`.');
     // And its indentation: oclif indents the reason of a flag it could not parse with a tab, shown as a tab.
     const parse = await kb(['serve', '--pool-size', '0'], { env: isolatedEnv() });
     expect(parse.code).toBe(2);
@@ -150,7 +150,7 @@ describe.concurrent('mistakes of the user, in words of their own', { timeout: TE
     expect(parse.stderr).not.toContain('\\t');
   });
 
-  it('input refused locally names the field and value, and says that nothing was sent', async () => {
+  it('input refused locally names the field and value, and says that nothing was sent', async ({ expect }) => {
     // Every request that reached this server would be answered 500: a leak would show as exit 1 and in the count.
     const trap = await startFixedServer(500, { success: false, message: 'this request should never have been sent' });
     try {
@@ -161,9 +161,9 @@ describe.concurrent('mistakes of the user, in words of their own', { timeout: TE
         kb(['base', 'delete', 'docs', 'b@d', '--yes'], { env }),
         kb(['ns', 'update', 'docs', '--description', 'x'.repeat(1025)], { env }),
       ]);
-      expectFailure(key, 2, `invalid key "bad key": ${rule}: nothing was sent`);
-      expectFailure(base, 2, `invalid base "b@d": ${rule}: nothing was sent`);
-      expectFailure(description, 2, 'invalid description (1025 characters): a description is 1 to 1024 characters, or null: nothing was sent');
+      expectFailure(expect, key, 2, `invalid key "bad key": ${rule}: nothing was sent`);
+      expectFailure(expect, base, 2, `invalid base "b@d": ${rule}: nothing was sent`);
+      expectFailure(expect, description, 2, 'invalid description (1025 characters): a description is 1 to 1024 characters, or null: nothing was sent');
       expect(trap.count()).toBe(0);
     } finally {
       await trap.close();
@@ -172,7 +172,7 @@ describe.concurrent('mistakes of the user, in words of their own', { timeout: TE
 });
 
 describe.concurrent('the X-Request-Id of a failed request', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('is printed with the error under --verbose (or KB_DEBUG=1), for typed commands and kb api alike', async () => {
+  it('is printed with the error under --verbose (or KB_DEBUG=1), for typed commands and kb api alike', async ({ expect }) => {
     const fake = createServer((request, response) => {
       request.resume();
       response.writeHead(404, { 'content-type': 'application/json', 'x-request-id': 'req-7f3a' });
@@ -195,7 +195,7 @@ describe.concurrent('the X-Request-Id of a failed request', { timeout: TEST_TIME
           'Request ID: req-7f3a',
         ]);
       }
-      expectFailure(quiet, 3, 'Namespace not found');
+      expectFailure(expect, quiet, 3, 'Namespace not found');
     } finally {
       fake.closeAllConnections();
       await new Promise<void>((resolve) => fake.close(() => resolve()));
@@ -228,9 +228,9 @@ function kbWithBrokenStdout(args: readonly string[], env: NodeJS.ProcessEnv, std
 describe.concurrent('output that cannot be written', { timeout: TEST_TIMEOUT_MS }, () => {
   const ENOSPC = 'Error: could not write the output to stdout: no space left on the device (ENOSPC)';
 
-  it('on a full disk: one line that says so and exit 1, never a crash with a dump of the bundle', async () => {
+  it('on a full disk: one line that says so and exit 1, never a crash with a dump of the bundle', async ({ expect }) => {
     const { env, token } = await orgEnv(server, 'full-disk');
-    await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs' });
+    await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'docs' });
     const runs = [['ns', 'list'], ['ns', 'list', '--json'], ['ns', 'update', 'docs', '-d', 'x'], ['--help'], ['ns', 'list', '--help'], ['--version']];
     const results = await Promise.all(runs.map((args) => kbWithBrokenStdout(args, env, 'full')));
     results.forEach((result, index) => {
@@ -244,16 +244,16 @@ describe.concurrent('output that cannot be written', { timeout: TEST_TIMEOUT_MS 
     });
   });
 
-  it('on a full disk, a command that printed nothing keeps its own exit code and error', async () => {
+  it('on a full disk, a command that printed nothing keeps its own exit code and error', async ({ expect }) => {
     const result = await kbWithBrokenStdout(['ns', 'list'], isolatedEnv(), 'full');
     expect(result.code, describeRun(result)).toBe(4);
     expect(result.stderr).toMatch(/^Error: no kb deployment is configured\n/);
     expect(result.stderr).not.toContain('could not write');
   });
 
-  it('to a reader that went away (| head): nothing to tell, the command ends as it would have', async () => {
+  it('to a reader that went away (| head): nothing to tell, the command ends as it would have', async ({ expect }) => {
     const { env, token } = await orgEnv(server, 'gone-reader');
-    await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs' });
+    await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'docs' });
     const runs = [['ns', 'list'], ['ns', 'list', '--json'], ['--help'], ['--version']];
     const results = await Promise.all(runs.map((args) => kbWithBrokenStdout(args, env, 'closed-pipe')));
     results.forEach((result, index) => {

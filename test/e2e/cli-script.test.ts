@@ -1,6 +1,6 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it, type ExpectStatic } from 'vitest';
 import { KB_BIN, ROOT, type RunResult } from '../helpers/cli.js';
 import { apiData, closedPortUrl, describeRun, orgEnv, runShell, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
@@ -40,7 +40,7 @@ afterAll(async () => {
 });
 
 /** Writes the README's script (failing the test, with the reason, when README.md lacks it) and runs it with sh. */
-function runReadmeScript(env: NodeJS.ProcessEnv): Promise<RunResult> {
+function runReadmeScript(expect: ExpectStatic, env: NodeJS.ProcessEnv): Promise<RunResult> {
   const found = readmeScript();
   if ('missing' in found) expect.fail(`${found.missing}: paste the POSIX sh script example (see the CLI e2e test report) there.`);
   const scriptPath = join(dir, `example-${++runs}.sh`);
@@ -49,34 +49,34 @@ function runReadmeScript(env: NodeJS.ProcessEnv): Promise<RunResult> {
 }
 
 describe.concurrent('the README shell-script example', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('creates namespace docs and base faq, and succeeds again on a second run, leaving exactly one of each', async () => {
+  it('creates namespace docs and base faq, and succeeds again on a second run, leaving exactly one of each', async ({ expect }) => {
     const { env, token } = await orgEnv(server, 'script-twice');
-    const first = await runReadmeScript(env);
+    const first = await runReadmeScript(expect, env);
     expect(first.code, describeRun(first)).toBe(0);
-    const second = await runReadmeScript(env);
+    const second = await runReadmeScript(expect, env);
     expect(second.code, describeRun(second)).toBe(0);
 
-    const namespaces = (await apiData(server.url, token, 'GET', '/ns_list')) as { key: string }[];
+    const namespaces = (await apiData(expect, server.url, token, 'GET', '/ns_list')) as { key: string }[];
     expect(namespaces.map((ns) => ns.key)).toEqual(['docs']);
-    const bases = (await apiData(server.url, token, 'GET', '/base_list?namespace=docs')) as { key: string }[];
+    const bases = (await apiData(expect, server.url, token, 'GET', '/base_list?namespace=docs')) as { key: string }[];
     expect(bases.map((base) => base.key)).toEqual(['faq']);
   });
 
-  it('also succeeds when the namespace already exists and only the base is missing', async () => {
+  it('also succeeds when the namespace already exists and only the base is missing', async ({ expect }) => {
     const { env, token } = await orgEnv(server, 'script-half');
-    await apiData(server.url, token, 'POST', '/ns_create', { key: 'docs', description: 'Made by hand' });
-    const run = await runReadmeScript(env);
+    await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'docs', description: 'Made by hand' });
+    const run = await runReadmeScript(expect, env);
     expect(run.code, describeRun(run)).toBe(0);
-    expect(await apiData(server.url, token, 'GET', '/ns_list')).toEqual([{ key: 'docs', description: 'Made by hand' }]);
-    const bases = (await apiData(server.url, token, 'GET', '/base_list?namespace=docs')) as { key: string }[];
+    expect(await apiData(expect, server.url, token, 'GET', '/ns_list')).toEqual([{ key: 'docs', description: 'Made by hand' }]);
+    const bases = (await apiData(expect, server.url, token, 'GET', '/base_list?namespace=docs')) as { key: string }[];
     expect(bases.map((base) => base.key)).toEqual(['faq']);
   });
 
-  it('fails loudly (non-zero exit, a message on stderr) on any other exit code of kb', async () => {
+  it('fails loudly (non-zero exit, a message on stderr) on any other exit code of kb', async ({ expect }) => {
     const { env } = await orgEnv(server, 'script-fails');
     const [rejected, unreachable] = await Promise.all([
-      runReadmeScript({ ...env, KB_TOKEN: `kbt_${'W'.repeat(43)}` }),
-      runReadmeScript({ ...env, KB_URL: await closedPortUrl() }),
+      runReadmeScript(expect, { ...env, KB_TOKEN: `kbt_${'W'.repeat(43)}` }),
+      runReadmeScript(expect, { ...env, KB_URL: await closedPortUrl() }),
     ]);
     for (const run of [rejected, unreachable]) {
       expect(run.code, describeRun(run)).not.toBe(0);
@@ -98,7 +98,7 @@ function readmeCommands(): string[][] {
 }
 
 describe('the README read in order', { timeout: TEST_TIMEOUT_MS }, () => {
-  it('the quick start\'s second terminal, then the `kb api` examples: each command as printed exits 0', async () => {
+  it('the quick start\'s second terminal, then the `kb api` examples: each command as printed exits 0', async ({ expect }) => {
     const { env } = await orgEnv(server, 'readme-in-order');
     const blocks = readmeCommands();
     const quick = blocks.find((lines) => lines.includes('kb ns create docs --description "Product docs"'));

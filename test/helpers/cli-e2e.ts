@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { expect } from 'vitest';
+import type { ExpectStatic } from 'vitest';
 import { isolatedEnv, KB_BIN, runKb, runProcess, type RunResult } from './cli.js';
 import type { TestServer } from './server.js';
 
@@ -64,7 +64,7 @@ export async function api(url: string, token: string | undefined, method: string
 }
 
 /** The data of a 200, failing the test on anything else. */
-export async function apiData(url: string, token: string, method: string, path: string, body?: unknown): Promise<unknown> {
+export async function apiData(expect: ExpectStatic, url: string, token: string, method: string, path: string, body?: unknown): Promise<unknown> {
   const reply = await api(url, token, method, path, body);
   expect(reply.status, JSON.stringify(reply.body)).toBe(200);
   return reply.body.data;
@@ -86,7 +86,7 @@ export function describeRun(result: RunResult): string {
 }
 
 /** Exit 0, and stdout is exactly one JSON document whose value is returned. */
-export function jsonOut(result: RunResult): unknown {
+export function jsonOut(expect: ExpectStatic, result: RunResult): unknown {
   expect(result.code, describeRun(result)).toBe(0);
   try {
     return JSON.parse(result.stdout);
@@ -99,7 +99,7 @@ export function jsonOut(result: RunResult): unknown {
  * A failure as docs/contract.md (Output, Exit codes) prints it: the exit code, nothing on stdout, and on stderr one line with the
  * message (after an optional "Error: "), then the help line when there is one; never a stack trace.
  */
-export function expectFailure(result: RunResult, code: number, message: string | RegExp, help?: string | null): void {
+export function expectFailure(expect: ExpectStatic, result: RunResult, code: number, message: string | RegExp, help?: string | null): void {
   expect(result.code, describeRun(result)).toBe(code);
   expect(result.stdout, describeRun(result)).toBe('');
   const got = lines(result.stderr);
@@ -111,6 +111,7 @@ export function expectFailure(result: RunResult, code: number, message: string |
 
 /** What the server answers to a request, as the one line (and help) the CLI must print for it. */
 export async function expectEnvelopeFailure(
+  expect: ExpectStatic,
   result: RunResult,
   code: number,
   server: { url: string; token: string | undefined },
@@ -120,11 +121,11 @@ export async function expectEnvelopeFailure(
   const reply = await api(server.url, server.token, request.method, request.path, request.body);
   expect(reply.status, JSON.stringify(reply.body)).toBe(status);
   expect(typeof reply.body.message).toBe('string');
-  expectFailure(result, code, reply.body.message as string, reply.body.help);
+  expectFailure(expect, result, code, reply.body.message as string, reply.body.help);
 }
 
 /** No stack trace anywhere in what the process printed. */
-export function expectNoStack(result: RunResult): void {
+export function expectNoStack(expect: ExpectStatic, result: RunResult): void {
   expect(`${result.stdout}\n${result.stderr}`, describeRun(result)).not.toMatch(/^\s+at .+[(:]\d+/m);
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { expect } from 'vitest';
+import type { ExpectStatic } from 'vitest';
 import * as z from 'zod/mini';
 import { FailureEnvelope, successEnvelope } from '../../src/api/schemas.js';
 
@@ -98,14 +98,14 @@ export function envelopeProblem(reply: Reply, output?: z.ZodMiniType): string | 
 }
 
 /** Asserts the reply is a failure with this status and a valid failure envelope; returns its body. */
-export function expectFailure(reply: Reply, status: number): { success: false; message: string; help?: string | null } {
+export function expectFailure(expect: ExpectStatic, reply: Reply, status: number): { success: false; message: string; help?: string | null } {
   expect(reply.status, reply.text).toBe(status);
   expect(envelopeProblem(reply)).toBeUndefined();
   return reply.body as { success: false; message: string; help?: string | null };
 }
 
 /** Asserts a 200 whose data matches the route output schema, and returns data. */
-export function expectSuccess<T extends z.ZodMiniType>(reply: Reply, output: T): z.infer<T> {
+export function expectSuccess<T extends z.ZodMiniType>(expect: ExpectStatic, reply: Reply, output: T): z.infer<T> {
   expect(reply.status, reply.text).toBe(200);
   expect(envelopeProblem(reply, output)).toBeUndefined();
   return (reply.body as { data: z.infer<T> }).data;

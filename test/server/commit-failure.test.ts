@@ -51,7 +51,7 @@ describe('a write whose commit fails', () => {
       await server.database.sql('INSERT INTO fail_commit (key) VALUES (?)', [key]);
       const failed = await create(key, idempotencyKey);
       // SQLite's broken deferred key is no storage fault kb knows (500); PostgreSQL's is a full disk (507).
-      const envelope = expectFailure(failed, ENGINE === 'sqlite' ? 500 : 507);
+      const envelope = expectFailure(expect, failed, ENGINE === 'sqlite' ? 500 : 507);
       if (ENGINE === 'postgres') expect(envelope.message).toMatch(/disk space; nothing was written/);
       await server.database.sql('DELETE FROM fail_commit WHERE key = ?', [key]);
 
@@ -66,7 +66,7 @@ describe('a write whose commit fails', () => {
         const key = keyed ? 'lost-keyed' : 'lost-plain';
         const idempotencyKey = keyed ? 'commit-fails-1' : undefined;
         const failed = await postgresConnectionLost(server, keyed, () => create(key, idempotencyKey));
-        const envelope = expectFailure(failed, 503);
+        const envelope = expectFailure(expect, failed, 503);
         expect(envelope.message).toMatch(/cannot be reached/);
         expect(failed.headers['retry-after']).toMatch(/^\d+$/);
         await expectNothingKeptThenRetried(key, idempotencyKey);

@@ -402,21 +402,31 @@ function checkJsonBody(route: RouteSpec, org: Org, text: string | Buffer | undef
 /** Mostly the first organization, so its model fills up; sometimes the second, which must never see the first's. */
 const orgIndex = fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.constant(1) });
 
+/** One of the PROPERTIES: `check` over RUNS cases, each counted as a request, the property counted once it holds. */
+async function property<T>(cases: fc.Arbitrary<T>, check: (value: T) => Promise<void>): Promise<void> {
+  await fc.assert(
+    fc.asyncProperty(cases, async (value) => {
+      fuzzed.requests++;
+      await check(value);
+    }),
+    { numRuns: RUNS },
+  );
+  fuzzed.properties++;
+}
+
+/** A body for one of the BODY_ROUTES, sent as one organization, checked against the model. */
+async function modelBody(name: RouteName, text: string | undefined, index: number): Promise<void> {
+  const route = routeNamed(name);
+  const org = orgs[index] as Org;
+  checkJsonBody(route, org, text, await sendBody(route, org, text));
+}
+
 describe('fuzzing the API with a valid token, against a model of the store', () => {
   it(
     'answers bodies shaped like each route exactly as the model predicts',
     async () => {
       const routeBody = fc.constantFrom(...BODY_ROUTES).chain((name) => fc.tuple(fc.constant(name), shapedBody(routeNamed(name))));
-      await fc.assert(
-        fc.asyncProperty(routeBody, orgIndex, async ([name, text], index) => {
-          fuzzed.requests++;
-          const route = routeNamed(name);
-          const org = orgs[index] as Org;
-          checkJsonBody(route, org, text, await sendBody(route, org, text));
-        }),
-        { numRuns: RUNS },
-      );
-      fuzzed.properties++;
+      await property(fc.tuple(routeBody, orgIndex), ([[name, text], index]) => modelBody(name, text, index));
       completed.add('shaped bodies');
     },
     TIMEOUT_MS,
@@ -425,16 +435,7 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
   it(
     'answers arbitrary JSON values, odd strings, huge numbers and deep nesting as the model predicts',
     async () => {
-      await fc.assert(
-        fc.asyncProperty(fc.constantFrom(...BODY_ROUTES), anyJsonBody, orgIndex, async (name, text, index) => {
-          fuzzed.requests++;
-          const route = routeNamed(name);
-          const org = orgs[index] as Org;
-          checkJsonBody(route, org, text, await sendBody(route, org, text));
-        }),
-        { numRuns: RUNS },
-      );
-      fuzzed.properties++;
+      await property(fc.tuple(fc.constantFrom(...BODY_ROUTES), anyJsonBody, orgIndex), ([name, text, index]) => modelBody(name, text, index));
       completed.add('any JSON');
     },
     TIMEOUT_MS,
@@ -443,18 +444,13 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
   it(
     'answers random query strings on the GET routes as the model predicts',
     async () => {
-      await fc.assert(
-        fc.asyncProperty(fc.constantFrom(...QUERY_ROUTES), queryPairs, orgIndex, async (name, pairs, index) => {
-          fuzzed.requests++;
-          const route = routeNamed(name);
-          const org = orgs[index] as Org;
-          const query = pairs.map(([field, value]) => `${percentEncode(field)}=${percentEncode(value)}`).join('&');
-          const reply = await call(server.app, 'GET', `/v1${route.path}${query ? `?${query}` : ''}`, { token: org.token });
-          checkAgainstModel(route, org, queryObject(pairs), reply);
-        }),
-        { numRuns: RUNS },
-      );
-      fuzzed.properties++;
+      await property(fc.tuple(fc.constantFrom(...QUERY_ROUTES), queryPairs, orgIndex), async ([name, pairs, index]) => {
+        const route = routeNamed(name);
+        const org = orgs[index] as Org;
+        const query = pairs.map(([field, value]) => `${percentEncode(field)}=${percentEncode(value)}`).join('&');
+        const reply = await call(server.app, 'GET', `/v1${route.path}${query ? `?${query}` : ''}`, { token: org.token });
+        checkAgainstModel(route, org, queryObject(pairs), reply);
+      });
       completed.add('queries');
     },
     TIMEOUT_MS,
@@ -467,17 +463,12 @@ describe('fuzzing the API with a valid token, against a model of the store', () 
         fc.string({ unit: 'binary-ascii', maxLength: 60 }).map((s) => s.replace(/[#\s]/g, '')),
         fc.constantFrom('%', '%zz', '%E0%A4%A', 'namespace=%', '&&&', '=', 'namespace', 'namespace[]=abc', 'namespace[a]=b', 'a=1&a=2&a=3'),
       );
-      await fc.assert(
-        fc.asyncProperty(fc.constantFrom(...QUERY_ROUTES), rawQuery, orgIndex, async (name, query, index) => {
-          fuzzed.requests++;
-          const route = routeNamed(name);
-          const reply = await call(server.app, 'GET', `/v1${route.path}?${query}`, { token: (orgs[index] as Org).token });
-          expect([200, 400, 404], reply.text).toContain(reply.status);
-          expect(envelopeProblem(reply, route.output)).toBeUndefined();
-        }),
-        { numRuns: RUNS },
-      );
-      fuzzed.properties++;
+      await property(fc.tuple(fc.constantFrom(...QUERY_ROUTES), rawQuery, orgIndex), async ([name, query, index]) => {
+        const route = routeNamed(name);
+        const reply = await call(server.app, 'GET', `/v1${route.path}?${query}`, { token: (orgs[index] as Org).token });
+        expect([200, 400, 404], reply.text).toContain(reply.status);
+        expect(envelopeProblem(reply, route.output)).toBeUndefined();
+      });
     },
     TIMEOUT_MS,
   );
@@ -519,29 +510,24 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
   it(
     'answers raw bytes to every body route: 401 without a token, else 415, 413, 400 or the model',
     async () => {
-      await fc.assert(
-        fc.asyncProperty(
-          fc.constantFrom(...BODY_ROUTES), bytes, contentType, fc.constantFrom<number | undefined>(0, 1, undefined),
-          async (name, body, type, index) => {
-            fuzzed.requests++;
-            const route = routeNamed(name);
-            const org = index === undefined ? undefined : (orgs[index] as Org);
-            const reply = await call(server.app, route.method, `/v1${route.path}`, {
-              headers: type === undefined ? {} : { 'content-type': type },
-              ...(body.length > 0 ? { payload: body } : {}),
-              ...(org ? { token: org.token } : { remoteAddress: freshAddress() }),
-            });
-            expect(envelopeProblem(reply, route.output), reply.text.slice(0, 200)).toBeUndefined();
-            if (!org) return void expect(reply.status).toBe(401);
-            // No content type: an empty body is a missing body (400), any other is not JSON (415).
-            if (type === undefined) return void expect(reply.status).toBe(body.length === 0 ? 400 : 415);
-            if (type !== 'application/json') return void expect(reply.status, `${type}`).toBe(415);
-            checkJsonBody(route, org, body, reply);
-          },
-        ),
-        { numRuns: RUNS },
+      await property(
+        fc.tuple(fc.constantFrom(...BODY_ROUTES), bytes, contentType, fc.constantFrom<number | undefined>(0, 1, undefined)),
+        async ([name, body, type, index]) => {
+          const route = routeNamed(name);
+          const org = index === undefined ? undefined : (orgs[index] as Org);
+          const reply = await call(server.app, route.method, `/v1${route.path}`, {
+            headers: type === undefined ? {} : { 'content-type': type },
+            ...(body.length > 0 ? { payload: body } : {}),
+            ...(org ? { token: org.token } : { remoteAddress: freshAddress() }),
+          });
+          expect(envelopeProblem(reply, route.output), reply.text.slice(0, 200)).toBeUndefined();
+          if (!org) return void expect(reply.status).toBe(401);
+          // No content type: an empty body is a missing body (400), any other is not JSON (415).
+          if (type === undefined) return void expect(reply.status).toBe(body.length === 0 ? 400 : 415);
+          if (type !== 'application/json') return void expect(reply.status, `${type}`).toBe(415);
+          checkJsonBody(route, org, body, reply);
+        },
       );
-      fuzzed.properties++;
     },
     TIMEOUT_MS,
   );
@@ -559,26 +545,21 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
         fc.tuple(fc.constantFrom('Bearer', 'bearer', 'BEARER', 'Token', 'Bearer:'), fc.constantFrom(' ', '  ', '\t'), fc.constantFrom('', ' ', 'x', ' x'))
           .map(([scheme, gap, tail]) => `${scheme}${gap}${org.token}${tail}`),
       );
-      await fc.assert(
-        fc.asyncProperty(fc.constantFrom(...AUTH_ROUTES), header, async (name, authorization) => {
-          fuzzed.requests++;
-          const route = routeNamed(name);
-          const reply = await call(server.app, route.method, `/v1${route.path}`, {
-            headers: { authorization }, remoteAddress: freshAddress(),
-          });
-          expect(envelopeProblem(reply, route.output)).toBeUndefined();
-          if (reply.status === 401) {
-            expect(reply.headers['www-authenticate']).toBe('Bearer');
-            expect(authorization).not.toBe(`Bearer ${org.token}`);
-          } else {
-            // Authenticated: then only the token itself may have been in the header.
-            expect(authorization).toMatch(new RegExp(`^bearer\\s+${org.token}\\s*$`, 'i'));
-            expect(reply.status).not.toBeGreaterThanOrEqual(500);
-          }
-        }),
-        { numRuns: RUNS },
-      );
-      fuzzed.properties++;
+      await property(fc.tuple(fc.constantFrom(...AUTH_ROUTES), header), async ([name, authorization]) => {
+        const route = routeNamed(name);
+        const reply = await call(server.app, route.method, `/v1${route.path}`, {
+          headers: { authorization }, remoteAddress: freshAddress(),
+        });
+        expect(envelopeProblem(reply, route.output)).toBeUndefined();
+        if (reply.status === 401) {
+          expect(reply.headers['www-authenticate']).toBe('Bearer');
+          expect(authorization).not.toBe(`Bearer ${org.token}`);
+        } else {
+          // Authenticated: then only the token itself may have been in the header.
+          expect(authorization).toMatch(new RegExp(`^bearer\\s+${org.token}\\s*$`, 'i'));
+          expect(reply.status).not.toBeGreaterThanOrEqual(500);
+        }
+      });
     },
     TIMEOUT_MS,
   );
@@ -596,44 +577,39 @@ describe('fuzzing the transport: raw bytes, content types, tokens, paths and met
       const path = fc.tuple(fc.constantFrom('/v1/', '/', '/v1//', '/V1/', '/v1/v1/'), fc.array(segment, { minLength: 0, maxLength: 3 }), fc.constantFrom('', '/', '?', '?namespace=abc', '?x=%'))
                 // A leading '//' would make the client parse a host out of the path.
         .map(([prefix, segments, suffix]) => `${prefix}${segments.join('/')}${suffix}`.replace(/^\/+/, '/'));
-      await fc.assert(
-        fc.asyncProperty(method, path, fc.boolean(), async (verb, url, withToken) => {
-          fuzzed.requests++;
-          const reply = await call(server.app, verb, url, {
-            ...(withToken ? { token: (orgs[0] as Org).token } : { remoteAddress: freshAddress() }),
-          });
-          expect(reply.status, `${verb} ${url}: ${reply.text.slice(0, 200)}`).toBeLessThan(500);
-          // The path as sent: the client's URL parser resolves dot segments (/v1//%2e%2e/health is /v1/health).
-          const pathname = new URL(url, 'http://localhost').pathname;
-          const route = ALL_ROUTES.find((candidate) => `/v1${candidate.path}` === pathname);
-          if (verb === 'HEAD') {
-            expect(reply.text).toBe('');
-            return;
+      await property(fc.tuple(method, path, fc.boolean()), async ([verb, url, withToken]) => {
+        const reply = await call(server.app, verb, url, {
+          ...(withToken ? { token: (orgs[0] as Org).token } : { remoteAddress: freshAddress() }),
+        });
+        expect(reply.status, `${verb} ${url}: ${reply.text.slice(0, 200)}`).toBeLessThan(500);
+        // The path as sent: the client's URL parser resolves dot segments (/v1//%2e%2e/health is /v1/health).
+        const pathname = new URL(url, 'http://localhost').pathname;
+        const route = ALL_ROUTES.find((candidate) => `/v1${candidate.path}` === pathname);
+        if (verb === 'HEAD') {
+          expect(reply.text).toBe('');
+          return;
+        }
+        if (route) {
+          expect(envelopeProblem(reply, route.method === verb ? route.output : undefined), `${verb} ${url}`).toBeUndefined();
+          if (route.method !== verb) {
+            expect(reply.status).toBe(405);
+            expect(reply.headers.allow).toBe(route.method === 'GET' ? 'GET, HEAD' : route.method);
+          } else if (!withToken && route.auth) {
+            expect(reply.status).toBe(401);
           }
-          if (route) {
-            expect(envelopeProblem(reply, route.method === verb ? route.output : undefined), `${verb} ${url}`).toBeUndefined();
-            if (route.method !== verb) {
-              expect(reply.status).toBe(405);
-              expect(reply.headers.allow).toBe(route.method === 'GET' ? 'GET, HEAD' : route.method);
-            } else if (!withToken && route.auth) {
-              expect(reply.status).toBe(401);
-            }
-            return;
+          return;
+        }
+        // The router matches percent-decoded paths (/v1/ns%5Flist is /v1/ns_list), so such a path may reach a route.
+        const decoded = ALL_ROUTES.find((candidate) => {
+          try {
+            return `/v1${candidate.path}` === decodeURIComponent(pathname);
+          } catch {
+            return false;
           }
-          // The router matches percent-decoded paths (/v1/ns%5Flist is /v1/ns_list), so such a path may reach a route.
-          const decoded = ALL_ROUTES.find((candidate) => {
-            try {
-              return `/v1${candidate.path}` === decodeURIComponent(pathname);
-            } catch {
-              return false;
-            }
-          });
-          expect(envelopeProblem(reply, decoded?.method === verb ? decoded.output : undefined), `${verb} ${url}`).toBeUndefined();
-          if (!decoded) expect([400, 404, 405], `${verb} ${url}`).toContain(reply.status);
-        }),
-        { numRuns: RUNS },
-      );
-      fuzzed.properties++;
+        });
+        expect(envelopeProblem(reply, decoded?.method === verb ? decoded.output : undefined), `${verb} ${url}`).toBeUndefined();
+        if (!decoded) expect([400, 404, 405], `${verb} ${url}`).toContain(reply.status);
+      });
     },
     TIMEOUT_MS,
   );
@@ -658,27 +634,24 @@ describe('fuzzing over a real port', () => {
         shapedBody(ROUTES.base_create as RouteSpec).map((text) => Buffer.from(text)),
         anyJsonBody.map((text) => Buffer.from(text ?? '')),
       );
-      await fc.assert(
-        fc.asyncProperty(
+      // As many runs as every other property: docs/reliability.md counts 8 properties x KB_FUZZ_RUNS requests.
+      await property(
+        fc.tuple(
           fc.constantFrom(...ROUTE_NAMES), fc.constantFrom('GET', 'POST', 'DELETE', 'PUT'), body,
           fc.constantFrom(undefined, 'application/json', 'text/plain'), fc.boolean(),
-          async (name, method, payload, type, withToken) => {
-            fuzzed.requests++;
-            const route = routeNamed(name);
-            const sendsBody = method !== 'GET' && payload.length > 0;
-            const reply = await fetchCall(live.url, method, `/v1${route.path}`, {
-              ...(withToken ? { token: live.token } : {}),
-              headers: type === undefined ? {} : { 'content-type': type },
-              ...(sendsBody ? { payload } : {}),
-            });
-            expect(reply.status, reply.text.slice(0, 200)).toBeLessThan(500);
-            expect(envelopeProblem(reply, method === route.method ? route.output : undefined), reply.text.slice(0, 200)).toBeUndefined();
-          },
         ),
-        // As many runs as every other property: docs/reliability.md counts 8 properties x KB_FUZZ_RUNS requests.
-        { numRuns: RUNS },
+        async ([name, method, payload, type, withToken]) => {
+          const route = routeNamed(name);
+          const sendsBody = method !== 'GET' && payload.length > 0;
+          const reply = await fetchCall(live.url, method, `/v1${route.path}`, {
+            ...(withToken ? { token: live.token } : {}),
+            headers: type === undefined ? {} : { 'content-type': type },
+            ...(sendsBody ? { payload } : {}),
+          });
+          expect(reply.status, reply.text.slice(0, 200)).toBeLessThan(500);
+          expect(envelopeProblem(reply, method === route.method ? route.output : undefined), reply.text.slice(0, 200)).toBeUndefined();
+        },
       );
-      fuzzed.properties++;
       expect((await fetchCall(live.url, 'GET', '/v1/health')).text).toBe('{"success":true,"data":"alive"}');
     },
     TIMEOUT_MS,

@@ -125,7 +125,7 @@ describe('405 with Allow', () => {
     const reply = await fetchCall(server.url, method, path, { token: server.token });
     expect(reply.status).toBe(405);
     expect(reply.headers.allow).toBe(allow);
-    if (method !== 'HEAD') expectFailure(reply, 405);
+    if (method !== 'HEAD') expectFailure(expect, reply, 405);
   });
 });
 
@@ -135,7 +135,7 @@ describe('a body that is not valid UTF-8', () => {
     const reply = await fetchCall(server.url, 'POST', '/v1/ns_create', {
       token: server.token, payload: body, headers: { 'content-type': 'application/json' },
     });
-    const failure = expectFailure(reply, 400);
+    const failure = expectFailure(expect, reply, 400);
     expect(failure.message).toMatch(/UTF-8/);
     const listed = await fetchCall(server.url, 'GET', '/v1/ns_list', { token: server.token });
     expect(listed.text).not.toContain('latin1-ns');
@@ -144,7 +144,7 @@ describe('a body that is not valid UTF-8', () => {
   it('is refused under an Idempotency-Key too, and the key stays free for the corrected body', async () => {
     const headers = { 'content-type': 'application/json', 'idempotency-key': 'utf8-edge-key' };
     const bad = Buffer.concat([Buffer.from('{"key":"utf8-key-ns","description":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
-    expectFailure(await fetchCall(server.url, 'POST', '/v1/ns_create', { token: server.token, payload: bad, headers }), 400);
+    expectFailure(expect, await fetchCall(server.url, 'POST', '/v1/ns_create', { token: server.token, payload: bad, headers }), 400);
     const good = await fetchCall(server.url, 'POST', '/v1/ns_create', { token: server.token, payload: '{"key":"utf8-key-ns","description":"café"}', headers });
     expect(good.status, good.text).toBe(200);
     expect(good.body).toEqual({ success: true, data: { key: 'utf8-key-ns', description: 'café' } });
@@ -157,7 +157,7 @@ describe('a compressed body (Content-Encoding)', () => {
     const reply = await fetchCall(server.url, 'POST', '/v1/ns_create', {
       token: server.token, payload: '{"key":"coded-ns"}', headers: { 'content-type': 'application/json', 'content-encoding': coding },
     });
-    const failure = expectFailure(reply, 415);
+    const failure = expectFailure(expect, reply, 415);
     expect(failure).toMatchObject({ message: 'Request bodies must not be compressed: Content-Encoding is not supported' });
     const listed = await fetchCall(server.url, 'GET', '/v1/ns_list', { token: server.token });
     expect(listed.text).not.toContain('coded-ns');
@@ -175,7 +175,7 @@ describe('JSON nested too deeply', () => {
   it.each([100, 20_000])('refuses %i levels with 400 that says so, and stores nothing', async (depth) => {
     const payload = `{"key":"deep-ns","description":${'['.repeat(depth)}${']'.repeat(depth)}}`;
     const reply = await fetchCall(server.url, 'POST', '/v1/ns_create', { token: server.token, json: undefined, payload, headers: { 'content-type': 'application/json' } });
-    const failure = expectFailure(reply, 400);
+    const failure = expectFailure(expect, reply, 400);
     expect(failure.message).toMatch(/nested too deeply/);
     const listed = await fetchCall(server.url, 'GET', '/v1/ns_list', { token: server.token });
     expect(listed.text).not.toContain('deep-ns');
@@ -195,7 +195,7 @@ describe('two Authorization headers', () => {
   ])('are refused with 400: %s', async (_name, values) => {
     const [first, second] = values(server.token);
     const reply = await exchange(`GET /v1/auth HTTP/1.1\r\nHost: x\r\nAuthorization: ${first}\r\nAuthorization: ${second}\r\nConnection: close\r\n\r\n`);
-    const failure = expectFailure(reply, 400);
+    const failure = expectFailure(expect, reply, 400);
     expect(failure.message).toMatch(/Authorization/);
   });
 
@@ -205,7 +205,7 @@ describe('two Authorization headers', () => {
       `POST /v1/ns_create HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.token}\r\nauthorization: Bearer ${server.token}\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
     );
-    expectFailure(reply, 400);
+    expectFailure(expect, reply, 400);
     const listed = await fetchCall(server.url, 'GET', '/v1/ns_list', { token: server.token });
     expect(listed.text).not.toContain('twice-ns');
   });
@@ -254,7 +254,7 @@ describe('Expect', () => {
       `POST /v1/ns_create HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${server.token}\r\nContent-Type: application/json\r\n` +
         `Content-Length: ${expectBody.length}\r\nExpect: ${expectation}\r\nConnection: close\r\n\r\n${expectBody}`,
     );
-    const failure = expectFailure(reply, 417);
+    const failure = expectFailure(expect, reply, 417);
     expect(failure.message).toMatch(/Expect/);
     const listed = await fetchCall(server.url, 'GET', '/v1/ns_list', { token: server.token });
     expect(listed.text).not.toContain('expect-ns');
@@ -263,7 +263,7 @@ describe('Expect', () => {
   it('417 on health and on an unknown route too', async () => {
     for (const path of ['/v1/health', '/v1/nope']) {
       const reply = await exchange(`GET ${path} HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nConnection: close\r\n\r\n`);
-      expectFailure(reply, 417);
+      expectFailure(expect, reply, 417);
     }
   });
 });
@@ -286,7 +286,7 @@ describe('a server shutting down', () => {
       const first = asReply(await client.next());
       expect(first.status, first.text).toBe(200);
       const late = asReply(await client.next());
-      const failure = expectFailure(late, 503);
+      const failure = expectFailure(expect, late, 503);
       expect(failure.message).toMatch(/shutting down/);
       expect(late.headers['x-request-id']).toBe('late-request');
       expect(late.headers['retry-after']).toBe('1');

@@ -39,7 +39,7 @@ describe('Idempotency-Key on POST and DELETE', () => {
   it('answers 422 to the same key with another body, and writes nothing', async () => {
     await post('/v1/ns_create', 'key-2', { key: 'first-ns' });
     const other = await post('/v1/ns_create', 'key-2', { key: 'second-ns' });
-    expect(expectFailure(other, 422).message).toMatch(/different request/);
+    expect(expectFailure(expect, other, 422).message).toMatch(/different request/);
     const listed = (await call(server.app, 'GET', '/v1/ns_list', { token })).body as { data: Array<{ key: string }> };
     expect(listed.data.map((ns) => ns.key)).not.toContain('second-ns');
   });
@@ -109,7 +109,7 @@ describe('Idempotency-Key on POST and DELETE', () => {
       call(app, 'POST', '/v1/base_create', { token, json: { namespace: 'slow-idem', key: 'only' }, headers: { 'idempotency-key': 'key-10' } });
     const first = send();
     const repeat = await send();
-    expect(expectFailure(repeat, 409).message).toMatch(/still in progress/);
+    expect(expectFailure(expect, repeat, 409).message).toMatch(/still in progress/);
     expect(repeat.headers['retry-after']).toBe('1');
     release();
     expect((await first).status).toBe(200);

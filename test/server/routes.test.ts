@@ -77,7 +77,7 @@ describe('GET /v1/auth', () => {
   });
 
   it('rejects a query parameter with 400', async () => {
-    const body = expectFailure(await request('GET', '/v1/auth?verbose=1', { token: acme }), 400);
+    const body = expectFailure(expect, await request('GET', '/v1/auth?verbose=1', { token: acme }), 400);
     expect(body.message).toBe('Invalid query: unknown field: verbose');
   });
 });
@@ -92,14 +92,14 @@ describe('POST /v1/ns_create', () => {
 
   it('generates an ns_<uuid v4> key when the key is omitted or null', async () => {
     const token = await freshOrg('generated-ns');
-    const omitted = expectSuccess(await post('ns_create', {}, token), Namespace);
-    const nulled = expectSuccess(await post('ns_create', { key: null, description: 'd' }, token), Namespace);
+    const omitted = expectSuccess(expect, await post('ns_create', {}, token), Namespace);
+    const nulled = expectSuccess(expect, await post('ns_create', { key: null, description: 'd' }, token), Namespace);
     expect(omitted.key).toMatch(GENERATED_NS);
     expect(omitted.description).toBeNull();
     expect(nulled.key).toMatch(GENERATED_NS);
     expect(nulled.description).toBe('d');
     expect(nulled.key).not.toBe(omitted.key);
-    const listed = expectSuccess(await get('ns_list', token), z.array(Namespace));
+    const listed = expectSuccess(expect, await get('ns_list', token), z.array(Namespace));
     expect(listed).toEqual([omitted, nulled].sort((a, b) => (a.key < b.key ? -1 : 1)));
   });
 
@@ -111,22 +111,22 @@ describe('POST /v1/ns_create', () => {
 
   it('accepts 1024 emojis as a description and returns them unchanged', async () => {
     const description = EMOJI.repeat(1024);
-    expect(expectSuccess(await post('ns_create', { key: 'emoji-ns', description }), Namespace)).toEqual({
+    expect(expectSuccess(expect, await post('ns_create', { key: 'emoji-ns', description }), Namespace)).toEqual({
       key: 'emoji-ns', description,
     });
   });
 
   it.each(['__proto__', 'constructor', 'prototype', 'hasOwnProperty'])('takes %s as an ordinary key', async (key) => {
     const token = await freshOrg(`proto-${key.replace(/_/g, '')}`);
-    expect(expectSuccess(await post('ns_create', { key, description: key }, token), Namespace)).toEqual({ key, description: key });
-    expect(expectSuccess(await post('base_create', { namespace: key, key }, token), Base)).toEqual({
+    expect(expectSuccess(expect, await post('ns_create', { key, description: key }, token), Namespace)).toEqual({ key, description: key });
+    expect(expectSuccess(expect, await post('base_create', { namespace: key, key }, token), Base)).toEqual({
       namespace: key, key, description: null,
     });
-    expect(expectSuccess(await get('ns_list', token), z.array(Namespace))).toEqual([{ key, description: key }]);
-    expect(expectSuccess(await get(`base_list?namespace=${key}`, token), z.array(Base))).toEqual([
+    expect(expectSuccess(expect, await get('ns_list', token), z.array(Namespace))).toEqual([{ key, description: key }]);
+    expect(expectSuccess(expect, await get(`base_list?namespace=${key}`, token), z.array(Base))).toEqual([
       { namespace: key, key, description: null },
     ]);
-    expectFailure(await post('ns_create', { key }, token), 409);
+    expectFailure(expect, await post('ns_create', { key }, token), 409);
   });
 });
 
@@ -142,7 +142,7 @@ describe('POST /v1/ns_update', () => {
     expect((await post('ns_update', { namespace: 'update-ns', data: { description: null } })).text).toBe(
       '{"success":true,"data":{"key":"update-ns","description":null}}',
     );
-    const listed = expectSuccess(await get('ns_list'), z.array(Namespace));
+    const listed = expectSuccess(expect, await get('ns_list'), z.array(Namespace));
     expect(listed.find((ns) => ns.key === 'update-ns')).toEqual({ key: 'update-ns', description: null });
   });
 });
@@ -155,10 +155,10 @@ describe('GET /v1/ns_list', () => {
   it("lists the organization's namespaces ordered by key in byte order", async () => {
     const token = await freshOrg('lister');
     for (const key of ['b_x', 'a-x', 'B-x', 'abc', '9zz', '_ab', '-ab', 'Zzz']) {
-      expectSuccess(await post('ns_create', { key, description: `about ${key}` }, token), Namespace);
+      expectSuccess(expect, await post('ns_create', { key, description: `about ${key}` }, token), Namespace);
     }
     const reply = await get('ns_list', token);
-    expect(expectSuccess(reply, z.array(Namespace))).toEqual(
+    expect(expectSuccess(expect, reply, z.array(Namespace))).toEqual(
       ['-ab', '9zz', 'B-x', 'Zzz', '_ab', 'a-x', 'abc', 'b_x'].map((key) => ({ key, description: `about ${key}` })),
     );
   });
@@ -173,8 +173,8 @@ describe('POST /v1/base_create', () => {
   });
 
   it('generates a kb_<uuid v4> key when the key is omitted or null', async () => {
-    const omitted = expectSuccess(await post('base_create', { namespace: 'base-ns' }), Base);
-    const nulled = expectSuccess(await post('base_create', { namespace: 'base-ns', key: null }), Base);
+    const omitted = expectSuccess(expect, await post('base_create', { namespace: 'base-ns' }), Base);
+    const nulled = expectSuccess(expect, await post('base_create', { namespace: 'base-ns', key: null }), Base);
     expect(omitted).toEqual({ namespace: 'base-ns', key: expect.stringMatching(GENERATED_BASE), description: null });
     expect(nulled.key).toMatch(GENERATED_BASE);
     expect(nulled.key).not.toBe(omitted.key);
@@ -191,7 +191,7 @@ describe('POST /v1/base_create', () => {
   it('keeps the description of an existing namespace', async () => {
     await post('ns_create', { key: 'kept-ns', description: 'kept' });
     await post('base_create', { namespace: 'kept-ns', key: 'abc' });
-    const listed = expectSuccess(await get('ns_list'), z.array(Namespace));
+    const listed = expectSuccess(expect, await get('ns_list'), z.array(Namespace));
     expect(listed.find((ns) => ns.key === 'kept-ns')).toEqual({ key: 'kept-ns', description: 'kept' });
   });
 });
@@ -228,7 +228,7 @@ describe('DELETE /v1/base_delete', () => {
     expect((await get('base_list?namespace=del-ns')).text).toBe(
       '{"success":true,"data":[{"namespace":"del-ns","key":"stays","description":null}]}',
     );
-    const again = expectFailure(await del({ namespace: 'del-ns', base: 'doomed' }), 404);
+    const again = expectFailure(expect, await del({ namespace: 'del-ns', base: 'doomed' }), 404);
     expect(again.message).toBe('Base doomed not found in namespace del-ns');
   });
 });
@@ -237,7 +237,7 @@ describe('GET /v1/base_list', () => {
   it('lists the bases of a namespace ordered by key in byte order', async () => {
     for (const key of ['b_x', 'B-x', '_ab', '-ab', 'a-x', '9zz']) await post('base_create', { namespace: 'bl-ns', key });
     await post('base_create', { namespace: 'bl-other', key: 'elsewhere' });
-    const listed = expectSuccess(await get('base_list?namespace=bl-ns'), z.array(Base));
+    const listed = expectSuccess(expect, await get('base_list?namespace=bl-ns'), z.array(Base));
     expect(listed).toEqual(['-ab', '9zz', 'B-x', '_ab', 'a-x', 'b_x'].map((key) => ({ namespace: 'bl-ns', key, description: null })));
   });
 
@@ -288,38 +288,38 @@ describe('400: the request is malformed', () => {
   ];
 
   it.each(cases)('rejects %s', async (_what, method, path, options, message) => {
-    const body = expectFailure(await request(method, path, { token: acme, ...options }), 400);
+    const body = expectFailure(expect, await request(method, path, { token: acme, ...options }), 400);
     expect(body.message).toMatch(message);
   });
 
   it('refuses an invalid query every time it is asked, and answers a valid one every time', async () => {
     for (let i = 0; i < 3; i++) {
-      expect(expectFailure(await request('GET', '/v1/ns_list?limit=10', { token: acme }), 400).message).toBe('Invalid query: unknown field: limit');
+      expect(expectFailure(expect, await request('GET', '/v1/ns_list?limit=10', { token: acme }), 400).message).toBe('Invalid query: unknown field: limit');
       expect((await request('GET', '/v1/ns_list', { token: acme })).status).toBe(200);
     }
   });
 
   it('names an unknown field and lists the allowed ones in help', async () => {
-    const body = expectFailure(await post('base_create', { namespace: 'abc', colour: 'blue' }), 400);
+    const body = expectFailure(expect, await post('base_create', { namespace: 'abc', colour: 'blue' }), 400);
     expect(body.message).toBe('Invalid request body: unknown field: colour');
     expect(body.help).toBe('Allowed fields: namespace, key, description.');
   });
 
   it('names an unknown field inside data, and lists what data allows', async () => {
-    const body = expectFailure(await post('ns_update', { namespace: 'abc', data: { descripton: 'typo' } }), 400);
+    const body = expectFailure(expect, await post('ns_update', { namespace: 'abc', data: { descripton: 'typo' } }), 400);
     expect(body.message).toBe('Invalid request body: unknown field in data: descripton');
     expect(body.help).toBe('Allowed fields: description.');
   });
 
   it('gives the key rule for a key out of bounds', async () => {
-    const body = expectFailure(await post('ns_create', { key: 'ab' }), 400);
+    const body = expectFailure(expect, await post('ns_create', { key: 'ab' }), 400);
     expect(body.message).toContain('3 to 63');
   });
 
   it('writes nothing for a rejected request', async () => {
     const token = await freshOrg('rejected-writes');
-    expectFailure(await post('base_create', { namespace: 'never', key: 'ab' }, token), 400);
-    expectFailure(await post('base_create', { namespace: 'never', key: 'fine', extra: 1 }, token), 400);
+    expectFailure(expect, await post('base_create', { namespace: 'never', key: 'ab' }, token), 400);
+    expectFailure(expect, await post('base_create', { namespace: 'never', key: 'fine', extra: 1 }, token), 400);
     expect((await get('ns_list', token)).text).toBe('{"success":true,"data":[]}');
   });
 });
@@ -359,7 +359,7 @@ describe('401: no valid token', () => {
         headers: headers(),
         ...(input.body === undefined ? {} : { json: input.body }),
       });
-      const body = expectFailure(reply, 401);
+      const body = expectFailure(expect, reply, 401);
       expect(reply.headers['www-authenticate']).toBe('Bearer');
       expect(body.message).toMatch(/^Authentication required/);
       expect(reply.text).not.toContain(acme);
@@ -375,16 +375,16 @@ describe('401: no valid token', () => {
   ];
 
   it.each(badBodies)('comes before the body: %s without a token is 401', async (_what, options) => {
-    expectFailure(await unauthenticated('POST', '/v1/ns_create', options), 401);
-    expectFailure(await unauthenticated('POST', '/v1/ns_create', { ...options, headers: { ...options.headers, authorization: `Bearer ${revoked}` } }), 401);
+    expectFailure(expect, await unauthenticated('POST', '/v1/ns_create', options), 401);
+    expectFailure(expect, await unauthenticated('POST', '/v1/ns_create', { ...options, headers: { ...options.headers, authorization: `Bearer ${revoked}` } }), 401);
   });
 
   it('comes before the body: base_delete without a body and without a token is 401', async () => {
-    expectFailure(await unauthenticated('DELETE', '/v1/base_delete'), 401);
+    expectFailure(expect, await unauthenticated('DELETE', '/v1/base_delete'), 401);
   });
 
   it('comes before the query: base_list with a bad query and without a token is 401', async () => {
-    expectFailure(await unauthenticated('GET', '/v1/base_list?namespace=x&junk=1'), 401);
+    expectFailure(expect, await unauthenticated('GET', '/v1/base_list?namespace=x&junk=1'), 401);
   });
 });
 
@@ -398,7 +398,7 @@ describe('404: not found, including other organizations', () => {
     ['base_delete, unknown base', 'DELETE', '/v1/base_delete', { json: { namespace: 'base-ns', base: 'nothing' } }, 'Base nothing not found in namespace base-ns'],
   ] as Array<[string, string, string, CallOptions, string]>)('%s', async (_what, method, path, options, message) => {
     await post('ns_create', { key: 'base-ns' });
-    const body = expectFailure(await request(method, path, { token: acme, ...options }), 404);
+    const body = expectFailure(expect, await request(method, path, { token: acme, ...options }), 404);
     expect(body.message).toBe(message);
   });
 
@@ -410,8 +410,8 @@ describe('404: not found, including other organizations', () => {
       orgA = await freshOrg('isolation-a');
       orgB = await freshOrg('isolation-b');
       for (const [token, suffix] of [[orgA, 'a'], [orgB, 'b']] as const) {
-        expectSuccess(await post('ns_create', { key: `ns-${suffix}`, description: `secret ${suffix}` }, token), Namespace);
-        expectSuccess(await post('base_create', { namespace: `ns-${suffix}`, key: `base-${suffix}`, description: `secret ${suffix}` }, token), Base);
+        expectSuccess(expect, await post('ns_create', { key: `ns-${suffix}`, description: `secret ${suffix}` }, token), Namespace);
+        expectSuccess(expect, await post('base_create', { namespace: `ns-${suffix}`, key: `base-${suffix}`, description: `secret ${suffix}` }, token), Base);
       }
     });
 
@@ -424,8 +424,8 @@ describe('404: not found, including other organizations', () => {
     ): Promise<void> {
       const foreign = await send(theirs.ns, theirs.base);
       const never = await send('ns-never', 'base-never');
-      expectFailure(foreign, 404);
-      expectFailure(never, 404);
+      expectFailure(expect, foreign, 404);
+      expectFailure(expect, never, 404);
       const normalize = (text: string, ns: string, base: string) => text.replaceAll(ns, 'NS').replaceAll(base, 'BASE');
       expect(normalize(foreign.text, theirs.ns, theirs.base)).toBe(normalize(never.text, 'ns-never', 'base-never'));
       expect(foreign.headers['content-type']).toBe(never.headers['content-type']);
@@ -441,7 +441,7 @@ describe('404: not found, including other organizations', () => {
       const target = { ns: `ns-${suffix}`, base: `base-${suffix}` };
       const before = await snapshot(theirs, target.ns);
 
-      const myList = expectSuccess(await get('ns_list', mine), z.array(Namespace));
+      const myList = expectSuccess(expect, await get('ns_list', mine), z.array(Namespace));
       expect(myList.map((ns) => ns.key)).not.toContain(target.ns);
       expect(JSON.stringify(myList)).not.toContain(`secret ${suffix}`);
 
@@ -456,11 +456,11 @@ describe('404: not found, including other organizations', () => {
     it("creating a namespace or base under another organization's key makes one's own, and leaves theirs alone", async () => {
       const before = await snapshot(orgA, 'ns-a');
       const intruder = await freshOrg('isolation-c');
-      expect(expectSuccess(await post('ns_create', { key: 'ns-a' }, intruder), Namespace)).toEqual({ key: 'ns-a', description: null });
-      expect(expectSuccess(await post('base_create', { namespace: 'ns-a', key: 'base-a' }, intruder), Base)).toEqual({
+      expect(expectSuccess(expect, await post('ns_create', { key: 'ns-a' }, intruder), Namespace)).toEqual({ key: 'ns-a', description: null });
+      expect(expectSuccess(expect, await post('base_create', { namespace: 'ns-a', key: 'base-a' }, intruder), Base)).toEqual({
         namespace: 'ns-a', key: 'base-a', description: null,
       });
-      expect(expectSuccess(await post('base_update', { namespace: 'ns-a', base: 'base-a', data: { description: 'mine' } }, intruder), Base)).toEqual({
+      expect(expectSuccess(expect, await post('base_update', { namespace: 'ns-a', base: 'base-a', data: { description: 'mine' } }, intruder), Base)).toEqual({
         namespace: 'ns-a', key: 'base-a', description: 'mine',
       });
       expect(await snapshot(orgA, 'ns-a')).toEqual(before);
@@ -472,19 +472,19 @@ describe('409: the key is taken', () => {
   it('refuses a second namespace with the same key, keeping the first', async () => {
     const token = await freshOrg('dup-ns');
     await post('ns_create', { key: 'dup', description: 'first' }, token);
-    const body = expectFailure(await post('ns_create', { key: 'dup', description: 'second' }, token), 409);
+    const body = expectFailure(expect, await post('ns_create', { key: 'dup', description: 'second' }, token), 409);
     expect(body.message).toBe('Namespace dup already exists');
     expect((await get('ns_list', token)).text).toBe('{"success":true,"data":[{"key":"dup","description":"first"}]}');
   });
 
   it('refuses ns_create of a namespace that base_create made', async () => {
     await post('base_create', { namespace: 'made-by-base', key: 'abc' });
-    expectFailure(await post('ns_create', { key: 'made-by-base' }), 409);
+    expectFailure(expect, await post('ns_create', { key: 'made-by-base' }), 409);
   });
 
   it('refuses a second base with the same key in one namespace, keeping the first', async () => {
     await post('base_create', { namespace: 'dup-base-ns', key: 'dup', description: 'first' });
-    const body = expectFailure(await post('base_create', { namespace: 'dup-base-ns', key: 'dup', description: 'second' }), 409);
+    const body = expectFailure(expect, await post('base_create', { namespace: 'dup-base-ns', key: 'dup', description: 'second' }), 409);
     expect(body.message).toBe('Base dup already exists in namespace dup-base-ns');
     expect((await get('base_list?namespace=dup-base-ns')).text).toBe(
       '{"success":true,"data":[{"namespace":"dup-base-ns","key":"dup","description":"first"}]}',
@@ -492,8 +492,8 @@ describe('409: the key is taken', () => {
   });
 
   it('allows the same base key in different namespaces', async () => {
-    expectSuccess(await post('base_create', { namespace: 'same-key-1', key: 'shared' }), Base);
-    expectSuccess(await post('base_create', { namespace: 'same-key-2', key: 'shared' }), Base);
+    expectSuccess(expect, await post('base_create', { namespace: 'same-key-1', key: 'shared' }), Base);
+    expectSuccess(expect, await post('base_create', { namespace: 'same-key-2', key: 'shared' }), Base);
   });
 });
 
@@ -506,7 +506,7 @@ describe('413: the body is over 64 KiB', () => {
 
   it('accepts a body of exactly 64 KiB', async () => {
     const reply = await request('POST', '/v1/ns_create', { token: acme, headers, payload: padded({ key: 'exactly-64k' }, LIMITS.bodyBytes) });
-    expectSuccess(reply, Namespace);
+    expectSuccess(expect, reply, Namespace);
   });
 
   it.each([
@@ -515,12 +515,12 @@ describe('413: the body is over 64 KiB', () => {
     ['DELETE', '/v1/base_delete', { namespace: 'abc', base: 'def' }],
   ])('refuses a body of 64 KiB + 1 on %s %s', async (method, path, json) => {
     const reply = await request(method, path, { token: acme, headers, payload: padded(json, LIMITS.bodyBytes + 1) });
-    expectFailure(reply, 413);
+    expectFailure(expect, reply, 413);
   });
 
   it('writes nothing for a refused body', async () => {
-    expectFailure(await request('POST', '/v1/ns_create', { token: acme, headers, payload: padded({ key: 'too-big-ns' }, LIMITS.bodyBytes + 1) }), 413);
-    const listed = expectSuccess(await get('ns_list'), z.array(Namespace));
+    expectFailure(expect, await request('POST', '/v1/ns_create', { token: acme, headers, payload: padded({ key: 'too-big-ns' }, LIMITS.bodyBytes + 1) }), 413);
+    const listed = expectSuccess(expect, await get('ns_list'), z.array(Namespace));
     expect(listed.map((ns) => ns.key)).not.toContain('too-big-ns');
   });
 });
@@ -535,21 +535,21 @@ describe('415: the body is not JSON', () => {
     ['no content type', {}],
   ] as Array<[string, Record<string, string>]>)('refuses a JSON text sent as %s', async (_what, headers) => {
     const reply = await request('POST', '/v1/ns_create', { token: acme, headers, payload: Buffer.from('{"key":"not-json-ns"}') });
-    const body = expectFailure(reply, 415);
+    const body = expectFailure(expect, reply, 415);
     expect(body.message).toBe('Request bodies must be JSON');
-    const listed = expectSuccess(await get('ns_list'), z.array(Namespace));
+    const listed = expectSuccess(expect, await get('ns_list'), z.array(Namespace));
     expect(listed.map((ns) => ns.key)).not.toContain('not-json-ns');
   });
 
   it('refuses a base_delete body without content type', async () => {
-    expectFailure(await request('DELETE', '/v1/base_delete', { token: acme, payload: Buffer.from('{"namespace":"abc","base":"def"}') }), 415);
+    expectFailure(expect, await request('DELETE', '/v1/base_delete', { token: acme, payload: Buffer.from('{"namespace":"abc","base":"def"}') }), 415);
   });
 
   it('accepts application/json with a charset', async () => {
     const reply = await request('POST', '/v1/ns_create', {
       token: acme, headers: { 'content-type': 'application/json; charset=utf-8' }, payload: '{"key":"charset-ns"}',
     });
-    expectSuccess(reply, Namespace);
+    expectSuccess(expect, reply, Namespace);
   });
 });
 
@@ -567,12 +567,12 @@ describe('routing', () => {
     ['GET', '/v1/NS_LIST'],
     ['GET', '/v1/openapi.yaml'],
   ])('answers an unknown route %s %s with 404', async (method, path) => {
-    const body = expectFailure(await request(method, path, { token: acme }), 404);
+    const body = expectFailure(expect, await request(method, path, { token: acme }), 404);
     expect(body.message).toBe(`No such route: ${method} ${path}`);
   });
 
   it('answers an unknown route with 404 without a token too', async () => {
-    expectFailure(await request('GET', '/v1/nope'), 404);
+    expectFailure(expect, await request('GET', '/v1/nope'), 404);
   });
 
   const methods = ['GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS'];
@@ -580,7 +580,7 @@ describe('routing', () => {
     for (const method of methods.filter((m) => m !== route.method)) {
       it(`answers ${method} ${route.path} with 405 and Allow: ${route.method}`, async () => {
         const reply = await request(method, `/v1${route.path}`, { token: acme });
-        const body = expectFailure(reply, 405);
+        const body = expectFailure(expect, reply, 405);
         expect(reply.headers.allow).toBe(route.method === 'GET' ? 'GET, HEAD' : route.method);
         expect(body.message).toBe(`${method} is not allowed on /v1${route.path}`);
       });
@@ -588,7 +588,7 @@ describe('routing', () => {
   }
 
   it('answers a URL that cannot be decoded with 400 and the failure envelope', async () => {
-    const body = expectFailure(await request('GET', '/v1/%E0%A4%A', { token: acme }), 400);
+    const body = expectFailure(expect, await request('GET', '/v1/%E0%A4%A', { token: acme }), 400);
     expect(body.message).toContain('not a valid url');
   });
 });
@@ -686,17 +686,17 @@ describe('over a real port', () => {
 
   it('answers 401 with WWW-Authenticate, also to a request with an oversized body', async () => {
     const plain = await send('GET', '/v1/ns_list', { token: 'kbt_unknown' });
-    expectFailure(plain, 401);
+    expectFailure(expect, plain, 401);
     expect(plain.headers['www-authenticate']).toBe('Bearer');
-    expectFailure(await send('POST', '/v1/ns_create', { json: { key: 'abc', description: 'x'.repeat(200_000) } }), 401);
+    expectFailure(expect, await send('POST', '/v1/ns_create', { json: { key: 'abc', description: 'x'.repeat(200_000) } }), 401);
   });
 
   it('answers 413, 415, 400 for a DELETE without a body, and 405 with Allow', async () => {
-    expectFailure(await send('POST', '/v1/ns_create', { token, json: { key: 'abc', description: 'x'.repeat(LIMITS.bodyBytes) } }), 413);
-    expectFailure(await send('POST', '/v1/ns_create', { token, payload: '{"key":"abc"}', headers: { 'content-type': 'text/plain' } }), 415);
-    expectFailure(await send('DELETE', '/v1/base_delete', { token }), 400);
+    expectFailure(expect, await send('POST', '/v1/ns_create', { token, json: { key: 'abc', description: 'x'.repeat(LIMITS.bodyBytes) } }), 413);
+    expectFailure(expect, await send('POST', '/v1/ns_create', { token, payload: '{"key":"abc"}', headers: { 'content-type': 'text/plain' } }), 415);
+    expectFailure(expect, await send('DELETE', '/v1/base_delete', { token }), 400);
     const wrong = await send('DELETE', '/v1/ns_create', { token });
-    expectFailure(wrong, 405);
+    expectFailure(expect, wrong, 405);
     expect(wrong.headers.allow).toBe('POST');
   });
 
@@ -729,7 +729,7 @@ describe('over a real port', () => {
     const winner = replies.find((reply) => reply.status === 200)?.body as { data: Base };
     const listed = await send('GET', '/v1/base_list?namespace=race-ns', { token });
     expect(listed.body).toEqual({ success: true, data: [winner.data] });
-    const namespaces = expectSuccess(await send('GET', '/v1/ns_list', { token }), z.array(Namespace));
+    const namespaces = expectSuccess(expect, await send('GET', '/v1/ns_list', { token }), z.array(Namespace));
     expect(namespaces.filter((ns) => ns.key === 'race-ns')).toHaveLength(1);
   });
 
@@ -742,7 +742,7 @@ describe('over a real port', () => {
     expect(statuses.filter((s) => s === 409)).toHaveLength(39);
     for (const reply of replies) expect(envelopeProblem(reply, Namespace)).toBeUndefined();
     const winner = replies.find((reply) => reply.status === 200)?.body as { data: Namespace };
-    const namespaces = expectSuccess(await send('GET', '/v1/ns_list', { token }), z.array(Namespace));
+    const namespaces = expectSuccess(expect, await send('GET', '/v1/ns_list', { token }), z.array(Namespace));
     expect(namespaces.filter((ns) => ns.key === 'race-ns-2')).toEqual([winner.data]);
   });
 });

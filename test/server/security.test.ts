@@ -139,7 +139,7 @@ describe(`no one gets in where they do not belong (${ENGINE})`, () => {
     expect(statuses.slice(0, 20)).toEqual(Array(20).fill(401));
     expect(statuses.slice(20)).toEqual(Array(5).fill(429));
     const limited = await call(app, 'GET', '/v1/ns_list', { remoteAddress: attacker });
-    const body = expectFailure(limited, 429);
+    const body = expectFailure(expect, limited, 429);
     expect(body.message).toMatch(/too many failed/i);
     const retryAfter = Number(limited.headers['retry-after']);
     expect(retryAfter).toBeGreaterThan(0);
