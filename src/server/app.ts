@@ -5,7 +5,7 @@ import { auth } from './auth.js';
 import { clientErrorHandler, errors, frameworkError } from './errors.js';
 import { httpRules } from './http.js';
 import { idempotency } from './idempotency.js';
-import { createLogger, RequestLog, requestIds, requestLine, type ServerLogger } from './logger.js';
+import { createLogger, RequestLog, requestFields, requestIds, type ServerLogger } from './logger.js';
 import type { AppObserver } from './observer.js';
 import { routes } from './routes.js';
 import { WarmUp } from './warm-up.js';
@@ -56,8 +56,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
     if (warmUp.of(request)) return;
     observer?.responded(request, status, elapsedMs);
     if (!logger.pino.isLevelEnabled('info')) return;
-    if (error) logger.pino.warn({ reqId: request.id, ...requestLine(request.method, request.url, status, elapsedMs), err: error }, 'request not completed');
-    else logger.requestLine(request.id, request.method, request.url, status, elapsedMs);
+    const fields = requestFields(request.id, request.method, request.url, status, elapsedMs);
+    if (error) logger.pino.warn({ ...fields, err: error }, 'request not completed');
+    else logger.pino.info(fields, 'request');
   });
   const app = Fastify({
     // Fastify logs nothing itself: kb writes each request's line (RequestLog) and logs through its own logger.

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import type { Logger } from 'pino';
 import { KbApiError } from '../api/errors.js';
 import { errorBody, sendError, UNSUPPORTED_MEDIA_TYPE } from './errors.js';
-import { REQUEST_ID_HEADER, requestLine } from './logger.js';
+import { REQUEST_ID_HEADER, requestFields } from './logger.js';
 import { sharedPlugin } from './plugin.js';
 
 /** The methods a route answers: HEAD with every GET (answered by send(), errors included, with the GET's headers). */
@@ -156,7 +156,7 @@ export const httpRules = sharedPlugin<HttpRulesOptions>((app, options, done) => 
       [REQUEST_ID_HEADER]: id,
     });
     response.end(body);
-    options.log.info({ reqId: id, ...requestLine(request.method, request.url, 417, performance.now() - started) }, 'request');
+    options.log.info(requestFields(id, request.method, request.url, 417, performance.now() - started), 'request');
   };
   app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
     if (CONTINUE_EXPECTATION.test(request.headers.expect ?? '')) app.routing(request, response);

@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { fstatSync } from 'node:fs';
 import { type IncomingMessage, ServerResponse } from 'node:http';
-import { isatty } from 'node:tty';
 import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import pino, { type BaseLogger, type DestinationStream, type Logger } from 'pino';
 import type { LogFormat, LogLevel } from './log.js';
-import { RequestLineBytes, requestLineText } from './request-line.js';
 import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from './tokens.js';
 
 /**
@@ -16,20 +14,16 @@ import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from './tokens.js';
  * spliced into another, and in JSON mode every line is one JSON object (docs/contract.md, Logging).
  */
 export interface ServerLogger {
-  /** The log's pino logger, at the requests' level: a line about a request carries its `reqId` first of its fields. */
+  /**
+   * The log's pino logger, at the requests' level: each request's line is written through it (`requestFields`), and so
+   * is any other line about a request, which carries the request's `reqId` first of its fields.
+   */
   readonly pino: Logger;
   /**
    * kb serve's own lines (listening, profiles, signals, stopped), in the same format and stream as the requests',
    * written at any --log-level: --log-level chooses which requests are logged, not whether the server says it listens.
    */
   readonly events: BaseLogger;
-  /**
-   * Writes a request's line at info, the bytes pino would write for
-   * `pino.child({ reqId }).info(requestLine(method, url, status, elapsedMs), 'request')` (the same fields in the same
-   * order), without pino working them out field by field: the one line every request pays for. It writes whatever the
-   * level: the caller asks `pino.isLevelEnabled('info')` first.
-   */
-  readonly requestLine: (reqId: string, method: string | undefined, url: string | undefined, status: number, elapsedMs: number) => void;
   /**
    * Writes out every line the asynchronous destination still holds, then stops it: call it last, once the server has
    * closed. It waits for a write in flight, which flushSync() would leave behind, to be cut by an exit that follows;
@@ -49,8 +43,6 @@ export interface LoggerOptions {
   format?: LogFormat;
   /** Where lines go instead of stderr, one call per line without its newline (for tests). */
   sink?: (line: string) => void;
-  /** The file descriptor lines are written to instead of stderr's (for tests: a file's, written as stderr would be). */
-  fd?: number;
 }
 
 /**
@@ -104,16 +96,21 @@ export function requestIds(): (request?: IncomingMessage) => string {
   };
 }
 
-export interface RequestLine {
+/** The fields of a request's line, its request id first, as pino writes them after `level` and `time`. */
+export interface RequestFields {
+  reqId: string;
   method: string | undefined;
   path: string;
   status: number;
   ms: number;
 }
 
-/** The one line of a request, as every path that answers one logs it. */
-export function requestLine(method: string | undefined, url: string | undefined, status: number, elapsedMs: number): RequestLine {
-  return { method, path: redactTokens(url ?? ''), status, ms: Math.round(elapsedMs * 100) / 100 };
+/**
+ * The fields of a request's line (`pino.info(requestFields(...), 'request')`), as every path that answers a request
+ * logs it: the path with anything token-shaped redacted, the milliseconds rounded to hundredths.
+ */
+export function requestFields(reqId: string, method: string | undefined, url: string | undefined, status: number, elapsedMs: number): RequestFields {
+  return { reqId, method, path: redactTokens(url ?? ''), status, ms: Math.round(elapsedMs * 100) / 100 };
 }
 
 /** Told of a request once its reply is sent: its status, the milliseconds since its headers were read, a failure. */
@@ -226,10 +223,10 @@ function linesIn(bytes: Buffer): number {
   return count;
 }
 
-/** Whether the log's file descriptor is a regular file's: its writes then take microseconds, not as long as a reader takes to read. */
-function isFile(fd: number): boolean {
+/** Whether stderr is a regular file: its writes then take microseconds, not as long as a reader takes to read. */
+function stderrIsFile(): boolean {
   try {
-    return fstatSync(fd).isFile();
+    return fstatSync(2).isFile();
   } catch {
     return false;
   }
@@ -239,8 +236,7 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   // Node's stderr stream, opened here if nothing opened it yet: on a terminal it makes the terminal's writes wait
   // (blocking), and a terminal takes a waiting write whole, so that servers sharing one terminal never splice each
   // other's lines. Not waiting, a write is cut where the terminal is full.
-  const fd = options.fd ?? 2;
-  const onTerminal = fd === 2 ? process.stderr.isTTY : isatty(fd);
+  const onTerminal = process.stderr.isTTY;
   const format = options.format ?? (onTerminal ? 'pretty' : 'json');
   const sink = options.sink;
   // Lines are gathered here up to LOG_BATCH_BYTES (to a file; PIPE_ATOMIC_BYTES to anything else) and handed to pino's
@@ -253,12 +249,12 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   // takes microseconds, where a hand-off to libuv's thread pool and back cost more than the write, about a
   // microsecond a request line in all (docs/performance.md). To anything else (a pipe, a terminal, a socket), it
   // writes from the thread pool, so that a request never waits for a reader.
-  const toFile = sink === undefined && isFile(fd);
+  const toFile = sink === undefined && stderrIsFile();
   // To a file, writes by several processes never interleave within one (O_APPEND, or one file position shared).
   const batchBytes = toFile ? LOG_BATCH_BYTES : PIPE_ATOMIC_BYTES;
   const bufferBytes = toFile ? LOG_BUFFER_BYTES : PIPE_ATOMIC_BYTES;
   // sonic-boom joins buffers handed to it while a write is in flight, up to maxWrite.
-  const destination = sink === undefined ? pino.destination({ dest: fd, sync: toFile, contentMode: 'buffer', ...(toFile ? {} : { maxWrite: PIPE_ATOMIC_BYTES, maxLength: LOG_BACKLOG_BYTES }) }) : undefined;
+  const destination = sink === undefined ? pino.destination({ dest: 2, sync: toFile, contentMode: 'buffer', ...(toFile ? {} : { maxWrite: PIPE_ATOMIC_BYTES, maxLength: LOG_BACKLOG_BYTES }) }) : undefined;
   // The batch being gathered is slab[start, used). Batches are cut from the slab one after the other and never written
   // over (sonic-boom may keep one it could not write, to try again), then a new slab is taken: one buffer every some
   // 7,000 request lines, where one a batch (an ArrayBuffer each, freed by a V8 helper thread woken for them) doubled
@@ -278,24 +274,19 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   };
   const flusher = destination === undefined ? undefined : setInterval(writeGathered, LOG_FLUSH_MS).unref();
   let closing = false;
-  // Whole lines only: a batch never ends inside one, so no line is ever spliced into another. Before a line of at most
-  // `most` bytes goes into the batch, the batch is written if the line might not fit; once it has, if it is full.
-  const makeRoom = (most: number) => {
-    if (used + most > start + bufferBytes) writeGathered();
-  };
-  const added = (end: number) => {
-    used = end;
-    if (used - start >= batchBytes) writeGathered();
-  };
   const gather = (line: string) => {
     // The destination throws once ended: a line logged after close() (a late timer's) is dropped instead.
     if (closing || destination === undefined) return;
-    // A UTF-16 unit is at most 3 bytes of UTF-8.
+    // Whole lines only: a batch never ends inside one, so no line is ever spliced into another. A UTF-16 unit is at
+    // most 3 bytes of UTF-8.
     const most = line.length * 3;
-    makeRoom(most);
+    if (used + most > start + bufferBytes) writeGathered();
     // A line longer than a batch goes alone, after the lines gathered before it.
     if (most > bufferBytes) destination.write(Buffer.from(line) as unknown as string);
-    else added(used + slab.write(line, used, 'utf8'));
+    else {
+      used += slab.write(line, used, 'utf8');
+      if (used - start >= batchBytes) writeGathered();
+    }
   };
   const lines: DestinationStream = destination === undefined ? { write: (line) => sink?.(line.replace(/\n$/, '')) } : { write: gather };
   const stream: DestinationStream = format === 'pretty' ? { write: (line) => lines.write(prettyLine(line)) } : lines;
@@ -347,19 +338,5 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.waitMs).unref()));
     return Promise.race([ended, waited]).finally(() => clearTimeout(timer));
   };
-  // A request's line goes into the batch byte by byte (request-line.ts), unless it holds what is written as a string,
-  // as it is in the pretty format and to a sink.
-  const lineBytes = format === 'json' && destination !== undefined ? new RequestLineBytes() : undefined;
-  const requestLine = (reqId: string, method: string | undefined, url: string | undefined, status: number, elapsedMs: number) => {
-    const time = Date.now();
-    const path = redactTokens(url ?? '');
-    const most = RequestLineBytes.most(reqId, path);
-    if (lineBytes !== undefined && !closing && most <= bufferBytes) {
-      makeRoom(most);
-      const end = lineBytes.put(slab, used, time, reqId, method, path, status, elapsedMs);
-      if (end >= 0) return added(end);
-    }
-    stream.write(requestLineText(time, reqId, method, path, status, elapsedMs));
-  };
-  return { pino: logger, events, requestLine, close, sayDropped };
+  return { pino: logger, events, close, sayDropped };
 }
