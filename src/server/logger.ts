@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { fstatSync } from 'node:fs';
 import { type IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import pino, { type BaseLogger, type DestinationStream, type Logger } from 'pino';
 import type { LogFormat, LogLevel } from './log.js';
@@ -113,18 +114,46 @@ export function requestFields(reqId: string, method: string | undefined, url: st
   return { reqId, method, path: redactTokens(url ?? ''), status, ms: Math.round(elapsedMs * 100) / 100 };
 }
 
+/**
+ * A request's end, for its line and its count in the metrics: its id, its method and URL as read, the URL of the route
+ * that answered it (none if no route did), its status, the milliseconds since its headers were read, and why its
+ * reply was not sent, if it was not.
+ */
+export type RequestTold = (reqId: string, method: string | undefined, url: string | undefined, routeUrl: string | undefined, status: number, elapsedMs: number, error?: Error) => void;
+
 /** Told of a request once its reply is sent: its status, the milliseconds since its headers were read, a failure. */
 export type RequestEnded = (request: FastifyRequest, status: number, elapsedMs: number, error?: Error) => void;
+
+/**
+ * The status a request's line and count take when its connection closed before its reply was sent (the client went
+ * away, or the server cut the connection): nginx's "client closed request".
+ */
+export const CLOSED_BEFORE_REPLY = 499;
+
+/** Why a request was not completed when its connection closed before its reply was sent. */
+export class ClosedBeforeReplyError extends Error {
+  override readonly name = 'ClosedBeforeReplyError';
+
+  constructor() {
+    super('the connection closed before the reply was sent');
+    // Where it was noticed says nothing of why: the log gets the message alone.
+    this.stack = `${this.name}: ${this.message}`;
+  }
+}
+
+/** A socket with the response Node is writing on it now (node:http's own field), if any. */
+type HttpSocket = Socket & { _httpMessage?: unknown };
 
 /**
  * The end of every request Fastify answers, for its log line and its metrics, without Fastify's logger or an onResponse
  * hook: given a logger, Fastify makes a child logger for every request and listens for each reply's end (as it does
  * for a hook), some 2 µs of CPU a request at any log level (docs/performance.md). kb serve's HTTP server makes its
- * responses of the class `responses`, which tells `ended` once, when the reply has been handed to the system
- * ('finish') or when it failed first ('error'), as Fastify listens for; a request pays for three fields and a
- * comparison at each of its reply's events. The controller gives every reply Fastify sends its request id, and the
- * response its request. A request answered before Fastify saw it (malformed, or refusing its Expect) is told of where
- * it is answered.
+ * responses of the class `responses`, which tells `ended` once: when the reply has been handed to the system
+ * ('finish'), when it failed first ('error'), as Fastify listens for, or when the connection closed before either
+ * ('close': the client went away, or the server cut it), with CLOSED_BEFORE_REPLY. A request pays for three fields
+ * and a comparison at each of its reply's events. The controller gives every reply Fastify sends its request id, and
+ * the response its request. A request answered before Fastify saw it (malformed, CONNECT, refusing its Expect) is told
+ * of where it is answered.
  */
 export class RequestLog {
   readonly responses;
@@ -139,11 +168,21 @@ export class RequestLog {
       #told = false;
 
       override emit(event: string | symbol, ...args: unknown[]): boolean {
-        if ((event === 'finish' || event === 'error') && !this.#told && this.request !== undefined) {
+        if ((event === 'finish' || event === 'error' || event === 'close') && !this.#told && this.request !== undefined) {
           this.#told = true;
-          ended(this.request, this.statusCode, performance.now() - this.started, event === 'error' ? (args[0] as Error) : undefined);
+          const status = event === 'close' ? CLOSED_BEFORE_REPLY : this.statusCode;
+          const error = event === 'error' ? (args[0] as Error) : event === 'close' ? new ClosedBeforeReplyError() : undefined;
+          ended(this.request, status, performance.now() - this.started, error);
         }
         return super.emit(event, ...args);
+      }
+
+      /** Tells the request's end with a reply written to its socket by hand (a timeout's 408); returns its id. */
+      answeredByHand(status: number): string | undefined {
+        if (this.#told || this.request === undefined) return undefined;
+        this.#told = true;
+        ended(this.request, status, performance.now() - this.started);
+        return this.request.id;
       }
     };
     this.responses = responses;
@@ -168,6 +207,16 @@ export class RequestLog {
       /** Fastify's own request lines (one as a request comes in, one as it goes out) are not written. */
       override requestCompleted(): void {}
     })();
+  }
+
+  /**
+   * For a reply written to `socket` by hand (clientError's): if a request Fastify has is in flight on it (a request
+   * whose body did not come in time), tells that request's end with `status` and returns its id, so that the request
+   * gets one line and one count, under the id it had.
+   */
+  answeredByHand(socket: Socket, status: number): string | undefined {
+    const response = (socket as HttpSocket)._httpMessage;
+    return response instanceof this.responses ? response.answeredByHand(status) : undefined;
   }
 }
 
