@@ -50,7 +50,16 @@ function publicUrl(host: string, address: AddressInfo): string {
  */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const admin: AdminServer | undefined = options.admin && new (await import('./admin.js')).AdminServer();
-  const store = await openStore(admin ? { ...options.storage, onCommit: admin.onCommit } : options.storage);
+  // The admin port opens first: /live answers while the store opens and the server warms up, however long a database
+  // lock holds them, and /ready says 503 until they are done (admin.ts).
+  const adminUrl = admin && (await admin.start(options.admin as AdminOptions));
+  let store: Store;
+  try {
+    store = await openStore(admin ? { ...options.storage, onCommit: admin.onCommit } : options.storage);
+  } catch (error) {
+    await admin?.close();
+    throw error;
+  }
   const { logger } = options;
   const app = buildApp({ store, logger, observer: admin?.observer });
   try {
@@ -58,7 +67,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     await app.listen({ host: options.host, port: options.port });
     // Before anything says the server listens: its request path is compiled before it may sit idle (warm-up.ts).
     await app.warmUp.run(app.server.address() as AddressInfo);
-    const adminUrl = admin && (await admin.start(store, options.admin as AdminOptions));
+    admin?.serving(store);
     const stopTolerating = tolerateStalls(app.server);
     const url = publicUrl(options.host, app.server.address() as AddressInfo);
     const first = generateToken();
