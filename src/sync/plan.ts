@@ -228,6 +228,11 @@ export function renderPlan(io: Pick<IO, 'color'>, plan: Plan, options: { pruneFl
   return `${lines.join('\n')}\n`;
 }
 
+/** Whether a change that failed with `cause` may have been applied all the same (its request ran, its reply lost). */
+function mayHaveRun(cause: unknown): boolean {
+  return (cause instanceof NetworkError || cause instanceof ApiError) && cause.mayHaveRun;
+}
+
 /**
  * A plan that stopped part-way: what was applied, the change that failed first (its cause is the error's, and its exit
  * code), and what was not applied (other changes that failed at the same time, then those never sent). A change whose
@@ -236,11 +241,6 @@ export function renderPlan(io: Pick<IO, 'color'>, plan: Plan, options: { pruneFl
  * `unknown` holds those, and the report lists them apart. Applying again settles them: its plan finds each done or
  * still to do.
  */
-/** Whether a change that failed with `cause` may have been applied all the same (its request ran, its reply lost). */
-function mayHaveRun(cause: unknown): boolean {
-  return (cause instanceof NetworkError || cause instanceof ApiError) && cause.mayHaveRun;
-}
-
 export class ApplyError extends Error {
   override readonly name = 'ApplyError';
   readonly exitCode: number;
