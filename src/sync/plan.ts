@@ -358,9 +358,10 @@ const PROGRESS_AFTER = 20;
 /**
  * Plans of at most this many changes are sent with V8's optimizing compiler (TurboFan) off. It compiles on threads of
  * its own, and for a short plan its compiles cost more CPU than its code saves: the client's code is hot only while
- * the plan lasts, and a local kb serve wants the same cores. Measured on kb apply of new namespaces (Node 20): 500
- * changes, about a seventh less CPU for the whole process; 2,000, a quarter less; 10,000, a tenth more. The baseline
- * compiler (Sparkplug), and Maglev where V8 has it, still compile.
+ * the plan lasts, and a local kb serve wants the same cores. Measured on kb apply of new namespaces into a kb serve
+ * (Node 20, the built kb against the same build with this off, alternated rounds, CPU of the kb process, medians;
+ * docs/performance.md): 2,000 changes, 880 ms against 1,100 (a fifth less); 500 changes, 715 against 725 (within the
+ * rounds' spread). The baseline compiler (Sparkplug), and Maglev where V8 has it, still compile.
  */
 export const SHORT_PLAN = 2000;
 
