@@ -50,8 +50,9 @@ function publicUrl(host: string, address: AddressInfo): string {
  */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const admin: AdminServer | undefined = options.admin && new (await import('./admin.js')).AdminServer();
-  // The admin port opens first: /live answers while the store opens and the server warms up, however long a database
-  // lock holds them, and /ready says 503 until they are done (admin.ts).
+  // The admin port opens first: /live answers while the store opens and the server warms up, however long a PostgreSQL
+  // lock holds them, and /ready says 503 until they are done (admin.ts). SQLite opens its file in this one thread: a
+  // probe is answered once that is done (its lock waited for 5 s at most), not refused meanwhile.
   const adminUrl = admin && (await admin.start(options.admin as AdminOptions));
   let store: Store;
   try {
