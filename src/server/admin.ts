@@ -21,9 +21,11 @@ export interface AdminOptions {
 
 /**
  * `kb serve --admin-port`'s listener, apart from the API's (docs/contract.md, "Operating behind a load balancer", after
- * PostgREST's admin server): GET /live, GET /ready and GET /metrics. Made before the store and the app, whose observers
- * it hands out (metrics), and started once they are up. A plain node:http server: none of the API's hooks,
- * authentication or logging, and a probe never waits behind the API's work.
+ * PostgREST's admin server): GET /live, GET /ready and GET /metrics. Started first, before the store opens and the
+ * API listens, whose observers it hands out (metrics): /live answers from then on, /ready 503 until `serving()` (the
+ * store open, the API listening and warmed up), so that a probe never meets a refused connection while the start waits
+ * on the database. A plain node:http server: none of the API's hooks, authentication or logging, and a probe never
+ * waits behind the API's work.
  */
 export class AdminServer {
   private readonly metrics = new ServerMetrics();
@@ -42,10 +44,8 @@ export class AdminServer {
     return this.metrics.committed;
   }
 
-  /** Listens; resolves with the URL it answers at. */
-  async start(store: Store, options: AdminOptions): Promise<string> {
-    this.store = store;
-    this.metrics.watch(store);
+  /** Listens; resolves with the URL it answers at. /ready answers 503 until serving(). */
+  async start(options: AdminOptions): Promise<string> {
     const server = createServer((request, response) => void this.answer(request, response));
     server.keepAliveTimeout = 5000;
     server.headersTimeout = 5000;
@@ -62,6 +62,12 @@ export class AdminServer {
     const { port } = server.address() as AddressInfo;
     const host = options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
     return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  }
+
+  /** The server has started (its store open, the API listening and warmed up): /ready asks the store from now on. */
+  serving(store: Store): void {
+    this.store = store;
+    this.metrics.watch(store);
   }
 
   /** From now on /ready answers 503: a SIGTERM began the drain, and balancers should stop sending. */
@@ -104,11 +110,12 @@ export class AdminServer {
     }
   }
 
-  /** Why the store cannot serve, from a check at most READY_CHECK_KEPT_MS old; undefined when it can. */
+  /** Why the server cannot serve, from a check of the store at most READY_CHECK_KEPT_MS old; undefined when it can. */
   private unready(): Promise<string | undefined> {
+    const store = this.store;
+    if (store === undefined) return Promise.resolve('starting: the store is opening, or the server warming up');
     const now = Date.now();
     if (this.check === undefined || now - this.check.at >= READY_CHECK_KEPT_MS) {
-      const store = this.store as Store;
       this.check = { at: now, reason: withTimeout(store.unready?.() ?? Promise.resolve(undefined)) };
     }
     return this.check.reason;

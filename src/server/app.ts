@@ -5,7 +5,7 @@ import { auth } from './auth.js';
 import { clientErrorHandler, errors, frameworkError } from './errors.js';
 import { httpRules } from './http.js';
 import { idempotency } from './idempotency.js';
-import { createLogger, RequestLog, requestIds, requestLine, type ServerLogger } from './logger.js';
+import { createLogger, RequestLog, requestFields, requestIds, type RequestTold, type ServerLogger } from './logger.js';
 import type { AppObserver } from './observer.js';
 import { routes } from './routes.js';
 import { WarmUp } from './warm-up.js';
@@ -51,13 +51,16 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const logger = options.logger ?? createLogger('info');
   const warmUp = new WarmUp();
   const { observer } = options;
-  // A request's metrics and line, once its reply is sent, unless the request is the server's own warm-up.
+  // Every request's line at its level and its count in the metrics (docs/contract.md, Logging), however it ended: one
+  // answered at info, one whose reply was not sent (a failure, its connection closed first) at warn.
+  const told: RequestTold = (reqId, method, url, routeUrl, status, elapsedMs, error) => {
+    observer?.responded(method, url ?? '', routeUrl, status, elapsedMs);
+    if (error) logger.pino.warn({ ...requestFields(reqId, method, url, status, elapsedMs), err: error }, 'request not completed');
+    else if (logger.pino.isLevelEnabled('info')) logger.pino.info(requestFields(reqId, method, url, status, elapsedMs), 'request');
+  };
+  // A request Fastify answered, once its reply is sent, unless the request is the server's own warm-up.
   const requestLog = new RequestLog((request, status, elapsedMs, error) => {
-    if (warmUp.of(request)) return;
-    observer?.responded(request, status, elapsedMs);
-    if (!logger.pino.isLevelEnabled('info')) return;
-    if (error) logger.pino.warn({ reqId: request.id, ...requestLine(request.method, request.url, status, elapsedMs), err: error }, 'request not completed');
-    else logger.requestLine(request.id, request.method, request.url, status, elapsedMs);
+    if (!warmUp.of(request)) told(request.id, request.method, request.url, request.routeOptions.url, status, elapsedMs, error);
   });
   const app = Fastify({
     // Fastify logs nothing itself: kb writes each request's line (RequestLog) and logs through its own logger.
@@ -81,11 +84,11 @@ export function buildApp(options: AppOptions): FastifyInstance {
       connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
     },
     frameworkErrors: frameworkError,
-    clientErrorHandler: clientErrorHandler(requestId, logger.pino),
+    clientErrorHandler: clientErrorHandler({ newRequestId: requestId, log: logger.pino, requestLog, observer }),
   });
   app.decorate('store', options.store);
   app.decorate('warmUp', warmUp);
-  app.register(httpRules, { requestId, log: logger.pino });
+  app.register(httpRules, { requestId, told });
   app.register(errors, { log: logger.pino });
   app.register(auth, { limiter: options.authLimiter });
   app.register(idempotency, { waitMs: options.repeatWaitMs });

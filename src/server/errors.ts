@@ -5,6 +5,8 @@ import type { Logger } from 'pino';
 import { KbApiError } from '../api/errors.js';
 import { LIMITS } from '../api/schemas.js';
 import type { StoredReply, WriteOutcome } from '../store/store.js';
+import type { RequestLog } from './logger.js';
+import type { AppObserver } from './observer.js';
 import { sharedPlugin } from './plugin.js';
 
 export const INTERNAL_ERROR = new KbApiError('internal', 'Internal server error');
@@ -84,24 +86,48 @@ export function fromFastifyError(error: FastifyError): KbApiError | undefined {
 }
 
 /**
+ * Writes a failure envelope to a socket by hand, for a request answered before any response object exists for it
+ * (malformed HTTP, CONNECT), with its request id, and closes the connection after it.
+ */
+export function writeErrorByHand(socket: Socket, status: number, error: KbApiError | string, id: string): void {
+  if (!socket.writable) return;
+  const body = JSON.stringify(typeof error === 'string' ? { success: false, message: error } : errorBody(error));
+  socket.write(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+export interface ClientErrorOptions {
+  /** The app's request ids (its genReqId). */
+  newRequestId: () => string;
+  log: Logger;
+  /** The requests Fastify has, one of which may be in flight on the connection. */
+  requestLog: RequestLog;
+  observer?: AppObserver | undefined;
+}
+
+/**
  * fastify's clientErrorHandler: answers a request that never reached fastify (malformed HTTP, header timeout, oversized
  * headers) with the failure envelope and a request id of its own (what of the request was read is not at hand), and
- * logs it as any request is logged.
+ * logs and counts it as any request is. A request Fastify has, whose body did not come in time or was malformed, is
+ * answered the same, and logged and counted as the request it is, under its own id.
  */
-export function clientErrorHandler(newRequestId: () => string, log: Logger) {
+export function clientErrorHandler(options: ClientErrorOptions) {
   return function clientError(error: Error & { code?: string }, socket: Socket): void {
     if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    // The client ended its connection mid-request: there is no one to answer. A request whose headers were read is told
+    // of as not completed as its connection closes (RequestLog); a request cut within its headers was never read.
+    if (error.code === 'HPE_INVALID_EOF_STATE') return void socket.destroy();
     const status = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
     const message = status === 408 ? 'Request timed out' : status === 431 ? 'Request headers are too large' : 'Malformed HTTP request';
-    const id = newRequestId();
-    log.info({ reqId: id, status, code: error.code }, message);
-    const body = JSON.stringify({ success: false, message });
-    if (socket.writable) {
-      socket.write(
-        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-          `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${id}\r\nConnection: close\r\n\r\n${body}`,
-      );
+    let id = options.requestLog.answeredByHand(socket, status);
+    if (id === undefined) {
+      id = options.newRequestId();
+      options.log.info({ reqId: id, status, code: error.code }, message);
+      options.observer?.responded(undefined, '', undefined, status, undefined);
     }
+    writeErrorByHand(socket, status, message, id);
     socket.destroy(error);
   };
 }

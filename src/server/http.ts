@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, preParsingHookHandler } from 'fastify';
-import type { Logger } from 'pino';
 import { KbApiError } from '../api/errors.js';
-import { errorBody, sendError, UNSUPPORTED_MEDIA_TYPE } from './errors.js';
-import { REQUEST_ID_HEADER, requestLine } from './logger.js';
+import { errorBody, sendError, UNSUPPORTED_MEDIA_TYPE, writeErrorByHand } from './errors.js';
+import { REQUEST_ID_HEADER, type RequestTold } from './logger.js';
 import { sharedPlugin } from './plugin.js';
 
 /** The methods a route answers: HEAD with every GET (answered by send(), errors included, with the GET's headers). */
@@ -111,6 +111,9 @@ export const requireContentType: preParsingHookHandler = (request, _reply, paylo
   done(null, payload);
 };
 
+/** What a CONNECT request gets: kb serve is no proxy. */
+const CONNECT_REFUSED = new KbApiError('method_not_allowed', 'CONNECT is not allowed: kb serve is not a proxy', 'Send the API\'s requests to kb serve itself.');
+
 /** What a request that reaches a closing server gets (fastify would answer it with a body of its own). */
 const SHUTTING_DOWN = new KbApiError('unavailable', 'The server is shutting down', 'Retry in a moment: it may be restarting, or another instance may answer.');
 
@@ -124,8 +127,8 @@ declare module 'fastify' {
 export interface HttpRulesOptions extends Record<string, unknown> {
   /** The app's request ids (its genReqId), for the requests answered here before fastify sees them. */
   requestId: (request: IncomingMessage) => string;
-  /** Where a request answered here is logged. */
-  log: Logger;
+  /** Where a request answered here is logged and counted. */
+  told: RequestTold;
 }
 
 /**
@@ -156,13 +159,25 @@ export const httpRules = sharedPlugin<HttpRulesOptions>((app, options, done) => 
       [REQUEST_ID_HEADER]: id,
     });
     response.end(body);
-    options.log.info({ reqId: id, ...requestLine(request.method, request.url, 417, performance.now() - started) }, 'request');
+    options.told(id, request.method, request.url, undefined, 417, performance.now() - started);
   };
   app.server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
     if (CONTINUE_EXPECTATION.test(request.headers.expect ?? '')) app.routing(request, response);
     else expectationFailed(request, response);
   });
   app.server.on('checkExpectation', expectationFailed);
+
+  // Node hands a CONNECT request to 'connect' listeners, and with none closes its connection without a word. kb serve
+  // is no proxy: it answers 405, as for any method a route does not take, logged and counted as any request is.
+  app.server.on('connect', (request: IncomingMessage, socket: Socket) => {
+    const started = performance.now();
+    // The socket is no longer the HTTP server's: a client that resets it must not be an uncaught error.
+    socket.on('error', () => socket.destroy());
+    const id = options.requestId(request);
+    writeErrorByHand(socket, 405, CONNECT_REFUSED, id);
+    socket.end();
+    options.told(id, request.method, request.url, undefined, 405, performance.now() - started);
+  });
 
   // Once the close has begun, a request that still arrives (pipelined, or on a connection busy with another) is
   // refused like any other 503: the envelope, its request id, Retry-After, and the connection closed after it. Checked

@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { fstatSync } from 'node:fs';
 import { type IncomingMessage, ServerResponse } from 'node:http';
-import { isatty } from 'node:tty';
+import type { Socket } from 'node:net';
 import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import pino, { type BaseLogger, type DestinationStream, type Logger } from 'pino';
 import type { LogFormat, LogLevel } from './log.js';
-import { RequestLineBytes, requestLineText } from './request-line.js';
 import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from './tokens.js';
 
 /**
@@ -16,20 +15,16 @@ import { TOKEN_PREFIX, TOKEN_SECRET_LENGTH } from './tokens.js';
  * spliced into another, and in JSON mode every line is one JSON object (docs/contract.md, Logging).
  */
 export interface ServerLogger {
-  /** The log's pino logger, at the requests' level: a line about a request carries its `reqId` first of its fields. */
+  /**
+   * The log's pino logger, at the requests' level: each request's line is written through it (`requestFields`), and so
+   * is any other line about a request, which carries the request's `reqId` first of its fields.
+   */
   readonly pino: Logger;
   /**
    * kb serve's own lines (listening, profiles, signals, stopped), in the same format and stream as the requests',
    * written at any --log-level: --log-level chooses which requests are logged, not whether the server says it listens.
    */
   readonly events: BaseLogger;
-  /**
-   * Writes a request's line at info, the bytes pino would write for
-   * `pino.child({ reqId }).info(requestLine(method, url, status, elapsedMs), 'request')` (the same fields in the same
-   * order), without pino working them out field by field: the one line every request pays for. It writes whatever the
-   * level: the caller asks `pino.isLevelEnabled('info')` first.
-   */
-  readonly requestLine: (reqId: string, method: string | undefined, url: string | undefined, status: number, elapsedMs: number) => void;
   /**
    * Writes out every line the asynchronous destination still holds, then stops it: call it last, once the server has
    * closed. It waits for a write in flight, which flushSync() would leave behind, to be cut by an exit that follows;
@@ -49,8 +44,6 @@ export interface LoggerOptions {
   format?: LogFormat;
   /** Where lines go instead of stderr, one call per line without its newline (for tests). */
   sink?: (line: string) => void;
-  /** The file descriptor lines are written to instead of stderr's (for tests: a file's, written as stderr would be). */
-  fd?: number;
 }
 
 /**
@@ -104,30 +97,63 @@ export function requestIds(): (request?: IncomingMessage) => string {
   };
 }
 
-export interface RequestLine {
+/** The fields of a request's line, its request id first, as pino writes them after `level` and `time`. */
+export interface RequestFields {
+  reqId: string;
   method: string | undefined;
   path: string;
   status: number;
   ms: number;
 }
 
-/** The one line of a request, as every path that answers one logs it. */
-export function requestLine(method: string | undefined, url: string | undefined, status: number, elapsedMs: number): RequestLine {
-  return { method, path: redactTokens(url ?? ''), status, ms: Math.round(elapsedMs * 100) / 100 };
+/**
+ * The fields of a request's line (`pino.info(requestFields(...), 'request')`), as every path that answers a request
+ * logs it: the path with anything token-shaped redacted, the milliseconds rounded to hundredths.
+ */
+export function requestFields(reqId: string, method: string | undefined, url: string | undefined, status: number, elapsedMs: number): RequestFields {
+  return { reqId, method, path: redactTokens(url ?? ''), status, ms: Math.round(elapsedMs * 100) / 100 };
 }
+
+/**
+ * A request's end, for its line and its count in the metrics: its id, its method and URL as read, the URL of the route
+ * that answered it (none if no route did), its status, the milliseconds since its headers were read, and why its
+ * reply was not sent, if it was not.
+ */
+export type RequestTold = (reqId: string, method: string | undefined, url: string | undefined, routeUrl: string | undefined, status: number, elapsedMs: number, error?: Error) => void;
 
 /** Told of a request once its reply is sent: its status, the milliseconds since its headers were read, a failure. */
 export type RequestEnded = (request: FastifyRequest, status: number, elapsedMs: number, error?: Error) => void;
 
 /**
+ * The status a request's line and count take when its connection closed before its reply was sent (the client went
+ * away, or the server cut the connection): nginx's "client closed request".
+ */
+export const CLOSED_BEFORE_REPLY = 499;
+
+/** Why a request was not completed when its connection closed before its reply was sent. */
+export class ClosedBeforeReplyError extends Error {
+  override readonly name = 'ClosedBeforeReplyError';
+
+  constructor() {
+    super('the connection closed before the reply was sent');
+    // Where it was noticed says nothing of why: the log gets the message alone.
+    this.stack = `${this.name}: ${this.message}`;
+  }
+}
+
+/** A socket with the response Node is writing on it now (node:http's own field), if any. */
+type HttpSocket = Socket & { _httpMessage?: unknown };
+
+/**
  * The end of every request Fastify answers, for its log line and its metrics, without Fastify's logger or an onResponse
  * hook: given a logger, Fastify makes a child logger for every request and listens for each reply's end (as it does
  * for a hook), some 2 µs of CPU a request at any log level (docs/performance.md). kb serve's HTTP server makes its
- * responses of the class `responses`, which tells `ended` once, when the reply has been handed to the system
- * ('finish') or when it failed first ('error'), as Fastify listens for; a request pays for three fields and a
- * comparison at each of its reply's events. The controller gives every reply Fastify sends its request id, and the
- * response its request. A request answered before Fastify saw it (malformed, or refusing its Expect) is told of where
- * it is answered.
+ * responses of the class `responses`, which tells `ended` once: when the reply has been handed to the system
+ * ('finish'), when it failed first ('error'), as Fastify listens for, or when the connection closed before either
+ * ('close': the client went away, or the server cut it), with CLOSED_BEFORE_REPLY. A request pays for three fields
+ * and a comparison at each of its reply's events. The controller gives every reply Fastify sends its request id, and
+ * the response its request. A request answered before Fastify saw it (malformed, CONNECT, refusing its Expect) is told
+ * of where it is answered.
  */
 export class RequestLog {
   readonly responses;
@@ -142,11 +168,21 @@ export class RequestLog {
       #told = false;
 
       override emit(event: string | symbol, ...args: unknown[]): boolean {
-        if ((event === 'finish' || event === 'error') && !this.#told && this.request !== undefined) {
+        if ((event === 'finish' || event === 'error' || event === 'close') && !this.#told && this.request !== undefined) {
           this.#told = true;
-          ended(this.request, this.statusCode, performance.now() - this.started, event === 'error' ? (args[0] as Error) : undefined);
+          const status = event === 'close' ? CLOSED_BEFORE_REPLY : this.statusCode;
+          const error = event === 'error' ? (args[0] as Error) : event === 'close' ? new ClosedBeforeReplyError() : undefined;
+          ended(this.request, status, performance.now() - this.started, error);
         }
         return super.emit(event, ...args);
+      }
+
+      /** Tells the request's end with a reply written to its socket by hand (a timeout's 408); returns its id. */
+      answeredByHand(status: number): string | undefined {
+        if (this.#told || this.request === undefined) return undefined;
+        this.#told = true;
+        ended(this.request, status, performance.now() - this.started);
+        return this.request.id;
       }
     };
     this.responses = responses;
@@ -171,6 +207,16 @@ export class RequestLog {
       /** Fastify's own request lines (one as a request comes in, one as it goes out) are not written. */
       override requestCompleted(): void {}
     })();
+  }
+
+  /**
+   * For a reply written to `socket` by hand (clientError's): if a request Fastify has is in flight on it (a request
+   * whose body did not come in time), tells that request's end with `status` and returns its id, so that the request
+   * gets one line and one count, under the id it had.
+   */
+  answeredByHand(socket: Socket, status: number): string | undefined {
+    const response = (socket as HttpSocket)._httpMessage;
+    return response instanceof this.responses ? response.answeredByHand(status) : undefined;
   }
 }
 
@@ -226,10 +272,10 @@ function linesIn(bytes: Buffer): number {
   return count;
 }
 
-/** Whether the log's file descriptor is a regular file's: its writes then take microseconds, not as long as a reader takes to read. */
-function isFile(fd: number): boolean {
+/** Whether stderr is a regular file: its writes then take microseconds, not as long as a reader takes to read. */
+function stderrIsFile(): boolean {
   try {
-    return fstatSync(fd).isFile();
+    return fstatSync(2).isFile();
   } catch {
     return false;
   }
@@ -239,8 +285,7 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   // Node's stderr stream, opened here if nothing opened it yet: on a terminal it makes the terminal's writes wait
   // (blocking), and a terminal takes a waiting write whole, so that servers sharing one terminal never splice each
   // other's lines. Not waiting, a write is cut where the terminal is full.
-  const fd = options.fd ?? 2;
-  const onTerminal = fd === 2 ? process.stderr.isTTY : isatty(fd);
+  const onTerminal = process.stderr.isTTY;
   const format = options.format ?? (onTerminal ? 'pretty' : 'json');
   const sink = options.sink;
   // Lines are gathered here up to LOG_BATCH_BYTES (to a file; PIPE_ATOMIC_BYTES to anything else) and handed to pino's
@@ -253,12 +298,12 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   // takes microseconds, where a hand-off to libuv's thread pool and back cost more than the write, about a
   // microsecond a request line in all (docs/performance.md). To anything else (a pipe, a terminal, a socket), it
   // writes from the thread pool, so that a request never waits for a reader.
-  const toFile = sink === undefined && isFile(fd);
+  const toFile = sink === undefined && stderrIsFile();
   // To a file, writes by several processes never interleave within one (O_APPEND, or one file position shared).
   const batchBytes = toFile ? LOG_BATCH_BYTES : PIPE_ATOMIC_BYTES;
   const bufferBytes = toFile ? LOG_BUFFER_BYTES : PIPE_ATOMIC_BYTES;
   // sonic-boom joins buffers handed to it while a write is in flight, up to maxWrite.
-  const destination = sink === undefined ? pino.destination({ dest: fd, sync: toFile, contentMode: 'buffer', ...(toFile ? {} : { maxWrite: PIPE_ATOMIC_BYTES, maxLength: LOG_BACKLOG_BYTES }) }) : undefined;
+  const destination = sink === undefined ? pino.destination({ dest: 2, sync: toFile, contentMode: 'buffer', ...(toFile ? {} : { maxWrite: PIPE_ATOMIC_BYTES, maxLength: LOG_BACKLOG_BYTES }) }) : undefined;
   // The batch being gathered is slab[start, used). Batches are cut from the slab one after the other and never written
   // over (sonic-boom may keep one it could not write, to try again), then a new slab is taken: one buffer every some
   // 7,000 request lines, where one a batch (an ArrayBuffer each, freed by a V8 helper thread woken for them) doubled
@@ -278,24 +323,19 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
   };
   const flusher = destination === undefined ? undefined : setInterval(writeGathered, LOG_FLUSH_MS).unref();
   let closing = false;
-  // Whole lines only: a batch never ends inside one, so no line is ever spliced into another. Before a line of at most
-  // `most` bytes goes into the batch, the batch is written if the line might not fit; once it has, if it is full.
-  const makeRoom = (most: number) => {
-    if (used + most > start + bufferBytes) writeGathered();
-  };
-  const added = (end: number) => {
-    used = end;
-    if (used - start >= batchBytes) writeGathered();
-  };
   const gather = (line: string) => {
     // The destination throws once ended: a line logged after close() (a late timer's) is dropped instead.
     if (closing || destination === undefined) return;
-    // A UTF-16 unit is at most 3 bytes of UTF-8.
+    // Whole lines only: a batch never ends inside one, so no line is ever spliced into another. A UTF-16 unit is at
+    // most 3 bytes of UTF-8.
     const most = line.length * 3;
-    makeRoom(most);
+    if (used + most > start + bufferBytes) writeGathered();
     // A line longer than a batch goes alone, after the lines gathered before it.
     if (most > bufferBytes) destination.write(Buffer.from(line) as unknown as string);
-    else added(used + slab.write(line, used, 'utf8'));
+    else {
+      used += slab.write(line, used, 'utf8');
+      if (used - start >= batchBytes) writeGathered();
+    }
   };
   const lines: DestinationStream = destination === undefined ? { write: (line) => sink?.(line.replace(/\n$/, '')) } : { write: gather };
   const stream: DestinationStream = format === 'pretty' ? { write: (line) => lines.write(prettyLine(line)) } : lines;
@@ -347,19 +387,5 @@ export function createLogger(level: LogLevel, options: LoggerOptions = {}): Serv
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, options.waitMs).unref()));
     return Promise.race([ended, waited]).finally(() => clearTimeout(timer));
   };
-  // A request's line goes into the batch byte by byte (request-line.ts), unless it holds what is written as a string,
-  // as it is in the pretty format and to a sink.
-  const lineBytes = format === 'json' && destination !== undefined ? new RequestLineBytes() : undefined;
-  const requestLine = (reqId: string, method: string | undefined, url: string | undefined, status: number, elapsedMs: number) => {
-    const time = Date.now();
-    const path = redactTokens(url ?? '');
-    const most = RequestLineBytes.most(reqId, path);
-    if (lineBytes !== undefined && !closing && most <= bufferBytes) {
-      makeRoom(most);
-      const end = lineBytes.put(slab, used, time, reqId, method, path, status, elapsedMs);
-      if (end >= 0) return added(end);
-    }
-    stream.write(requestLineText(time, reqId, method, path, status, elapsedMs));
-  };
-  return { pino: logger, events, requestLine, close, sayDropped };
+  return { pino: logger, events, close, sayDropped };
 }

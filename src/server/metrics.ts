@@ -1,4 +1,3 @@
-import type { FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { OPENAPI_PATH } from '../api/openapi.js';
 import { API_PREFIX, ROUTES, type RouteSpec } from '../api/routes.js';
@@ -148,17 +147,16 @@ export class ServerMetrics implements AppObserver {
     collectDefaultMetrics({ register: this.registry });
   }
 
-  responded(request: FastifyRequest, status: number, elapsedMs: number): void {
-    const url = request.url;
+  responded(method: string | undefined, url: string, routeUrl: string | undefined, status: number, elapsedMs: number | undefined): void {
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
     // The route's name by the path asked, as it is for every request of this API (no route has parameters); a path
     // that reached its route otherwise (percent-encoded) by the route's own, and a known path asked with another
     // method (405), which has no route of its own, by its path's.
-    const route = ROUTE_NAMES.get(path) ?? ROUTE_NAMES.get(request.routeOptions.url ?? path) ?? 'unknown';
-    const method = METHODS.has(request.method) ? request.method : 'other';
-    this.requests.inc(`${route} ${method} ${status}`, () => ({ route, method, status: String(status) }));
-    this.durations.observe(route, elapsedMs / 1000);
+    const route = ROUTE_NAMES.get(path) ?? (routeUrl === undefined ? undefined : ROUTE_NAMES.get(routeUrl)) ?? 'unknown';
+    const counted = method !== undefined && METHODS.has(method) ? method : 'other';
+    this.requests.inc(`${route} ${counted} ${status}`, () => ({ route, method: counted, status: String(status) }));
+    if (elapsedMs !== undefined) this.durations.observe(route, elapsedMs / 1000);
   }
 
   keptAnswer(route: string, hit: boolean): void {

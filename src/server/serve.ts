@@ -50,17 +50,27 @@ function publicUrl(host: string, address: AddressInfo): string {
  */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const admin: AdminServer | undefined = options.admin && new (await import('./admin.js')).AdminServer();
+  // The admin port opens first: /live answers while the store opens and the server warms up, however long a PostgreSQL
+  // lock holds them, and /ready says 503 until they are done (admin.ts). SQLite opens its file in this one thread: a
+  // probe is answered once that is done (its lock waited for 5 s at most), not refused meanwhile.
+  const adminUrl = admin && (await admin.start(options.admin as AdminOptions));
   const { logger } = options;
   const storage: StorageOptions =
     options.storage.engine === 'sqlite' ? { ...options.storage, serving: true, log: (message) => logger.pino.warn(message) } : options.storage;
-  const store = await openStore(admin ? { ...storage, onCommit: admin.onCommit } : storage);
+  let store: Store;
+  try {
+    store = await openStore(admin ? { ...storage, onCommit: admin.onCommit } : storage);
+  } catch (error) {
+    await admin?.close();
+    throw error;
+  }
   const app = buildApp({ store, logger, observer: admin?.observer });
   try {
     // Fastify logs nothing itself (app.ts): kb serve says it listens once, itself, after the first token is out.
     await app.listen({ host: options.host, port: options.port });
     // Before anything says the server listens: its request path is compiled before it may sit idle (warm-up.ts).
     await app.warmUp.run(app.server.address() as AddressInfo);
-    const adminUrl = admin && (await admin.start(store, options.admin as AdminOptions));
+    admin?.serving(store);
     const stopTolerating = tolerateStalls(app.server);
     const url = publicUrl(options.host, app.server.address() as AddressInfo);
     const first = generateToken();

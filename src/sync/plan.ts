@@ -228,6 +228,11 @@ export function renderPlan(io: Pick<IO, 'color'>, plan: Plan, options: { pruneFl
   return `${lines.join('\n')}\n`;
 }
 
+/** Whether a change that failed with `cause` may have been applied all the same (its request ran, its reply lost). */
+function mayHaveRun(cause: unknown): boolean {
+  return (cause instanceof NetworkError || cause instanceof ApiError) && cause.mayHaveRun;
+}
+
 /**
  * A plan that stopped part-way: what was applied, the change that failed first (its cause is the error's, and its exit
  * code), and what was not applied (other changes that failed at the same time, then those never sent). A change whose
@@ -236,11 +241,6 @@ export function renderPlan(io: Pick<IO, 'color'>, plan: Plan, options: { pruneFl
  * `unknown` holds those, and the report lists them apart. Applying again settles them: its plan finds each done or
  * still to do.
  */
-/** Whether a change that failed with `cause` may have been applied all the same (its request ran, its reply lost). */
-function mayHaveRun(cause: unknown): boolean {
-  return (cause instanceof NetworkError || cause instanceof ApiError) && cause.mayHaveRun;
-}
-
 export class ApplyError extends Error {
   override readonly name = 'ApplyError';
   readonly exitCode: number;
@@ -358,9 +358,10 @@ const PROGRESS_AFTER = 20;
 /**
  * Plans of at most this many changes are sent with V8's optimizing compiler (TurboFan) off. It compiles on threads of
  * its own, and for a short plan its compiles cost more CPU than its code saves: the client's code is hot only while
- * the plan lasts, and a local kb serve wants the same cores. Measured on kb apply of new namespaces (Node 20): 500
- * changes, about a seventh less CPU for the whole process; 2,000, a quarter less; 10,000, a tenth more. The baseline
- * compiler (Sparkplug), and Maglev where V8 has it, still compile.
+ * the plan lasts, and a local kb serve wants the same cores. Measured on kb apply of new namespaces into a kb serve
+ * (Node 20, the built kb against the same build with this off, alternated rounds, CPU of the kb process, medians;
+ * docs/performance.md): 2,000 changes, 880 ms against 1,100 (a fifth less); 500 changes, 715 against 725 (within the
+ * rounds' spread). The baseline compiler (Sparkplug), and Maglev where V8 has it, still compile.
  */
 export const SHORT_PLAN = 2000;
 

@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { isolatedEnv, KB_BIN, ROOT, runKb, runProcess, startServe } from '../helpers/cli.js';
 import { createTestDatabase, droppedAfterAll, type TestDatabase } from '../helpers/database.js';
 import { tempDir } from '../helpers/temp.js';
+import { MIGRATION_LOCK } from '../../src/store/postgres-sql.js';
+import pg from 'pg';
 
 const UNREACHABLE = 'postgres://u:secret@127.0.0.1:1/x';
 const SHOWN = 'postgres://u:***@127.0.0.1:1/x';
@@ -75,6 +77,43 @@ describe('kb serve and kb serve token with a database that does not answer', () 
       await exited;
     }
     expect(output).not.toContain('secret');
+  });
+});
+
+describe('kb serve --admin-port while it starts', () => {
+  it('answers /live 200 and /ready 503 while the start waits on a database lock, before the API listens; /ready 200 once it does', async () => {
+    const url = urlOf(await freshDatabase());
+    // Another process holding the lock a start migrates under: kb serve's start waits for it.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    await holder.query('BEGIN');
+    await holder.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    const [port, adminPort] = [await freePort(), await freePort()];
+    const admin = `http://127.0.0.1:${adminPort}`;
+    const serving = startServe(['--database', url, '--port', String(port), '--admin-port', String(adminPort)], isolatedEnv());
+    try {
+      try {
+        await expect.poll(() => fetch(`${admin}/live`).then((reply) => reply.status, () => 0), { timeout: 15_000 }).toBe(200);
+        const ready = await fetch(`${admin}/ready`);
+        expect(ready.status).toBe(503);
+        expect(await ready.text()).toMatch(/^not ready: starting/);
+        // The start is still held: the API does not listen yet.
+        await expect(fetch(`http://127.0.0.1:${port}/v1/health`)).rejects.toThrow();
+      } finally {
+        await holder.query('COMMIT');
+        await holder.end();
+      }
+      await serving;
+      await expect.poll(() => fetch(`${admin}/ready`).then((reply) => reply.status)).toBe(200);
+    } finally {
+      await serving.then(
+        (server) => {
+          server.child.kill('SIGKILL');
+          return server.exited;
+        },
+        () => undefined,
+      );
+    }
   });
 });
 

@@ -5,15 +5,20 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv } from '../helpers/cli.js';
 import { freePort, load, logEntries, requestLinesOnce, serveWithLog } from '../helpers/serve-with-log.js';
-import { pipelined, type WireRequest } from '../helpers/wire.js';
+import { exchangeRaw, pipelined, type WireRequest } from '../helpers/wire.js';
 import { tempDir } from '../helpers/temp.js';
 import { redactTokens } from '../../src/server/logger.js';
-import { requestLineText } from '../../src/server/request-line.js';
 
 // kb serve writes its log to a regular file at once (sonic-boom's sync mode) and to anything else from libuv's thread
 // pool (src/server/logger.ts). These run the built kb serve with its stderr a file, as an operator keeps it.
 
 const IS_ROOT = process.getuid?.() === 0;
+
+/** The requests the metrics on the admin port have counted, all routes, methods and statuses together. */
+async function countedRequests(adminPort: number): Promise<number> {
+  const metrics = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
+  return [...metrics.matchAll(/^kb_http_requests_total\{[^}]*\} (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+}
 
 describe('kb serve with its log in a regular file', () => {
   it('writes every request\'s line whole, once, across many batches, long lines too, and its stopped line last', async () => {
@@ -79,10 +84,7 @@ describe('kb serve with its log in a regular file', () => {
           headers: { ...request.headers, ...(request.headers?.['idempotency-key'] ? { 'idempotency-key': `key-${c}-${round}` } : {}), 'x-request-id': `every-${c}-${round}-${k}` },
         })),
       ).flat();
-    const countedNow = async () => {
-      const metrics = await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text();
-      return [...metrics.matchAll(/^kb_http_requests_total\{[^}]*\} (\d+)$/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
-    };
+    const countedNow = () => countedRequests(adminPort);
     const countedBefore = await countedNow();
     const replies = await Promise.all(Array.from({ length: connections }, (_, c) => pipelined(server.url, requestsOf(c))));
     replies.forEach((connection, c) =>
@@ -110,13 +112,64 @@ describe('kb serve with its log in a regular file', () => {
     expect(counted).toBe(total);
   });
 
-  it('writes each request\'s line as the string way would, byte for byte, whatever its id, method and path hold, from the built kb serve', async () => {
+  it('writes a line for and counts every request it reads that no route answers: CONNECT, malformed, a refused Expect', async () => {
+    const logFile = join(tempDir('kb-log-unrouted-'), 'serve.log');
+    const adminPort = await freePort();
+    const server = await serveWithLog(logFile, await freePort(), isolatedEnv(), { args: ['--admin-port', String(adminPort)] });
+    // The first token is printed once the server has started, its admin port too.
+    await expect.poll(() => /kbt_[\w-]{43}/.test(server.stdout())).toBe(true);
+    const countedBefore = await countedRequests(adminPort);
+    // Node hands CONNECT to the server's 'connect' listeners, and refuses what its parser cannot read (clientError).
+    const connect = await exchangeRaw(server.url, 'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nX-Request-Id: unrouted-connect\r\n\r\n');
+    expect(connect).toMatch(/^HTTP\/1\.1 405 [^]*\r\nX-Request-Id: unrouted-connect\r\n/i);
+    expect(connect).toContain('"success":false');
+    const malformed = await exchangeRaw(server.url, 'NOT HTTP AT ALL\r\n\r\n');
+    expect(malformed).toMatch(/^HTTP\/1\.1 400 /);
+    const malformedId = /\r\nx-request-id: (\S+)\r\n/i.exec(malformed)?.[1];
+    const expectation = await exchangeRaw(server.url, 'GET /v1/health HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nX-Request-Id: unrouted-417\r\n\r\n');
+    expect(expectation).toMatch(/^HTTP\/1\.1 417 /);
+    // Each of them counted once in the metrics (a scrape is on the admin port, not counted).
+    expect((await countedRequests(adminPort)) - countedBefore).toBe(3);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+
+    const entries = logEntries(readFileSync(logFile, 'utf8'));
+    expect(entries.filter((entry) => entry.reqId === 'unrouted-connect')).toEqual([expect.objectContaining({ level: 'info', method: 'CONNECT', path: 'example.com:443', status: 405, msg: 'request' })]);
+    expect(entries.filter((entry) => entry.reqId === malformedId)).toEqual([expect.objectContaining({ level: 'info', status: 400 })]);
+    expect(entries.filter((entry) => entry.reqId === 'unrouted-417')).toEqual([expect.objectContaining({ level: 'info', method: 'GET', path: '/v1/health', status: 417, msg: 'request' })]);
+  });
+
+  it('at --log-level warn, writes the line of a request not completed (its client went away before the reply), and counts it', async () => {
+    const logFile = join(tempDir('kb-log-warn-'), 'serve.log');
+    const adminPort = await freePort();
+    const server = await serveWithLog(logFile, await freePort(), isolatedEnv(), { args: ['--admin-port', String(adminPort)], level: 'warn' });
+    await expect.poll(() => /kbt_[\w-]{43}/.test(server.stdout())).toBe(true);
+    const token = /kbt_[\w-]{43}/.exec(server.stdout())?.[0] as string;
+    const countedBefore = await countedRequests(adminPort);
+    // Answered: no line at warn.
+    expect((await fetch(`${server.url}/v1/health`, { headers: { 'x-request-id': 'warn-answered' } })).status).toBe(200);
+    // Its headers and a token, part of its body, then the client ends the connection: the server reads the request,
+    // and its reply is never sent.
+    await exchangeRaw(
+      server.url,
+      `POST /v1/ns_create HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 20\r\nX-Request-Id: warn-cut\r\n\r\n{"ke`,
+    );
+    await expect.poll(async () => (await countedRequests(adminPort)) - countedBefore).toBe(2);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+
+    const entries = logEntries(readFileSync(logFile, 'utf8'));
+    expect(entries.filter((entry) => entry.reqId !== undefined)).toEqual([
+      expect.objectContaining({ level: 'warn', reqId: 'warn-cut', method: 'POST', path: '/v1/ns_create', status: 499, msg: 'request not completed' }),
+    ]);
+  });
+
+  it('writes each request\'s line as pino writes it, byte for byte, whatever its id, method and path hold, from the built kb serve', async () => {
     const logFile = join(tempDir('kb-log-bytes-'), 'serve.log');
     const server = await serveWithLog(logFile, await freePort(), isolatedEnv());
-    // Texts the line writes byte by byte (plain) and texts it writes as a string (a quote, a backslash), a token to
-    // redact, the prefix's letter, a path longer than a batch's slack, a method routes do not answer. Node's parser
-    // refuses a path with a backslash or any byte past ASCII (the connection closes): those reach only app.inject,
-    // and the request line's own tests (test/server/log.test.ts).
+    // Plain texts and texts to escape (a quote, a backslash), a token to redact, the prefix's letter, a path longer
+    // than a batch's slack, a method routes do not answer. Node's parser refuses a path with a backslash or any byte
+    // past ASCII (the connection closes).
     const paths = ['/v1/health', '/v1/nope"quoted', '/v1/tab%09x', `/v1/x?t=kbt_${'A1b-_'.repeat(9)}`, '/v1/KBT_not', '/v1/kb', `/v1/${'a/'.repeat(3000)}`];
     const ids = ['bytes-plain', 'bytes-"quoted"\\'];
     const methods = ['GET', 'HEAD', 'PROPFIND'];
@@ -133,10 +186,13 @@ describe('kb serve with its log in a regular file', () => {
       if (id?.startsWith('bytes-') === true && line.includes('"msg":"request"')) logged.set(JSON.parse(`"${id}"`) as string, untimed(line));
     }
     expect(logged.size).toBe(requests.length);
+    // pino's line for `pino.info({ reqId, method, path, status, ms }, 'request')` with kb serve's options (docs/contract.md,
+    // Logging): level as a label, time, then the fields in their order, msg last, strings escaped as JSON.stringify does.
+    const pinoLine = (reqId: string, method: string, path: string, status: number) =>
+      `{"level":"info","time":0,"reqId":${JSON.stringify(reqId)},"method":${JSON.stringify(method)},"path":${JSON.stringify(path)},"status":${status},"ms":0,"msg":"request"}`;
     for (const [i, request] of requests.entries()) {
       const id = request.headers['x-request-id'] as string;
-      const expected = requestLineText(0, id, request.method, redactTokens(request.path), replies[i]!.status, 0);
-      expect(logged.get(id), id).toBe(untimed(Buffer.from(expected.slice(0, -1), 'utf8').toString('latin1')));
+      expect(logged.get(id), id).toBe(pinoLine(id, request.method, redactTokens(request.path), replies[i]!.status));
     }
   });
 

@@ -27,11 +27,11 @@ export function freePort(): Promise<number> {
 /**
  * The built kb serve on `port`, its stderr `log`: a file's path, opened for appending (as `2>>` does), or a file, FIFO,
  * terminal or socket open already (as when `2>` opens a file once for several processes, or systemd gives a service's
- * processes one socket to journald); resolves once /v1/health answers.
+ * processes one socket to journald), at `level` (info by default); resolves once /v1/health answers.
  */
-export async function serveWithLog(log: string | number | Socket, port: number, env: NodeJS.ProcessEnv, options: { args?: readonly string[] } = {}): Promise<ServerWithLog> {
+export async function serveWithLog(log: string | number | Socket, port: number, env: NodeJS.ProcessEnv, options: { args?: readonly string[]; level?: string } = {}): Promise<ServerWithLog> {
   const opened = typeof log === 'string' ? openSync(log, 'a') : undefined;
-  const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', String(port), '--log-level', 'info', '--log-format', 'json', ...(options.args ?? [])], {
+  const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', String(port), '--log-level', options.level ?? 'info', '--log-format', 'json', ...(options.args ?? [])], {
     env,
     stdio: ['ignore', 'pipe', typeof log === 'string' ? opened : log],
   });

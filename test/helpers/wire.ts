@@ -118,3 +118,19 @@ export async function halfSentCreate(baseUrl: string, token: string, key: string
   socket.write(request.slice(0, -held));
   return { reply: () => reply, finish: () => socket.write(request.slice(-held)), close: () => socket.destroy() };
 }
+
+/**
+ * Writes `text` on a connection of its own and ends its side (a half-close: what was written is read first); resolves
+ * with everything read until the server closed the connection.
+ */
+export function exchangeRaw(baseUrl: string, text: string): Promise<string> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port) });
+    let received = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(received));
+    socket.end(text);
+  });
+}

@@ -1,14 +1,9 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/server/app.js';
-import { createLogger, prettyLine, requestLine } from '../../src/server/logger.js';
-import { hundredths } from '../../src/server/request-line.js';
+import { createLogger, prettyLine } from '../../src/server/logger.js';
 import { generateToken } from '../../src/server/tokens.js';
 import type { Store } from '../../src/store/store.js';
 import { isolatedEnv, KB_BIN } from '../helpers/cli.js';
@@ -188,119 +183,6 @@ describe('the request log', () => {
     } finally {
       await warnApp.close();
     }
-  });
-});
-
-describe('the request line', () => {
-  // The texts a request line is made of, from every part of their space: plain paths and ids as the API's are, and
-  // anything a client may send (quotes, backslashes, controls, Latin-1 as Node reads a URL's bytes, any code point,
-  // lone surrogates), with tokens and the prefix's letter in either case.
-  const token = `kbt_${'A1b-_'.repeat(9).slice(0, 43)}`;
-  const piece = fc.oneof(
-    fc.constantFrom('/v1/health', '/v1/ns_list', '?limit=100', '/v1/namespaces/docs/bases/faq', 'k', 'K', 'kbt', 'KBT_', token, `kbt%5f${'x'.repeat(43)}`, '"', '\\', '\u0000', '\u007f', '\u00e9', '\u00ff', '\u2028', '\ud800', '\udfff', '\ud83d\ude00'),
-    fc.string({ unit: 'grapheme-ascii', maxLength: 50 }),
-    fc.string({ unit: 'binary', maxLength: 12 }),
-  );
-  const text = fc.array(piece, { maxLength: 5 }).map((pieces) => pieces.join(''));
-  const lineCase = fc.record({
-    reqId: fc.oneof(fc.constantFrom('2ee664fb-1z', '~'.repeat(128)), text),
-    method: fc.oneof(fc.constantFrom(undefined, 'GET', 'HEAD', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS', 'PROPFIND'), text),
-    // Now and then a path longer than a batch of the log (it goes alone, after the lines before it).
-    url: fc.oneof({ arbitrary: fc.constant(undefined), weight: 10 }, { arbitrary: text, weight: 100 }, { arbitrary: fc.constant('/a'.repeat(15_000)), weight: 1 }),
-    status: fc.integer({ min: 100, max: 599 }),
-    elapsedMs: fc.oneof(
-      fc.double(),
-      fc.double({ min: 0, max: 60_000, noNaN: true }),
-      fc.integer({ min: 0, max: 2 ** 31 }).map((count) => count / 100),
-      fc.constantFrom(0, -0, 0.004, 0.005, 0.015, 1.005, -0.004, -0.006, (2 ** 30 - 1) / 100, 2 ** 30 / 100, 1e-7, 1e21, Number.NaN, Infinity, -Infinity),
-    ),
-  });
-  type LineCase = typeof lineCase extends fc.Arbitrary<infer T> ? T : never;
-  const untimed = (line: string) => line.replace(/"time":\d+/, '"time":0');
-  // A lone surrogate (half of a pair, alone: not text, but a JavaScript string may hold it) is the one difference
-  // allowed: pino on Node before 25 writes it as it is (UTF-8 cannot: it becomes U+FFFD), the request line escapes it
-  // as JSON.stringify does, so its reader gets the very text back.
-  const loneSurrogate = /[\ud800-\udfff]/u;
-  const holdsLoneSurrogate = ({ reqId, method, url }: LineCase) => [reqId, method ?? '', url ?? ''].some((part) => loneSurrogate.test(part));
-  const asUtf8 = (text: string) => Buffer.from(text, 'utf8').toString('utf8');
-  /** A line as its reader sees it, the time aside: parsed, every string as UTF-8 holds it. */
-  const read = (line: string) => JSON.stringify(JSON.parse(asUtf8(untimed(line))), (_key, value: unknown) => (typeof value === 'string' ? asUtf8(value) : value));
-  /** The request line against pino's: the same text (bytes, for a file), or for a lone surrogate the same to a reader, and ours exact. */
-  const expectSame = (ours: string, pinos: string, lineCase: LineCase) => {
-    if (!holdsLoneSurrogate(lineCase)) return expect(untimed(ours), JSON.stringify(lineCase)).toBe(untimed(pinos));
-    expect(read(ours), JSON.stringify(lineCase)).toBe(read(pinos));
-    const parsed = JSON.parse(ours) as { reqId: string; path: string };
-    expect(parsed.reqId).toBe(lineCase.reqId);
-    expect(parsed.path).toBe(requestLine(lineCase.method, lineCase.url, 0, 0).path);
-  };
-  // What the fast path must equal: pino's own line for the same request, through a child with the request id.
-  const writeBoth = (logger: ReturnType<typeof createLogger>, { reqId, method, url, status, elapsedMs }: LineCase) => {
-    logger.requestLine(reqId, method, url, status, elapsedMs);
-    logger.pino.child({ reqId }).info(requestLine(method, url, status, elapsedMs), 'request');
-  };
-
-  it('is the line pino writes for request.log.info(requestLine(...), "request"), but the time, whatever a request holds', () => {
-    const written: string[] = [];
-    const logger = createLogger('info', { format: 'json', sink: (line) => written.push(line) });
-    fc.assert(
-      fc.property(lineCase, (lineCase) => {
-        written.length = 0;
-        writeBoth(logger, lineCase);
-        expect(written).toHaveLength(2);
-        expectSame(written[0]!, written[1]!, lineCase);
-      }),
-      { numRuns: 3000 },
-    );
-  });
-
-  it("is pino's line byte for byte in the file the log writes, lines written byte by byte and as strings alike, batch after batch", async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kb-line-'));
-    const fd = openSync(join(dir, 'log'), 'a');
-    let open = true;
-    try {
-      const logger = createLogger('info', { format: 'json', fd });
-      // Enough lines for many batches, each line written both ways one after the other.
-      const cases = fc.sample(lineCase, { numRuns: 4000, seed: 29 });
-      // Each line's time must be the moment it was written: the line's start is made once a millisecond.
-      const moments = cases.map((lineCase) => {
-        const before = Date.now();
-        writeBoth(logger, lineCase);
-        return [before, Date.now()] as const;
-      });
-      // The log closes its file descriptor as it ends.
-      await logger.close();
-      open = false;
-      const bytes = readFileSync(join(dir, 'log'));
-      const written: Buffer[] = [];
-      for (let at = 0; at < bytes.length; ) {
-        const end = bytes.indexOf(0x0a, at);
-        written.push(bytes.subarray(at, end));
-        at = end + 1;
-      }
-      expect(written).toHaveLength(2 * cases.length);
-      // Compared as bytes (latin1 keeps each byte one character): a line written as Latin-1 that should have been UTF-8 differs.
-      for (const [i, lineCase] of cases.entries()) {
-        const [ours, pinos] = [written[2 * i]!, written[2 * i + 1]!];
-        const time = Number(/"time":(\d+)/.exec(ours.toString('latin1'))?.[1]);
-        expect(time).toBeGreaterThanOrEqual(moments[i]![0]);
-        expect(time).toBeLessThanOrEqual(moments[i]![1]);
-        if (!holdsLoneSurrogate(lineCase)) expect(untimed(ours.toString('latin1')), JSON.stringify(lineCase)).toBe(untimed(pinos.toString('latin1')));
-        else expectSame(ours.toString('utf8'), pinos.toString('utf8'), lineCase);
-      }
-    } finally {
-      if (open) closeSync(fd);
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it('writes its milliseconds as JSON writes them rounded to hundredths, for any number', () => {
-    const same = (ms: number) => {
-      expect(hundredths(ms), String(ms)).toBe(JSON.stringify(Math.round(ms * 100) / 100));
-    };
-    fc.assert(fc.property(fc.double(), same), { numRuns: 20_000 });
-    fc.assert(fc.property(fc.double({ min: 0, max: 2 ** 31 / 100, noNaN: true }), same), { numRuns: 20_000 });
-    fc.assert(fc.property(fc.integer({ min: 0, max: 2 ** 31 }), (count) => same(count / 100)), { numRuns: 20_000 });
-    for (const ms of [0, -0, 0.005, 0.015, 0.125, 1.005, 9.995, 10.5, -0.004, -0.005, (2 ** 30 - 1) / 100, 2 ** 30 / 100, Number.MAX_VALUE, Number.MIN_VALUE, Number.NaN, Infinity, -Infinity]) same(ms);
   });
 });
 

@@ -38,7 +38,8 @@ describe("the server's warm-up", () => {
     // At info, with metrics on: what a warm-up must stay out of.
     app = buildApp({ store, logger: createLogger('info', { format: 'json', sink: (line) => raw.push(line) }), observer: admin.observer });
     await app.listen({ host: '127.0.0.1', port: 0 });
-    adminUrl = await admin.start(store, { host: '127.0.0.1', port: 0 });
+    adminUrl = await admin.start({ host: '127.0.0.1', port: 0 });
+    admin.serving(store);
     app.server.on('request', () => served++);
     // fastify's own line of listening.
     raw.length = 0;

@@ -173,11 +173,14 @@ class SqliteEngine {
     if (options.replicas > 1) throw new Error('--replicas > 1 needs --engine postgres: two kb serve processes on one SQLite file would take turns at its write lock');
   }
 
-  /** `serveArgs`: more flags of kb serve (not of kb serve token), e.g. --admin-port; `env`: more of its environment. */
-  async group(name, home, replicas, serveArgs = [], env = {}) {
+  /**
+   * `serveArgs`: more flags of kb serve (not of kb serve token), e.g. --admin-port; `env`: more of its environment;
+   * `kb`: another build's (--against), by default the one measured.
+   */
+  async group(name, home, replicas, serveArgs = [], env = {}, kb = this.kb) {
     const dataDir = subDir(this.root, `data-${name}`);
     return new ServerGroup({
-      kb: this.kb,
+      kb,
       engine: this,
       name,
       storeArgs: ['--data-dir', dataDir],

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 export const SECTIONS = ['cli', 'node-versions', 'tui', 'server', 'profile', 'export-scale', 'scale', 'replicas', 'writes'];
@@ -21,9 +22,11 @@ the budget and PASS/FAIL.
                      cost (CPU per request beside node:http, silent and metrics on) (default: both)
   --processes N      kb serve processes of each kind in the server section's cost part, taking its rounds in
                      turn (default 3, --quick: 1): one process's CPU per request is a draw of V8's state at start
+  --against DIR      another kb checkout, built (its bin/run.js and dist/): one more side of the cost part's
+                     GET /v1/health, a kb serve of that build at info, and a figure of this build's CPU per
+                     request over that one's (budget: at most 1.1x); and the writes section (--only writes):
+                     durable writes of that build and this one in turn
   --json FILE        also write the results as JSON to FILE
-  --against DIR      the writes section: another checkout of kb, built (e.g. a worktree of main), whose kb serve
-                     takes durable writes in turn with this one's (run with --only writes)
   --quick            a smoke run (under a minute): 5 runs, 1 s wrk runs, 2,000 namespaces and bases
                      for the large lists, 10,000 in the scale section, export-scale up to 10,000
                      namespaces; figures are rough
@@ -68,7 +71,6 @@ export function parseOptions(argv) {
   if (unknownParts.length > 0) throw new Error(`--server-parts: unknown part ${unknownParts.join(', ')}; the parts are throughput, cost`);
   return {
     help: values.help,
-    against: values.against,
     serverParts,
     only: SECTIONS.filter((s) => only.includes(s)),
     runs: values.runs === undefined ? (quick ? 5 : 21) : integer('runs', values.runs, 11),
@@ -84,6 +86,7 @@ export function parseOptions(argv) {
     engine: values.engine,
     replicas: integer('replicas', values.replicas, 1),
     json: values.json,
+    against: values.against === undefined ? undefined : resolve(values.against),
     quick,
     check: values.check,
   };

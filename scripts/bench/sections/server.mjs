@@ -171,6 +171,9 @@ async function costPart(ctx) {
   const bareFastify = await startBaseline(env, undefined, FASTIFY_SERVER);
   const silent = await ctx.engine.group('silent', ctx.home, 1, ['--log-level', 'silent']);
   const metrics = await ctx.engine.group('metrics', ctx.home, 1, ['--admin-port', '0']);
+  // Another build beside this one (--against), at info over a store of its own.
+  const againstKb = options.against && { ...ctx.kb, root: options.against, bin: join(options.against, 'bin', 'run.js') };
+  const against = againstKb ? await ctx.engine.group('against', ctx.home, 1, [], {}, againstKb) : undefined;
   const server = (name, group, token) => ({ name, urls: group.urls, pids: group.pids ?? group.servers?.map((s) => s.pid), token });
   // Processes of one kb serve differ by up to a third in CPU per request, as each start leaves V8 in its own state
   // (docs/performance.md): each kb side is `processes` processes over the same store, a round on each in turn.
@@ -190,10 +193,11 @@ async function costPart(ctx) {
     info: await processes('kb serve (log level info)', main, ctx.tokens.small),
     silent: await processes('kb serve --log-level silent', silent, silent.firstToken),
     metrics: await processes('kb serve --admin-port (metrics on)', metrics, metrics.firstToken),
+    ...(against ? { against: await processes(`kb serve (info) of ${options.against}`, against, against.firstToken) } : {}),
   };
   const rounds = Math.max(options.rounds, options.processes);
   const comparisons = [
-    { name: 'GET /v1/health', path: '/v1/health', sides: ['node', 'fastify', 'info', 'silent', 'metrics'] },
+    { name: 'GET /v1/health', path: '/v1/health', sides: ['node', 'fastify', 'info', 'silent', 'metrics', ...(against ? ['against'] : [])] },
     { name: 'GET /v1/auth', path: '/v1/auth', sides: ['info', 'metrics'] },
     { name: `GET /v1/ns_list (${ctx.seed.smallCount} ns)`, path: '/v1/ns_list', sides: ['nodeNs', 'info'] },
   ];
@@ -245,12 +249,15 @@ async function costPart(ctx) {
       if (has('silent')) {
         figures.push(figure({ name: `${comparison.name} CPU/req: log level info vs silent`, value: cpu('info'), baseline: cpu('silent'), unit: 'µs/req', budget: { on: 'ratio', op: '<=', limit: 1.05 } }));
       }
+      if (has('against')) {
+        figures.push(figure({ name: `${comparison.name} CPU/req: kb serve (info) vs the build of ${options.against} (info)`, value: cpu('info'), baseline: cpu('against'), unit: 'µs/req', budget: { on: 'ratio', op: '<=', limit: 1.1 } }));
+      }
       if (has('metrics')) {
         figures.push(figure({ name: `${comparison.name} CPU/req: --admin-port (metrics on) vs without (without's over on's)`, value: cpu('metrics'), baseline: cpu('info'), unit: 'µs/req', efficiency: true, budget: { on: 'ratio', op: '>=', limit: 0.9 } }));
       }
     }
   } finally {
-    await Promise.all([silent.stop(), metrics.stop()]);
+    await Promise.all([silent.stop(), metrics.stop(), against?.stop()]);
     nodeHealth.child.kill('SIGTERM');
     nodeNs.child.kill('SIGTERM');
     bareFastify.child.kill('SIGTERM');

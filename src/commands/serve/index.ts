@@ -83,8 +83,8 @@ SIGINT or SIGTERM stops accepting and lets the requests in flight finish for up 
 closes the database and exits 0; a second signal exits at once. Back up a running server with
 \`kb serve backup DEST\`.
 
-Behind a load balancer: --admin-port serves GET /live, GET /ready (503 while draining, or while the
-database or, on PostgreSQL, its LISTEN connection is down) and GET /metrics (Prometheus) on a port of their
+Behind a load balancer: --admin-port serves GET /live, GET /ready (503 while starting, while draining, or
+while the database or, on PostgreSQL, its LISTEN connection is down) and GET /metrics (Prometheus) on a port of their
 own, never on the API's. With --drain-delay, a SIGTERM first makes /ready fail and keeps serving for the
 delay, so the balancer stops sending before the listener closes.
 
