@@ -22,8 +22,12 @@ const FAILURES: Partial<Record<ErrorCode, { name: string; description: string; h
   },
   unauthorized: {
     name: 'Unauthorized',
-    description: 'No `Authorization: Bearer` header, or an unknown or revoked token. Checked before anything else.',
+    description: 'No `Authorization: Bearer` header, or an unknown, revoked or expired token (the message says when it expired). Checked before anything else.',
     headers: { 'WWW-Authenticate': { description: 'The scheme to use.', schema: { type: 'string', const: 'Bearer' } } },
+  },
+  forbidden: {
+    name: 'Forbidden',
+    description: 'A write with a valid token of scope read-only: the message names the scope. Nothing is changed.',
   },
   not_found: {
     name: 'NotFound',
@@ -80,6 +84,7 @@ function failureCodes(route: RouteSpec): ErrorCode[] {
   const codes: ErrorCode[] = [];
   const writes = route.method !== 'GET';
   if (route.auth) codes.push('bad_request', 'unauthorized');
+  if (route.auth && writes) codes.push('forbidden');
   if (LOOKUP_ROUTES.has(route.name)) codes.push('not_found');
   if (CREATE_ROUTES.has(route.name) || writes) codes.push('conflict');
   if (route.input.from === 'body') codes.push('payload_too_large', 'unsupported_media_type');

@@ -62,6 +62,15 @@ export const MIGRATIONS: readonly string[] = [
   ) STRICT;
   INSERT INTO meta (id, lineage, generation) VALUES (1, randomblob(16), 0);
   `,
+  // Tokens as docs/contract.md, Tokens, has them: a name (unique among the tokens not revoked, so that revoke can take
+  // it), a scope, an expiry and the minute of last use. Tokens made before keep working: full scope, no expiry.
+  `
+  ALTER TABLE tokens ADD COLUMN name TEXT;
+  ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'full' CHECK (scope IN ('full', 'read-only'));
+  ALTER TABLE tokens ADD COLUMN expires_at TEXT;
+  ALTER TABLE tokens ADD COLUMN last_used_at TEXT;
+  CREATE UNIQUE INDEX tokens_active_name ON tokens (name) WHERE revoked_at IS NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
