@@ -140,9 +140,13 @@ describe('kb auth switch, logout and token', () => {
     await login(env, server.token);
     const path = join(env.KB_CONFIG_DIR as string, 'config.json');
     expect(await kb(['auth', 'logout'], { env })).toEqual({
-      code: 0, stdout: '', stderr: `✓ Logged out of profile "default": its token is removed from ${path}.\n`, asked: [],
+      code: 0, stdout: '', stderr: `✓ Logged out of profile "default": its token is removed from ${path}.\n` +
+        `Kept: the profile "default" and its URL (${server.url}). To remove them too: \`kb auth remove default\`.\n`,
+      asked: [],
     });
-    expect(await kb(['auth', 'logout'], { env })).toEqual({ code: 0, stdout: '', stderr: 'Profile "default" had no token.\n', asked: [] });
+    expect(await kb(['auth', 'logout'], { env })).toEqual({
+      code: 0, stdout: '', stderr: `Profile "default" had no token.\nKept: the profile "default" and its URL (${server.url}). To remove them too: \`kb auth remove default\`.\n`, asked: [],
+    });
     expect(await kb(['auth', 'token'], { env })).toEqual({
       code: 4, stdout: '', stderr: 'Error: No token configured\nRun `kb auth login --profile default`.\n', asked: [],
     });

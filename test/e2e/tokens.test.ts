@@ -69,7 +69,8 @@ const WRITES: Record<string, unknown> = {
   base_delete: { namespace: 'docs', base: 'guide' },
 };
 
-describe(`named, expiring, read-only tokens through the built kb (${ENGINE})`, () => {
+// Each test starts servers and runs the CLI a dozen times: minutes on a loaded machine, not seconds.
+describe(`named, expiring, read-only tokens through the built kb (${ENGINE})`, { timeout: 180_000 }, () => {
   it('a token made to expire in a second is answered 401 saying when it expired, on the API and in the CLI', async () => {
     const { env } = await database();
     const server = await serve(env);
