@@ -71,4 +71,24 @@ describe('kb auth remove and rename, through the built kb', () => {
     expect(result.stderr).toContain(`Kept: the profile "work" and its URL (${server.url}). To remove them too: \`kb auth remove work\`.`);
     expect(config(env).profiles.work).toEqual({ url: server.url });
   });
+
+  it('a refused token is named by where it came from: KB_TOKEN, or the profile, with the next step for each', async () => {
+    const env = isolatedEnv();
+    const doomed = await server.newToken('org-profiles');
+    const result = await runKb(['auth', 'login', '--url', server.url, '--with-token', '--profile', 'work'], { env, input: `${doomed}\n` });
+    expect(result.code, result.stderr).toBe(0);
+    const { hashToken } = await import('../../src/server/tokens.js');
+    const principal = await server.store.authenticate(hashToken(doomed));
+    await server.store.revokeToken(principal?.tokenId as string);
+
+    const fromProfile = await runKb(['ns', 'list'], { env });
+    expect(fromProfile.code).toBe(4);
+    expect(fromProfile.stderr.split('\n').at(-2)).toBe(
+      `The token came from profile "work" (${server.url}): log in again with \`kb auth login --profile work\`, or remove the profile with \`kb auth remove work\`.`,
+    );
+    const fromEnv = await runKb(['ns', 'list'], { env: { ...env, KB_TOKEN: `kbt_${'x'.repeat(43)}` } });
+    expect(fromEnv.code).toBe(4);
+    expect(fromEnv.stderr.split('\n').at(-2)).toBe('The token came from KB_TOKEN (it overrides the token of profile "work"): set KB_TOKEN to a valid token, or unset it.');
+    expect(fromEnv.stderr).not.toContain('x'.repeat(10));
+  });
 });

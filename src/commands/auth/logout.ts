@@ -23,9 +23,9 @@ A profile that \`kb serve\` saved gets a new token from the local server with
     const url = (await store.read()).profiles.get(name)?.url;
     const { hadToken } = await store.logout(name);
     this.io.stderr(hadToken ? `✓ Logged out of profile "${name}": its token is removed from ${store.path}.\n` : `Profile "${name}" had no token.\n`);
-    this.io.stderr(`Kept: the profile "${name}" and its URL${url === undefined ? '' : ` (${url})`}. To remove them too: \`kb auth remove ${name}\`.\n`);
     // The first token of a kb serve is shown once: logging in again takes a new one from the server.
     const again = localServerLoginHint(name, url);
     if (hadToken && again !== undefined) this.io.stderr(`To log in again: \`${again}\`.\n`);
+    this.io.stderr(`Kept: the profile "${name}" and its URL${url === undefined ? '' : ` (${url})`}. To remove them too: \`kb auth remove ${name}\`.\n`);
   }
 }
