@@ -1,6 +1,7 @@
 import * as z from './zod.js';
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
 import { ROUTES, type RouteName, type RouteSpec } from './routes.js';
+import { TOKEN_EXPIRES_HEADER, TOKEN_SCOPE_HEADER } from './route-table.js';
 import { Base, Description, DESCRIPTION_RULE, FailureEnvelope, Key, KEY_RULE, LIMITS, Namespace, successEnvelope } from './schemas.js';
 
 /** Where `kb serve` serves this document, relative to /v1 (docs/contract.md, The local server). */
@@ -181,7 +182,23 @@ function operation(route: RouteSpec, schemas: Record<string, JsonObject>): JsonO
   }
   if (parameters.length > 0) op.parameters = parameters;
   if (route.input.from === 'body') op.requestBody = { required: true, content: json(schemaRef(`${id}Body`)) };
-  const responses: JsonObject = { '200': { description: 'Success.', content: json(schemaRef(`${id}Success`)) } };
+  const success: JsonObject = { description: 'Success.', content: json(schemaRef(`${id}Success`)) };
+  // kb serve tells of the token beside `data`, which stays the organization's name (docs/contract.md, Tokens).
+  if (route.name === 'auth') {
+    success.headers = {
+      [TOKEN_SCOPE_HEADER]: {
+        description: "The token's scope: full, or read-only (every write is 403).",
+        required: true,
+        schema: { type: 'string', enum: ['full', 'read-only'] },
+      },
+      [TOKEN_EXPIRES_HEADER]: {
+        description: 'When the token expires (ISO 8601); absent when it never does.',
+        required: false,
+        schema: { type: 'string', format: 'date-time' },
+      },
+    };
+  }
+  const responses: JsonObject = { '200': success };
   for (const code of failureCodes(route)) responses[String(ERROR_STATUS[code])] = failureRef(code);
   op.responses = responses;
   return op;

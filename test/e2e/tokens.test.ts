@@ -174,6 +174,26 @@ describe(`named, expiring, read-only tokens through the built kb (${ENGINE})`, {
     await token(env, '--org', 'acme', '--name', 'doomed');
   });
 
+  it('GET /v1/auth tells the scope and expiry in headers, data stays the organization; kb auth status shows them and warns within 7 days', async ({ expect }) => {
+    const { env } = await database();
+    const server = await serve(env);
+    const soon = await token(env, '--org', 'acme', '--read-only', '--expires', '3d');
+    const expiresAt = (await list(env)).find((info) => info.scope === 'read-only')?.expiresAt as string;
+    const response = await fetch(`${server.url}/v1/auth`, { headers: { authorization: `Bearer ${soon}` } });
+    expect(await response.json()).toEqual({ success: true, data: 'acme' });
+    expect([response.headers.get('kb-token-scope'), response.headers.get('kb-token-expires')]).toEqual(['read-only', expiresAt]);
+
+    const status = await runKb(['auth', 'status', '--json'], { env: { ...env, KB_URL: server.url, KB_TOKEN: soon } });
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ organization: 'acme', scope: 'read-only', expiresAt });
+    expect(status.stderr).toMatch(new RegExp(`^Warning: the token expires at ${expiresAt} \\(in 7[01] hours\\)`));
+    const lasting = await token(env, '--org', 'acme', '--expires', '30d');
+    const calm = await runKb(['auth', 'status'], { env: { ...env, KB_URL: server.url, KB_TOKEN: lasting } });
+    expect(calm.code, calm.stderr).toBe(0);
+    expect(calm.stdout).toMatch(/^scope: +full$/m);
+    expect(calm.stderr).toBe('');
+  });
+
   it('a second token of a name taken is refused with exit 5, and nothing is created', async ({ expect }) => {
     const { env } = await database();
     await token(env, '--org', 'acme', '--name', 'deploy');
