@@ -1,6 +1,7 @@
 import * as z from './zod.js';
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
 import { ROUTES, type RouteName, type RouteSpec } from './routes.js';
+import { TOKEN_EXPIRES_HEADER, TOKEN_SCOPE_HEADER } from './route-table.js';
 import { Base, Description, DESCRIPTION_RULE, FailureEnvelope, Key, KEY_RULE, LIMITS, Namespace, successEnvelope } from './schemas.js';
 
 /** Where `kb serve` serves this document, relative to /v1 (docs/contract.md, The local server). */
@@ -22,8 +23,12 @@ const FAILURES: Partial<Record<ErrorCode, { name: string; description: string; h
   },
   unauthorized: {
     name: 'Unauthorized',
-    description: 'No `Authorization: Bearer` header, or an unknown or revoked token. Checked before anything else.',
+    description: 'No `Authorization: Bearer` header, or an unknown, revoked or expired token (the message says when it expired). Checked before anything else.',
     headers: { 'WWW-Authenticate': { description: 'The scheme to use.', schema: { type: 'string', const: 'Bearer' } } },
+  },
+  forbidden: {
+    name: 'Forbidden',
+    description: 'A write with a valid token of scope read-only: the message names the scope. Nothing is changed.',
   },
   not_found: {
     name: 'NotFound',
@@ -80,6 +85,7 @@ function failureCodes(route: RouteSpec): ErrorCode[] {
   const codes: ErrorCode[] = [];
   const writes = route.method !== 'GET';
   if (route.auth) codes.push('bad_request', 'unauthorized');
+  if (route.auth && writes) codes.push('forbidden');
   if (LOOKUP_ROUTES.has(route.name)) codes.push('not_found');
   if (CREATE_ROUTES.has(route.name) || writes) codes.push('conflict');
   if (route.input.from === 'body') codes.push('payload_too_large', 'unsupported_media_type');
@@ -176,7 +182,23 @@ function operation(route: RouteSpec, schemas: Record<string, JsonObject>): JsonO
   }
   if (parameters.length > 0) op.parameters = parameters;
   if (route.input.from === 'body') op.requestBody = { required: true, content: json(schemaRef(`${id}Body`)) };
-  const responses: JsonObject = { '200': { description: 'Success.', content: json(schemaRef(`${id}Success`)) } };
+  const success: JsonObject = { description: 'Success.', content: json(schemaRef(`${id}Success`)) };
+  // kb serve tells of the token beside `data`, which stays the organization's name (docs/contract.md, Tokens).
+  if (route.name === 'auth') {
+    success.headers = {
+      [TOKEN_SCOPE_HEADER]: {
+        description: "The token's scope: full, or read-only (every write is 403).",
+        required: true,
+        schema: { type: 'string', enum: ['full', 'read-only'] },
+      },
+      [TOKEN_EXPIRES_HEADER]: {
+        description: 'When the token expires (ISO 8601); absent when it never does.',
+        required: false,
+        schema: { type: 'string', format: 'date-time' },
+      },
+    };
+  }
+  const responses: JsonObject = { '200': success };
   for (const code of failureCodes(route)) responses[String(ERROR_STATUS[code])] = failureRef(code);
   op.responses = responses;
   return op;

@@ -5,6 +5,10 @@
 
 export const API_PREFIX = '/v1';
 
+/** Headers of kb serve's `GET /auth` reply: the token's scope (full or read-only), and its expiry (ISO 8601) when it has one. */
+export const TOKEN_SCOPE_HEADER = 'kb-token-scope';
+export const TOKEN_EXPIRES_HEADER = 'kb-token-expires';
+
 export type RouteName =
   | 'health'
   | 'auth'

@@ -103,6 +103,9 @@ export abstract class KbCommand extends Command {
     const help = !fromServer && looksLikeToken(raw) ? TOKEN_IN_ARGV_HELP : (parse?.help ?? error.help);
     this.io.stderr(`${paint(this.io, 'red', 'Error:')} ${message}\n`);
     if (typeof help === 'string' && help !== '') this.io.stderr(`${escapeControls(maskTokensIn(help), { keepLayout: !fromServer })}\n`);
+    // The server cannot know where the client found the token it refused: the CLI says so (gh names GH_TOKEN).
+    const source = error instanceof ApiError && error.status === 401 && !error.local ? this.context.refusedTokenHelp() : undefined;
+    if (source !== undefined) this.io.stderr(`${escapeControls(source, { keepLayout: true })}\n`);
     // The id under which the server logged the request, so that a report can be matched to its line.
     const requestId: unknown = (error as { requestId?: unknown }).requestId;
     if (this.verbose() && typeof requestId === 'string' && requestId !== '') this.io.stderr(`Request ID: ${escapeControls(requestId)}\n`);

@@ -47,6 +47,8 @@ export class Context {
   readonly #variables: NodeJS.ProcessEnv | undefined;
   #profiles: ProfileStore | undefined;
   readonly #clients: KbClient[] = [];
+  /** The deployment last resolved, so that a 401 can say where its token came from. */
+  #deployment: Deployment | undefined;
 
   constructor(options: ContextOptions = {}) {
     this.#variables = options.variables;
@@ -78,8 +80,24 @@ export class Context {
   }
 
   /** The deployment a command talks to: --profile, else KB_PROFILE, else the default profile; KB_URL and KB_TOKEN override. */
-  deployment(profileFlag: string | undefined): Promise<Deployment> {
-    return resolveDeployment({ profileFlag, env: this.#variables, store: this.profiles() });
+  async deployment(profileFlag: string | undefined): Promise<Deployment> {
+    this.#deployment = await resolveDeployment({ profileFlag, env: this.#variables, store: this.profiles() });
+    return this.#deployment;
+  }
+
+  /**
+   * Where the token of the deployment in use came from, and what to do about a token refused (401), as gh says it; undefined
+   * when no deployment with a token was resolved (`kb auth login` checks a token of its own).
+   */
+  refusedTokenHelp(): string | undefined {
+    const deployment = this.#deployment;
+    if (deployment === undefined || deployment.token === undefined) return undefined;
+    if (deployment.tokenSource === 'env') {
+      const profile = deployment.profile === undefined ? '' : ` (it overrides the token of profile "${deployment.profile}")`;
+      return `The token came from KB_TOKEN${profile}: set KB_TOKEN to a valid token, or unset it.`;
+    }
+    const name = deployment.profile as string;
+    return `The token came from profile "${name}" (${deployment.url}): log in again with \`kb auth login --profile ${name}\`, or remove the profile with \`kb auth remove ${name}\`.`;
   }
 
   /**

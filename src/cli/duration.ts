@@ -8,3 +8,24 @@ export function parseTimeout(text: string, source: string): number {
   const unit = match[2] ?? 's';
   return Math.round(amount * (unit === 'ms' ? 1 : unit === 's' ? 1000 : 60_000));
 }
+
+const EXPIRY_UNITS_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/**
+ * A token's expiry from `--expires`: a duration from now (90s, 12h, 30d, 2w) or a time (2027-01-31, which is its
+ * 00:00 UTC, or 2027-01-31T18:00:00+02:00). Resolves to ISO 8601 text; one in the past is refused.
+ */
+export function parseExpiry(text: string, now = Date.now()): string {
+  const trimmed = text.trim();
+  const duration = /^(\d+)(s|m|h|d|w)$/.exec(trimmed);
+  const at = duration
+    ? now + Number(duration[1]) * (EXPIRY_UNITS_MS[duration[2] as string] as number)
+    : /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/.test(trimmed)
+      ? Date.parse(trimmed)
+      : Number.NaN;
+  if (!Number.isFinite(at) || (duration && Number(duration[1]) === 0)) {
+    throw new UsageError(`Invalid --expires ${JSON.stringify(text)}: expected a duration such as 30d, 12h or 90s, or a date such as 2027-01-31`);
+  }
+  if (at <= now) throw new UsageError(`Invalid --expires ${JSON.stringify(text)}: ${new Date(at).toISOString()} is in the past`);
+  return new Date(at).toISOString();
+}

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
 import { QUICK_INPUT, QUICK_OUTPUT, type Quick, quickEnvelope, quickFailure, REFUSED } from '../api/quick.js';
-import { API_PREFIX, ROUTE_TABLE, type RouteName } from '../api/route-table.js';
+import { API_PREFIX, ROUTE_TABLE, type RouteName, TOKEN_EXPIRES_HEADER, TOKEN_SCOPE_HEADER } from '../api/route-table.js';
 import type { RouteInput, RouteOutput } from '../api/routes.js';
 import {
   ApiError,
@@ -265,6 +265,19 @@ export class KbClient {
   /** Checks the token; resolves to the name of the organization it belongs to. */
   auth(): Promise<RouteOutput<'auth'>> {
     return this.#call('auth', {});
+  }
+
+  /**
+   * GET /auth with what kb serve tells of the token beside the organization (docs/contract.md, Tokens): its scope and
+   * expiry travel in headers, so that `data` stays the string the API defines. Undefined where a server does not say.
+   */
+  async authDetails(): Promise<{ organization: RouteOutput<'auth'>; scope: string | undefined; expiresAt: string | undefined }> {
+    const route = ROUTE_TABLE.auth;
+    const exchange: Exchange = { method: route.method, path: route.path, routed: true, auth: true, route: 'auth', quick: QUICK_OUTPUT.auth };
+    const target = this.#target(exchange.path, true);
+    const reply = await this.#transmit(exchange.method, target, true, undefined);
+    const organization = (await this.#interpret(exchange, target.url, reply)) as RouteOutput<'auth'>;
+    return { organization, scope: header(reply.headers, TOKEN_SCOPE_HEADER), expiresAt: header(reply.headers, TOKEN_EXPIRES_HEADER) };
   }
 
   nsList(): Promise<RouteOutput<'ns_list'>> {

@@ -144,6 +144,46 @@ export class ProfileStore {
     });
   }
 
+  /**
+   * Removes a profile, its URL and token (kubectl's delete-context). When it was the default, there is no default
+   * afterwards: no other profile silently takes its place.
+   */
+  async remove(name: string): Promise<{ profile: StoredProfile; wasDefault: boolean }> {
+    checkName(name);
+    return await this.update((draft) => {
+      const profile = draft.profiles.get(name);
+      if (profile === undefined) throw notFound(name, draft.profiles.keys());
+      draft.profiles.delete(name);
+      const wasDefault = draft.defaultProfile === name;
+      if (wasDefault) draft.defaultProfile = undefined;
+      return { profile, wasDefault };
+    });
+  }
+
+  /** Gives a profile another name (kubectl's rename-context), the default included; a name taken is refused. */
+  async rename(from: string, to: string): Promise<{ isDefault: boolean }> {
+    checkName(from);
+    checkName(to);
+    return await this.update((draft) => {
+      const profile = draft.profiles.get(from);
+      if (profile === undefined) throw notFound(from, draft.profiles.keys());
+      if (from === to) return { isDefault: draft.defaultProfile === to };
+      if (draft.profiles.has(to)) {
+        throw new ConfigError(
+          'invalid_profile',
+          `a profile named ${JSON.stringify(to)} exists already; nothing was renamed`,
+          `Pick another name, or remove that one first with \`kb auth remove ${to}\`.`,
+        );
+      }
+      // Rebuilt in order, so that the renamed profile keeps its place in the file.
+      const entries = [...draft.profiles].map(([name, stored]) => [name === from ? to : name, stored] as const);
+      draft.profiles.clear();
+      for (const [name, stored] of entries) draft.profiles.set(name, stored);
+      if (draft.defaultProfile === from) draft.defaultProfile = to;
+      return { isDefault: draft.defaultProfile === to };
+    });
+  }
+
   /** A read-modify-write of the whole file under the config lock; `change` edits the draft, or throws to write nothing. */
   update<T>(change: (draft: Draft) => T | Promise<T>): Promise<T> {
     return this.#file.update(async (current) => {

@@ -34,6 +34,48 @@ const UNAUTHORIZED = new KbApiError(
   'Check the token, or create one on the server with `kb serve token create --org ORG`.',
 );
 
+/** A token past its expiry: 401, saying when (docs/contract.md, Tokens). */
+function expired(expiresAt: number): KbApiError {
+  return new KbApiError(
+    'unauthorized',
+    `This token expired at ${new Date(expiresAt).toISOString()}`,
+    'Create a new one on the server with `kb serve token create --org ORG`.',
+  );
+}
+
+/** The one 403 of the API: the token is valid, and its scope does not allow writes (docs/contract.md, Tokens). */
+const READ_ONLY = new KbApiError(
+  'forbidden',
+  'This token has scope read-only: it can read, not write; nothing was changed',
+  'Write with a token of full scope (`kb serve token create --org ORG` makes one).',
+);
+
+const MINUTE_MS = 60_000;
+
+/** Tokens whose last use is remembered at most (then it starts again: one more write for each, at worst). */
+const USES_KEPT = 10_000;
+
+/**
+ * Writes each token's last use to the minute, at most once a minute (docs/contract.md, Tokens), never in the path of
+ * the request: the write is not awaited, and one that fails is logged and not tried again within that minute.
+ */
+class TokenUses {
+  /** The minute (ms since the epoch) each token's use was last written for. */
+  private readonly written = new Map<string, number>();
+
+  constructor(private readonly app: FastifyInstance) {}
+
+  used(tokenId: string): void {
+    const minute = Math.floor(Date.now() / MINUTE_MS) * MINUTE_MS;
+    if (this.written.get(tokenId) === minute) return;
+    if (this.written.size >= USES_KEPT) this.written.clear();
+    this.written.set(tokenId, minute);
+    this.app.store.markTokensUsed([tokenId], new Date(minute).toISOString()).catch((error: unknown) => {
+      if (!this.app.shutdown.closing) this.app.log.warn({ tokenId, err: error }, 'could not record the last use of a token');
+    });
+  }
+}
+
 const TWO_AUTHORIZATIONS = new KbApiError('bad_request', 'Request has more than one Authorization header', 'Send one: Authorization: Bearer <token>.');
 
 /** Valid tokens kept at most: a stream of made-up ones is never kept, so it cannot push them out. */
@@ -79,6 +121,7 @@ export const auth = sharedPlugin<AuthOptions>((app, options, done) => {
   app.decorateRequest('principal', null);
   app.decorateRequest('readVersion', undefined);
   const store: Store = app.store;
+  const uses = new TokenUses(app);
   app.decorate('authenticate', function authenticate(request, reply, next) {
     if (refusedWhileClosing(app, reply)) return;
     // A write the store checks its token for in its own transaction waits for no fence (Store.fencesWrites).
@@ -103,6 +146,10 @@ export const auth = sharedPlugin<AuthOptions>((app, options, done) => {
       return next(error as Error);
     }
     const authenticated = (principal: Principal) => {
+      // By this server's clock on every request, cached or not: an expiry holds on every replica at once.
+      if (principal.expiresAt !== null && principal.expiresAt <= Date.now()) return next(expired(principal.expiresAt));
+      if (principal.scope === 'read-only' && request.method !== 'GET' && request.method !== 'HEAD') return next(READ_ONLY);
+      uses.used(principal.tokenId);
       request.principal = principal;
       // Only now may the client send its body: no one unauthenticated gets to upload one.
       if (expectsContinue(request)) reply.raw.writeContinue();

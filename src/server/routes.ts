@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { KbApiError } from '../api/errors.js';
 import { buildOpenApiDocument, OPENAPI_PATH } from '../api/openapi.js';
 import { API_PREFIX, ROUTES, type RouteName, type RouteSpec } from '../api/routes.js';
+import { TOKEN_EXPIRES_HEADER, TOKEN_SCOPE_HEADER } from '../api/route-table.js';
 import { parseInput } from '../api/validation.js';
 import type { Principal, Store, Write } from '../store/store.js';
 import { send, sendError } from './errors.js';
@@ -133,6 +134,11 @@ export const routes = sharedPlugin<{ observer?: AppObserver | undefined }>((app,
         if (route.method !== 'GET') return write(request, reply);
         const query = queryOf(request);
         const principal = request.principal as Principal;
+        // Of this token, not of the organization: beside the kept answer, never in it (docs/contract.md, Tokens).
+        if (name === 'auth') {
+          reply.header(TOKEN_SCOPE_HEADER, principal.scope);
+          if (principal.expiresAt !== null) reply.header(TOKEN_EXPIRES_HEADER, new Date(principal.expiresAt).toISOString());
+        }
         // The organization's own version where the store has one: another organization's writes keep its answers.
         const version = request.readVersion === undefined || store.dataVersion === undefined ? request.readVersion : store.dataVersion(principal.orgId);
         // The same string for every request of an organization and query: neither built nor hashed again.

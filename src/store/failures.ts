@@ -16,6 +16,8 @@ export const failures = {
       'Authentication required: send a valid token as "Authorization: Bearer <token>"',
       'Check the token, or create one on the server with `kb serve token create --org ORG`.',
     ),
+  tokenNameTaken: (name: string) =>
+    new KbApiError('conflict', `A token named ${name} exists already`, 'Choose another --name, or revoke that token first (`kb serve token revoke NAME`).'),
   shuttingDown: () => new KbApiError('unavailable', 'The server is shutting down'),
   busy: () => new KbApiError('unavailable', 'The database is busy; nothing was written', 'Retry in a moment.'),
   // The file's path is the server's business, not its clients': the message does not name it.

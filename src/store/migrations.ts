@@ -73,6 +73,15 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE meta ADD COLUMN holder TEXT;
   UPDATE meta SET commit_id = randomblob(16) WHERE id = 1;
   `,
+  // Tokens as docs/contract.md, Tokens, has them: a name (unique among the tokens not revoked, so that revoke can take
+  // it), a scope, an expiry and the minute of last use. Tokens made before keep working: full scope, no expiry.
+  `
+  ALTER TABLE tokens ADD COLUMN name TEXT;
+  ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'full' CHECK (scope IN ('full', 'read-only'));
+  ALTER TABLE tokens ADD COLUMN expires_at TEXT;
+  ALTER TABLE tokens ADD COLUMN last_used_at TEXT;
+  CREATE UNIQUE INDEX tokens_active_name ON tokens (name) WHERE revoked_at IS NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

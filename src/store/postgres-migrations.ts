@@ -133,6 +133,22 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER bases_truncated AFTER TRUNCATE ON bases
     FOR EACH STATEMENT EXECUTE FUNCTION kb_changed('data');
   `,
+  // Tokens as docs/contract.md, Tokens, has them: a name (unique among the tokens not revoked, so that revoke can take
+  // it), a scope, an expiry and the minute of last use. Tokens made before keep working: full scope, no expiry. Marking
+  // a token used changes nothing of whom it stands for, so the change trigger leaves last_used_at out: replicas keep
+  // what they know of tokens.
+  `
+  ALTER TABLE tokens
+    ADD COLUMN name text COLLATE "C",
+    ADD COLUMN scope text NOT NULL DEFAULT 'full' CHECK (scope IN ('full', 'read-only')),
+    ADD COLUMN expires_at timestamptz,
+    ADD COLUMN last_used_at timestamptz;
+  CREATE UNIQUE INDEX tokens_active_name ON tokens (name) WHERE revoked_at IS NULL;
+  DROP TRIGGER tokens_changed ON tokens;
+  CREATE TRIGGER tokens_changed AFTER INSERT OR DELETE OR TRUNCATE
+    OR UPDATE OF id, org_id, hash, created_at, revoked_at, name, scope, expires_at ON tokens
+    FOR EACH STATEMENT EXECUTE FUNCTION kb_changed('tokens');
+  `,
 ];
 
 /**

@@ -15,6 +15,8 @@ import {
   type StoreUsage,
   StoreUnreachableError,
   type TokenInfo,
+  type TokenOptions,
+  type TokenScope,
   type Write,
 } from './store.js';
 import { failAll, outcomeOf, type Settled, settle, WriteQueue } from './group-commit.js';
@@ -65,10 +67,30 @@ export interface PostgresStoreOptions {
 /** Tokens a replica keeps known at most. */
 const MAX_PRINCIPALS = 10_000;
 
-interface TokenRow { id: string; org: string; created_at: Date; revoked_at: Date | null }
+interface TokenRow {
+  id: string;
+  name: string | null;
+  org: string;
+  scope: TokenScope;
+  created_at: Date;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+const TOKEN_COLUMNS = 't.id, t.name, o.name AS org, t.scope, t.created_at, t.expires_at, t.last_used_at, t.revoked_at';
 
 function tokenInfo(row: TokenRow): TokenInfo {
-  return { id: row.id, org: row.org, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null };
+  return {
+    id: row.id,
+    name: row.name,
+    org: row.org,
+    scope: row.scope,
+    createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at?.toISOString() ?? null,
+    lastUsedAt: row.last_used_at?.toISOString() ?? null,
+    revokedAt: row.revoked_at?.toISOString() ?? null,
+  };
 }
 
 /**
@@ -327,13 +349,13 @@ export class PostgresStore implements Store {
     }
     const known = version === undefined ? undefined : this.principals.get(id);
     if (known) return known;
-    const [row] = await this.read<{ id: string; org_id: number; org: string }>({
+    const [row] = await this.read<{ id: string; org_id: number; org: string; scope: TokenScope; expires_at: Date | null }>({
       name: 'authenticate',
-      text: `SELECT t.id, t.org_id, o.name AS org FROM tokens t JOIN orgs o ON o.id = t.org_id
+      text: `SELECT t.id, t.org_id, o.name AS org, t.scope, t.expires_at FROM tokens t JOIN orgs o ON o.id = t.org_id
              WHERE t.hash = $1 AND t.revoked_at IS NULL`,
       values: [tokenHash],
     });
-    const principal = row ? { orgId: row.org_id, org: row.org, tokenId: row.id } : null;
+    const principal = row ? { orgId: row.org_id, org: row.org, tokenId: row.id, scope: row.scope, expiresAt: row.expires_at?.getTime() ?? null } : null;
     // Kept only when no token changed while it was read (a revocation told since then would not be in the row). Only
     // active tokens are kept: a stream of made-up ones would only push them out.
     if (principal && version !== undefined && version === this.changes.version('tokens') && version === this.principalsVersion) {
@@ -343,8 +365,8 @@ export class PostgresStore implements Store {
     return principal;
   }
 
-  createToken(org: string, id: string, tokenHash: Buffer): Promise<TokenInfo> {
-    return this.write((client) => insertToken(client, org, id, tokenHash), undefined, 'tokens');
+  createToken(org: string, id: string, tokenHash: Buffer, options: TokenOptions = {}): Promise<TokenInfo> {
+    return this.write((client) => insertToken(client, org, id, tokenHash, options), undefined, 'tokens');
   }
 
   createFirstToken(org: string, id: string, tokenHash: Buffer): Promise<TokenInfo | null> {
@@ -358,8 +380,7 @@ export class PostgresStore implements Store {
 
   async listTokens(): Promise<TokenInfo[]> {
     const rows = await this.read<TokenRow>({
-      text: `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
-             ORDER BY t.created_at, t.id`,
+      text: `SELECT ${TOKEN_COLUMNS} FROM tokens t JOIN orgs o ON o.id = t.org_id ORDER BY t.created_at, t.id`,
     });
     return rows.map(tokenInfo);
   }
@@ -368,12 +389,23 @@ export class PostgresStore implements Store {
     return this.write(async (client) => {
       await client.query('UPDATE tokens SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [id]);
       const { rows } = await client.query<TokenRow>(
-        `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
-         WHERE t.id = $1`,
+        `SELECT ${TOKEN_COLUMNS} FROM tokens t JOIN orgs o ON o.id = t.org_id WHERE t.id = $1`,
         [id],
       );
       return rows[0] ? tokenInfo(rows[0]) : null;
     }, undefined, 'tokens');
+  }
+
+  /**
+   * One statement of its own, outside the group commit: the change triggers leave last_used_at out
+   * (postgres-migrations.ts), so no replica drops what it knows of tokens for it.
+   */
+  async markTokensUsed(ids: readonly string[], minute: string): Promise<void> {
+    await this.read({
+      name: 'mark-tokens-used',
+      text: 'UPDATE tokens SET last_used_at = $2 WHERE id = ANY($1) AND (last_used_at IS NULL OR last_used_at < $2)',
+      values: [ids, minute],
+    });
   }
 
   perform(write: Write): Promise<unknown> {
@@ -533,13 +565,20 @@ export class PostgresStore implements Store {
   }
 }
 
-async function insertToken(client: Queryable, org: string, id: string, tokenHash: Buffer): Promise<TokenInfo> {
+async function insertToken(client: Queryable, org: string, id: string, tokenHash: Buffer, options: TokenOptions = {}): Promise<TokenInfo> {
+  const { name = null, scope = 'full', expiresAt = null } = options;
   await client.query('INSERT INTO orgs (name, created_at) VALUES ($1, now()) ON CONFLICT (name) DO NOTHING', [org]);
-  const { rows } = await client.query<{ created_at: Date }>(
-    'INSERT INTO tokens (id, org_id, hash, created_at) SELECT $1, id, $3, now() FROM orgs WHERE name = $2 RETURNING created_at',
-    [id, org, tokenHash],
+  if (name !== null) {
+    const { rows } = await client.query('SELECT 1 FROM tokens WHERE name = $1 AND revoked_at IS NULL', [name]);
+    if (rows.length > 0) throw failures.tokenNameTaken(name);
+  }
+  const { rows } = await client.query<{ created_at: Date; expires_at: Date | null }>(
+    `INSERT INTO tokens (id, org_id, hash, created_at, name, scope, expires_at) SELECT $1, id, $3, now(), $4, $5, $6 FROM orgs WHERE name = $2
+     RETURNING created_at, expires_at`,
+    [id, org, tokenHash, name, scope, expiresAt],
   );
-  return { id, org, createdAt: (rows[0] as { created_at: Date }).created_at.toISOString(), revokedAt: null };
+  const row = rows[0] as { created_at: Date; expires_at: Date | null };
+  return { id, name, org, scope, createdAt: row.created_at.toISOString(), expiresAt: row.expires_at?.toISOString() ?? null, lastUsedAt: null, revokedAt: null };
 }
 
 

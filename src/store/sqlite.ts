@@ -18,6 +18,8 @@ import {
   type Principal,
   type Store,
   type TokenInfo,
+  type TokenOptions,
+  type TokenScope,
   type Write,
   type WriteOutcome,
 } from './store.js';
@@ -26,7 +28,18 @@ export { DATABASE_FILE } from './sqlite-open.js';
 
 interface NamespaceRow { id: number; key: string; description: string | null }
 interface BaseRow { key: string; description: string | null }
-interface TokenRow { id: string; org: string; created_at: string; revoked_at: string | null }
+interface TokenRow {
+  id: string;
+  name: string | null;
+  org: string;
+  scope: TokenScope;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+const TOKEN_COLUMNS = 't.id, t.name, o.name AS org, t.scope, t.created_at, t.expires_at, t.last_used_at, t.revoked_at';
 
 interface Pending extends QueuedWrite {
   op: () => unknown;
@@ -336,11 +349,19 @@ export class SqliteStore implements Store {
   async authenticate(tokenHash: Buffer): Promise<Principal | null> {
     this.ensureOpen();
     const row = this.stmt.authenticate.get(tokenHash);
-    return row ? { orgId: row.org_id, org: row.org, tokenId: row.id } : null;
+    return row
+      ? { orgId: row.org_id, org: row.org, tokenId: row.id, scope: row.scope, expiresAt: row.expires_at === null ? null : Date.parse(row.expires_at) }
+      : null;
   }
 
-  createToken(org: string, id: string, tokenHash: Buffer): Promise<TokenInfo> {
-    return this.write(() => this.insertToken(org, id, tokenHash));
+  createToken(org: string, id: string, tokenHash: Buffer, options: TokenOptions = {}): Promise<TokenInfo> {
+    return this.write(() => {
+      try {
+        return this.insertToken(org, id, tokenHash, options);
+      } catch (error) {
+        throw isUniqueViolation(error) && options.name !== undefined ? failures.tokenNameTaken(options.name) : error;
+      }
+    });
   }
 
   createFirstToken(org: string, id: string, tokenHash: Buffer): Promise<TokenInfo | null> {
@@ -348,12 +369,13 @@ export class SqliteStore implements Store {
     return this.write(() => (this.stmt.tokenAny.get() ? null : this.insertToken(org, id, tokenHash)));
   }
 
-  private insertToken(org: string, id: string, tokenHash: Buffer): TokenInfo {
+  private insertToken(org: string, id: string, tokenHash: Buffer, options: TokenOptions = {}): TokenInfo {
     const createdAt = isoNow();
     this.stmt.orgInsert.run(org, createdAt);
     const orgRow = this.stmt.orgId.get(org) as { id: number };
-    this.stmt.tokenInsert.run(id, orgRow.id, tokenHash, createdAt);
-    return { id, org, createdAt, revokedAt: null };
+    const { name = null, scope = 'full', expiresAt = null } = options;
+    this.stmt.tokenInsert.run(id, orgRow.id, tokenHash, createdAt, name, scope, expiresAt);
+    return { id, name, org, scope, createdAt, expiresAt, lastUsedAt: null, revokedAt: null };
   }
 
   async listTokens(): Promise<TokenInfo[]> {
@@ -367,6 +389,13 @@ export class SqliteStore implements Store {
       const row = this.stmt.tokenGet.get(id);
       return row ? tokenInfo(row) : null;
     });
+  }
+
+  /** Not counted as a write of tokens (no version moves): the caches of who a token is stay. */
+  async markTokensUsed(ids: readonly string[], minute: string): Promise<void> {
+    await this.enqueue(() => {
+      for (const id of ids) this.stmt.tokenUsed.run(minute, id, minute);
+    }, undefined);
   }
 
   async nsList(orgId: number): Promise<Namespace[]> {
@@ -505,7 +534,16 @@ export class SqliteStore implements Store {
 }
 
 function tokenInfo(row: TokenRow): TokenInfo {
-  return { id: row.id, org: row.org, createdAt: row.created_at, revokedAt: row.revoked_at };
+  return {
+    id: row.id,
+    name: row.name,
+    org: row.org,
+    scope: row.scope,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  };
 }
 
 function isUniqueViolation(error: unknown): boolean {
@@ -532,25 +570,22 @@ function statements(db: Database.Database) {
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     /** Run first in every write transaction (docs/contract.md, Files and start-up: whose -wal is it?). */
     commitBump: db.prepare(COMMIT_BUMP),
-    authenticate: db.prepare<[Buffer], { org_id: number; org: string; id: string }>(
-      `SELECT t.id, t.org_id, o.name AS org FROM tokens t JOIN orgs o ON o.id = t.org_id
+    authenticate: db.prepare<[Buffer], { org_id: number; org: string; id: string; scope: TokenScope; expires_at: string | null }>(
+      `SELECT t.id, t.org_id, o.name AS org, t.scope, t.expires_at FROM tokens t JOIN orgs o ON o.id = t.org_id
        WHERE t.hash = ? AND t.revoked_at IS NULL`,
     ),
     orgInsert: db.prepare<[string, string]>('INSERT INTO orgs (name, created_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING'),
     orgId: db.prepare<[string], { id: number }>('SELECT id FROM orgs WHERE name = ?'),
-    tokenInsert: db.prepare<[string, number, Buffer, string]>(
-      'INSERT INTO tokens (id, org_id, hash, created_at) VALUES (?, ?, ?, ?)',
+    tokenInsert: db.prepare<[string, number, Buffer, string, string | null, TokenScope, string | null]>(
+      'INSERT INTO tokens (id, org_id, hash, created_at, name, scope, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ),
     tokenAny: db.prepare<[], { id: string }>('SELECT id FROM tokens LIMIT 1'),
-    tokenList: db.prepare<[], TokenRow>(
-      `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
-       ORDER BY t.created_at, t.id`,
-    ),
-    tokenGet: db.prepare<[string], TokenRow>(
-      `SELECT t.id, o.name AS org, t.created_at, t.revoked_at FROM tokens t JOIN orgs o ON o.id = t.org_id
-       WHERE t.id = ?`,
-    ),
+    tokenList: db.prepare<[], TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM tokens t JOIN orgs o ON o.id = t.org_id ORDER BY t.created_at, t.id`),
+    tokenGet: db.prepare<[string], TokenRow>(`SELECT ${TOKEN_COLUMNS} FROM tokens t JOIN orgs o ON o.id = t.org_id WHERE t.id = ?`),
     tokenRevoke: db.prepare<[string, string]>('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL'),
+    tokenUsed: db.prepare<[string, string, string]>(
+      'UPDATE tokens SET last_used_at = ? WHERE id = ? AND (last_used_at IS NULL OR last_used_at < ?)',
+    ),
     nsList: db.prepare<[number], NamespaceRow>(
       'SELECT id, key, description FROM namespaces WHERE org_id = ? ORDER BY key',
     ),

@@ -1,17 +1,40 @@
 import type { Base, Namespace } from '../api/schemas.js';
 
-/** Who a request acts for: the organization its token names. */
+/**
+ * What a token may do (docs/contract.md, Tokens): `full` reads and writes, `read-only` reads and is refused every write
+ * with 403. Tokens made before scopes existed are `full`.
+ */
+export type TokenScope = 'full' | 'read-only';
+
+/** Who a request acts for: the organization its token names, and what the token allows until when. */
 export interface Principal {
   orgId: number;
   org: string;
   tokenId: string;
+  scope: TokenScope;
+  /** When the token stops working (ms since the epoch), or null for never: checked on every request, by its clock. */
+  expiresAt: number | null;
 }
 
 export interface TokenInfo {
   id: string;
+  /** The name given at creation, unique among the tokens not revoked; null when none was given. */
+  name: string | null;
   org: string;
+  scope: TokenScope;
   createdAt: string;
+  expiresAt: string | null;
+  /** The start of the last minute the token was used in (written at most once a minute), or null when never. */
+  lastUsedAt: string | null;
   revokedAt: string | null;
+}
+
+/** What `kb serve token create` may say of a new token besides its organization; absent: no name, full, no expiry. */
+export interface TokenOptions {
+  name?: string | undefined;
+  scope?: TokenScope | undefined;
+  /** ISO 8601 time. */
+  expiresAt?: string | undefined;
 }
 
 /** A description change: a string sets it, null clears it, undefined leaves it as it is. */
@@ -104,10 +127,16 @@ export interface AuthFailureLimit {
  * resolves only once it is durable. Failures are KbApiError (not_found, conflict, insufficient_storage).
  */
 export interface Store {
-  /** The organization of an active token, looked up by the SHA-256 of the token; null when unknown or revoked. */
+  /**
+   * The organization of a token not revoked, looked up by the SHA-256 of the token; null when unknown or revoked. An
+   * expired token is found (its expiresAt says so): the server tells its holder when it expired.
+   */
   authenticate(tokenHash: Buffer): Promise<Principal | null>;
-  /** Creates the organization when new, and a token for it stored by hash only. */
-  createToken(org: string, id: string, tokenHash: Buffer): Promise<TokenInfo>;
+  /**
+   * Creates the organization when new, and a token for it stored by hash only. A name taken by another token not
+   * revoked is a conflict (KbApiError), and nothing is created.
+   */
+  createToken(org: string, id: string, tokenHash: Buffer, options?: TokenOptions): Promise<TokenInfo>;
   /**
    * Creates the token as createToken does, but only when there is no token at all yet (a first start); null otherwise.
    * Atomic, so of several servers starting at once on empty storage exactly one creates it.
@@ -116,6 +145,11 @@ export interface Store {
   listTokens(): Promise<TokenInfo[]>;
   /** Marks a token revoked; null when there is no such token. Revoking twice is harmless. */
   revokeToken(id: string): Promise<TokenInfo | null>;
+  /**
+   * Records that the tokens were used in the minute starting at `minute` (ISO 8601): a token marked for that minute
+   * already (by another server) is left as it is. Changes no version: what a token stands for stays the same.
+   */
+  markTokensUsed(ids: readonly string[], minute: string): Promise<void>;
 
   nsList(orgId: number): Promise<Namespace[]>;
   nsCreate(orgId: number, ns: Namespace): Promise<Namespace>;

@@ -90,6 +90,7 @@ describe('kb auth status', () => {
       code: 0,
       stdout:
         `profile:      default\nurl:          ${server.url}\norganization: auth-cmd\ntoken:        kbt_…${server.token.slice(-4)} (from the profile)\n` +
+        'scope:        full\nexpires:      never\n' +
         '\nProfiles (* in use):\n' +
         `   NAME               URL${' '.repeat(server.url.length - 1)}TOKEN  ORGANIZATION\n` +
         `*  default (default)  ${server.url}  yes    auth-cmd\n`,
@@ -103,7 +104,8 @@ describe('kb auth status', () => {
     const result = await kb(['auth', 'status', '--json'], { env });
     expect(result.code).toBe(4);
     expect(JSON.parse(result.stdout)).toEqual({
-      profile: null, url: server.url, urlSource: 'env', organization: null, tokenSource: 'none', token: null, problem: 'Not logged in: no token',
+      profile: null, url: server.url, urlSource: 'env', organization: null, tokenSource: 'none', token: null, scope: null, expiresAt: null,
+      problem: 'Not logged in: no token',
       profiles: [],
     });
     expect(result.stderr).toBe('Error: Not logged in: no token\nRun `kb auth login`.\n');
@@ -140,9 +142,13 @@ describe('kb auth switch, logout and token', () => {
     await login(env, server.token);
     const path = join(env.KB_CONFIG_DIR as string, 'config.json');
     expect(await kb(['auth', 'logout'], { env })).toEqual({
-      code: 0, stdout: '', stderr: `✓ Logged out of profile "default": its token is removed from ${path}.\n`, asked: [],
+      code: 0, stdout: '', stderr: `✓ Logged out of profile "default": its token is removed from ${path}.\n` +
+        `Kept: the profile "default" and its URL (${server.url}). To remove them too: \`kb auth remove default\`.\n`,
+      asked: [],
     });
-    expect(await kb(['auth', 'logout'], { env })).toEqual({ code: 0, stdout: '', stderr: 'Profile "default" had no token.\n', asked: [] });
+    expect(await kb(['auth', 'logout'], { env })).toEqual({
+      code: 0, stdout: '', stderr: `Profile "default" had no token.\nKept: the profile "default" and its URL (${server.url}). To remove them too: \`kb auth remove default\`.\n`, asked: [],
+    });
     expect(await kb(['auth', 'token'], { env })).toEqual({
       code: 4, stdout: '', stderr: 'Error: No token configured\nRun `kb auth login --profile default`.\n', asked: [],
     });

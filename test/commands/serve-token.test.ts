@@ -27,8 +27,9 @@ describe('kb serve token, against the SQLite store of a data dir', () => {
     expect(tokens.map(({ org, revokedAt }) => ({ org, revokedAt }))).toEqual([{ org: 'acme', revokedAt: null }]);
     expect(tokens[0]?.id).toMatch(TOKEN_ID);
     const table = await kb(['serve', 'token', 'list', ...dataDir], { env });
-    expect(table.stdout.split('\n')[0]).toMatch(/^ID {16}ORGANIZATION {2}CREATED +STATUS$/);
-    expect(table.stdout).toContain(`${tokens[0]?.id}  acme`);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID {16}NAME {2}ORGANIZATION {2}SCOPE {2}CREATED {11}EXPIRES {2}LAST USED {2}STATUS$/);
+    expect(table.stdout).toContain(`${tokens[0]?.id}  -     acme          full   `);
+    expect(table.stdout).toMatch(/ {2}never {4}never {6}active\n$/);
     expect(`${listed.stdout}${table.stdout}${table.stderr}`).not.toContain(token);
   });
 
@@ -70,7 +71,7 @@ describe('kb serve token, against the SQLite store of a data dir', () => {
     expect(inArgv).toEqual({
       code: 2,
       stdout: '',
-      stderr: 'Error: That is not a token id (tok_ and 12 hex digits): nothing was revoked.\nFind the id with `kb serve token list`, or pass "-" and the token itself on stdin.\n',
+      stderr: 'Error: That is neither a token id (tok_ and 12 hex digits) nor a token name: nothing was revoked.\nFind the id or name with `kb serve token list`, or pass "-" and the token itself on stdin.\n',
       asked: [],
     });
   });

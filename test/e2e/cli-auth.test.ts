@@ -260,7 +260,9 @@ describe.concurrent('which deployment a command uses (docs/contract.md, Deployme
     expect(jsonOut(expect, urlAndToken)).toEqual(onTwo);
     expect(jsonOut(expect, tokenOnly)).toEqual([{ key: 'gamma-ns', description: null }]);
     // The default profile's token, sent to the other deployment, which does not know it.
-    await expectEnvelopeFailure(expect, urlOnly, 4, { url: two.url, token: alpha }, { method: 'GET', path: '/ns_list' }, 401);
+    await expectEnvelopeFailure(expect, urlOnly, 4, { url: two.url, token: alpha }, { method: 'GET', path: '/ns_list' }, 401, [
+      `The token came from profile "default" (${two.url}): log in again with \`kb auth login --profile default\`, or remove the profile with \`kb auth remove default\`.`,
+    ]);
     expect(urlOnlyStatus.code, describeRun(urlOnlyStatus)).toBe(4);
     expect(JSON.parse(urlOnlyStatus.stdout)).toMatchObject({ profile: 'default', url: two.url, urlSource: 'env', tokenSource: 'profile' });
 

@@ -386,7 +386,9 @@ describe.concurrent('exit codes (docs/contract.md)', { timeout: TEST_TIMEOUT_MS 
     expect(lines(none.stderr)[0]).toMatch(/token/i);
     expect(none.stderr).toMatch(/kb auth login|KB_TOKEN/);
     expectNoStack(expect, none);
-    await expectEnvelopeFailure(expect, rejected, 4, { url: server.url, token: wrong }, { method: 'GET', path: '/ns_list' }, 401);
+    await expectEnvelopeFailure(expect, rejected, 4, { url: server.url, token: wrong }, { method: 'GET', path: '/ns_list' }, 401, [
+      'The token came from KB_TOKEN: set KB_TOKEN to a valid token, or unset it.',
+    ]);
   });
 
   it('5: a namespace key or base key already taken, with the server\'s message', async ({ expect }) => {

@@ -147,7 +147,7 @@ describe(`kb serve, as a process on a real port (${ENGINE})`, () => {
     expect(mine?.revokedAt).toBeNull();
 
     const human = await runKb(['serve', 'token', 'list'], { env });
-    expect(human.stdout).toMatch(/^ID\s+ORGANIZATION\s+CREATED\s+STATUS/);
+    expect(human.stdout).toMatch(/^ID\s+NAME\s+ORGANIZATION\s+SCOPE\s+CREATED\s+EXPIRES\s+LAST USED\s+STATUS\n/);
     expect(human.stdout).not.toContain('kbt_');
 
     const revoked = await runKb(['serve', 'token', 'revoke', mine?.id as string], { env });

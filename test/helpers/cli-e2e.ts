@@ -99,14 +99,13 @@ export function jsonOut(expect: ExpectStatic, result: RunResult): unknown {
  * A failure as docs/contract.md (Output, Exit codes) prints it: the exit code, nothing on stdout, and on stderr one line with the
  * message (after an optional "Error: "), then the help line when there is one; never a stack trace.
  */
-export function expectFailure(expect: ExpectStatic, result: RunResult, code: number, message: string | RegExp, help?: string | null): void {
+export function expectFailure(expect: ExpectStatic, result: RunResult, code: number, message: string | RegExp, help?: string | null, after: readonly string[] = []): void {
   expect(result.code, describeRun(result)).toBe(code);
   expect(result.stdout, describeRun(result)).toBe('');
   const got = lines(result.stderr);
   const pattern = typeof message === 'string' ? new RegExp(`^(?:Error: )?${escapeRegExp(message)}$`) : message;
   expect(got[0], describeRun(result)).toMatch(pattern);
-  if (typeof help === 'string' && help !== '') expect(got.slice(1), describeRun(result)).toEqual([help]);
-  else expect(got.slice(1), describeRun(result)).toEqual([]);
+  expect(got.slice(1), describeRun(result)).toEqual([...(typeof help === 'string' && help !== '' ? [help] : []), ...after]);
 }
 
 /** What the server answers to a request, as the one line (and help) the CLI must print for it. */
@@ -117,11 +116,13 @@ export async function expectEnvelopeFailure(
   server: { url: string; token: string | undefined },
   request: { method: string; path: string; body?: unknown },
   status: number,
+  /** Lines the CLI prints after the server's help: where a refused token came from. */
+  after: readonly string[] = [],
 ): Promise<void> {
   const reply = await api(server.url, server.token, request.method, request.path, request.body);
   expect(reply.status, JSON.stringify(reply.body)).toBe(status);
   expect(typeof reply.body.message).toBe('string');
-  expectFailure(expect, result, code, reply.body.message as string, reply.body.help);
+  expectFailure(expect, result, code, reply.body.message as string, reply.body.help, after);
 }
 
 /** No stack trace anywhere in what the process printed. */

@@ -159,7 +159,7 @@ describe('the request log', () => {
 
   it('logs an unexpected failure with its stack, under the request id, at error', async () => {
     const failing = buildApp({
-      store: { authenticate: async () => ({ orgId: 1, org: 'acme', tokenId: 'tok_1' }), nsList: async () => Promise.reject(new Error('disk on fire')) } as unknown as Store,
+      store: { authenticate: async () => ({ orgId: 1, org: 'acme', tokenId: 'tok_1', scope: 'full', expiresAt: null }), markTokensUsed: async () => undefined, nsList: async () => Promise.reject(new Error('disk on fire')) } as unknown as Store,
       logger: createLogger('info', { format: 'json', sink: (line) => raw.push(line) }),
     });
     try {

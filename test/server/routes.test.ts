@@ -594,12 +594,12 @@ describe('routing', () => {
 });
 
 describe('500 and 503: failures of the store', () => {
-  const principal = { orgId: 1, org: 'acme', tokenId: 'tok_1' };
+  const principal = { orgId: 1, org: 'acme', tokenId: 'tok_1', scope: 'full', expiresAt: null } as const;
 
   async function appOver(store: Partial<Store>) {
     const lines: string[] = [];
     const app = buildApp({
-      store: { authenticate: async () => principal, ...store } as Store,
+      store: { authenticate: async () => principal, markTokensUsed: async () => undefined, ...store } as Store,
       logger: createLogger('error', { sink: (line) => lines.push(line) }),
     });
     await app.ready();

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Base, Namespace } from '../../src/api/schemas.js';
 import { generateToken } from '../../src/server/tokens.js';
-import { APPLICATION_ID, SCHEMA_VERSION } from '../../src/store/migrations.js';
+import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from '../../src/store/migrations.js';
 import { DATABASE_FILE, SqliteStore } from '../../src/store/sqlite.js';
 import { StoreOpenError } from '../../src/store/store.js';
 import { tempDir } from '../helpers/server.js';
@@ -311,9 +311,14 @@ describe('SqliteStore.open', () => {
   it('gives a database from before commit chains one as it migrates, and links every commit to the one before', async () => {
     const dir = newDir();
     await SqliteStore.open(dir).close();
+    // The schema as it was just before the meta table: the migrations before it, and none of those after it.
+    const before = MIGRATIONS.findIndex((migration) => migration.includes('CREATE TABLE meta'));
     const old = new Database(join(dir, DATABASE_FILE));
-    old.exec('DROP TABLE meta');
-    old.pragma(`user_version = ${SCHEMA_VERSION - 2}`);
+    const tables = old.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[];
+    old.exec('PRAGMA foreign_keys = OFF');
+    for (const table of tables) old.exec(`DROP TABLE ${table}`);
+    for (const migration of MIGRATIONS.slice(0, before)) old.exec(migration);
+    old.pragma(`user_version = ${before}`);
     old.close();
     const store = SqliteStore.open(dir);
     const meta = () => {

@@ -5,7 +5,7 @@ import { EXIT } from '../../client/exit-codes.js';
 import { localServerLoginHint } from '../../config/serve-profile.js';
 
 export default class AuthLogout extends KbCommand {
-  static override summary = "Remove a profile's token from disk (the profile and its URL stay)";
+  static override summary = "Remove a profile's token from disk (the profile and its URL stay: `kb auth remove` removes them)";
 
   static override description = `The default profile stays the default even without a token: no other profile silently takes its place.
 A profile that \`kb serve\` saved gets a new token from the local server with
@@ -26,5 +26,6 @@ A profile that \`kb serve\` saved gets a new token from the local server with
     // The first token of a kb serve is shown once: logging in again takes a new one from the server.
     const again = localServerLoginHint(name, url);
     if (hadToken && again !== undefined) this.io.stderr(`To log in again: \`${again}\`.\n`);
+    this.io.stderr(`Kept: the profile "${name}" and its URL${url === undefined ? '' : ` (${url})`}. To remove them too: \`kb auth remove ${name}\`.\n`);
   }
 }

@@ -5,6 +5,9 @@ import { renderObject, renderTable } from '../../cli/output.js';
 import { EXIT } from '../../client/exit-codes.js';
 import { localServerLoginHint } from '../../config/serve-profile.js';
 
+/** A token that expires sooner than this is warned of (docs/contract.md, Tokens). */
+const EXPIRY_WARNING_MS = 7 * 24 * 3_600_000;
+
 /** A saved profile as `auth status` lists it: never its token, only whether it has one. */
 interface ProfileEntry {
   name: string;
@@ -24,6 +27,9 @@ interface Status {
   organization: string | null;
   tokenSource: 'env' | 'profile' | 'none';
   token: string | null;
+  /** What kb serve tells of the token in use (headers of GET /auth): its scope and expiry; null where not told. */
+  scope: string | null;
+  expiresAt: string | null;
   problem?: string;
   /** Every saved profile, the active one marked, as `gh auth status` lists accounts. */
   profiles: ProfileEntry[];
@@ -32,7 +38,7 @@ interface Status {
 export default class AuthStatus extends ApiCommand {
   static override summary = 'Show the profile, URL and organization in use, where the token comes from, and every saved profile';
 
-  static override description = 'Checks the token in use with GET /auth, then lists the saved profiles, the one in use marked with *, each with its URL and whether it holds a token (never the token itself). Exits 4 when the profile in use has no token or it is rejected.';
+  static override description = 'Checks the token in use with GET /auth (and shows its scope and expiry where the server tells them, warning when it expires within 7 days), then lists the saved profiles, the one in use marked with *, each with its URL and whether it holds a token (never the token itself). Exits 4 when the profile in use has no token or it is rejected.';
 
   static override examples = [
     '<%= config.bin %> auth status',
@@ -52,6 +58,8 @@ export default class AuthStatus extends ApiCommand {
       organization: null,
       tokenSource: deployment.tokenSource,
       token: deployment.token === undefined ? null : maskToken(deployment.token),
+      scope: null,
+      expiresAt: null,
       profiles: [],
     };
     let failure: unknown;
@@ -61,7 +69,10 @@ export default class AuthStatus extends ApiCommand {
       failure = new CliError('Not logged in: no token', EXIT.auth, local === undefined ? `Run \`${login}\`.` : `Run \`${login}\`, or for the kb serve on this machine \`${local}\`.`);
     } else {
       try {
-        status.organization = await this.request('Checking the token', client.auth());
+        const details = await this.request('Checking the token', client.authDetails());
+        status.organization = details.organization;
+        status.scope = details.scope ?? null;
+        status.expiresAt = details.expiresAt ?? null;
       } catch (error) {
         failure = error;
       }
@@ -86,9 +97,18 @@ export default class AuthStatus extends ApiCommand {
           url: `${status.url}${source(status.urlSource)}`,
           organization: status.organization ?? '-',
           token: status.token === null ? 'none' : `${status.token} (from ${status.tokenSource === 'env' ? 'KB_TOKEN' : 'the profile'})`,
+          ...(status.scope === null ? {} : { scope: status.scope }),
+          ...(status.organization === null ? {} : { expires: status.expiresAt ?? 'never' }),
         }),
       );
       if (status.profiles.length > 0) this.io.stdout(`\nProfiles (* in use):\n${profileTable(this.io, status.profiles)}`);
+    }
+    const left = status.expiresAt === null ? undefined : Date.parse(status.expiresAt) - Date.now();
+    if (left !== undefined && left < EXPIRY_WARNING_MS) {
+      this.io.stderr(
+        `Warning: the token expires at ${status.expiresAt} (in ${Math.max(0, Math.floor(left / 3_600_000))} hours). ` +
+          'Get a new one before then: `kb serve token create --org ORG` on the server, then `kb auth login`.\n',
+      );
     }
     if (failure !== undefined) {
       // The status is still the data a script asked for; the exit code says what is wrong.

@@ -1,7 +1,9 @@
 import { Flags } from '@oclif/core';
-import { OrgName, KEY_RULE } from '../../../api/schemas.js';
+import { OrgName, KEY_RULE, TOKEN_PREFIX } from '../../../api/schemas.js';
+import { TOKEN_ID, TOKEN_NAME, TOKEN_NAME_RULE } from '../../../cli/token-names.js';
 import { EXIT } from '../../../client/exit-codes.js';
 import { KbCommand } from '../../../cli/base-command.js';
+import { parseExpiry } from '../../../cli/duration.js';
 import { UsageError } from '../../../cli/errors.js';
 import { saveLocalProfile } from '../../../cli/serve-profile.js';
 import { storageFlags, withStorage } from '../../../cli/storage.js';
@@ -15,6 +17,11 @@ export default class TokenCreate extends KbCommand {
 \`T=$(kb serve token create --org acme)\` works. The organization exists once a token names it. Only a hash of the token is stored: it cannot be shown again.
 Works while \`kb serve\` runs on the same data dir, or against the database of PostgreSQL replicas (--database).
 
+A token may have a name (unique among the tokens not revoked: \`kb serve token revoke NAME\` takes it), an expiry
+(--expires: a duration such as 30d, 12h or 90s, or a date such as 2027-01-31, meaning 00:00 UTC; afterwards every
+request with it is answered 401 saying when it expired) and a scope: --read-only tokens read as usual, and every write
+with them is answered 403. Without these flags a token has full scope and never expires.
+
 With --save the token is also saved as a CLI profile for the server at --url, so \`kb\` works at once: the profile
 "local" (or "local-<port>" when "local" holds another server's token), or the one --profile names. A profile that
 holds another server's token is never replaced. A profile with no token (after \`kb auth logout\`) is
@@ -24,6 +31,7 @@ taken only when --profile names it.`;
     { description: 'Create a token for organization acme', command: '<%= config.bin %> serve token create --org acme' },
     { description: 'Keep it in a variable', command: 'T=$(<%= config.bin %> serve token create --org acme)' },
     { description: 'As JSON', command: '<%= config.bin %> serve token create --org acme --json' },
+    { description: 'A named, read-only token for a dashboard, good for 30 days', command: '<%= config.bin %> serve token create --org acme --name dashboard --read-only --expires 30d' },
     {
       description: 'Get a token of the local server into a CLI profile (when the first one was lost)',
       command: '<%= config.bin %> serve token create --org local --save --url http://127.0.0.1:8080',
@@ -38,6 +46,9 @@ taken only when --profile names it.`;
 
   static override flags = {
     org: Flags.string({ summary: 'The organization the token acts for.', required: true }),
+    name: Flags.string({ summary: 'A name for the token, shown by `kb serve token list` and taken by `kb serve token revoke`.' }),
+    expires: Flags.string({ summary: 'When the token stops working: a duration (30d, 12h, 90s) or a date (2027-01-31, 00:00 UTC). Default: never.' }),
+    'read-only': Flags.boolean({ summary: 'The token reads and may not write (every write is answered 403).' }),
     save: Flags.boolean({ summary: 'Also save the token as a CLI profile for the server at --url.' }),
     url: Flags.string({ summary: `The server's URL, for --save. Default: ${DEFAULT_URL}.`, dependsOn: ['save'] }),
     profile: Flags.string({ summary: 'The profile --save writes. Default: local, or local-<port> when local holds another server\'s token.', dependsOn: ['save'] }),
@@ -47,15 +58,19 @@ taken only when --profile names it.`;
   async run(): Promise<{ org: string; token: string; profile?: string }> {
     const { flags } = await this.parse(TokenCreate);
     if (!OrgName.safeParse(flags.org).success) throw new UsageError(`Invalid --org ${JSON.stringify(flags.org)}: ${KEY_RULE}`);
+    const name = flags.name === undefined ? undefined : tokenName(flags.name);
+    const expiresAt = flags.expires === undefined ? undefined : parseExpiry(flags.expires);
     const url = flags.url ?? DEFAULT_URL;
     if (flags.save && !/^https?:\/\/[^\s/]+/.test(url)) throw new UsageError(`Invalid --url ${JSON.stringify(url)}: expected http://HOST:PORT`);
     const { generateToken } = await import('../../../server/tokens.js');
     const minted = generateToken();
     return withStorage(flags, this.context, 'kb serve token', async (store) => {
-      const info = await store.createToken(flags.org, minted.id, minted.hash);
+      const info = await store.createToken(flags.org, minted.id, minted.hash, { name, expiresAt, scope: flags['read-only'] ? 'read-only' : 'full' });
       // Shown before anything else can fail, so that a token is never made without reaching its user.
       if (!this.jsonEnabled()) {
-        this.io.stderr(`Created token ${info.id} for organization ${info.org}, shown only this once:\n`);
+        const traits = [info.name === null ? '' : ` "${info.name}"`, info.scope === 'read-only' ? ' (read-only)' : ''].join('');
+        const until = info.expiresAt === null ? '' : `, expiring at ${info.expiresAt}`;
+        this.io.stderr(`Created token ${info.id}${traits} for organization ${info.org}${until}, shown only this once:\n`);
         this.io.stdout(`${minted.token}\n`);
       }
       if (!flags.save) return { org: info.org, token: minted.token };
@@ -73,4 +88,12 @@ taken only when --profile names it.`;
       }
     });
   }
+}
+
+/** A name that could be taken for a token id or for a token itself is refused. */
+function tokenName(name: string): string {
+  if (name.startsWith(TOKEN_PREFIX) || TOKEN_ID.test(name) || !TOKEN_NAME.test(name)) {
+    throw new UsageError(`Invalid --name: ${TOKEN_NAME_RULE}`);
+  }
+  return name;
 }

@@ -1,0 +1,249 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { API_PREFIX, ROUTE_TABLE } from '../../src/api/route-table.js';
+import { CREATE_SCHEMA_TABLE, POSTGRES_MIGRATIONS, SCHEMA_TABLE } from '../../src/store/postgres-migrations.js';
+import { APPLICATION_ID, MIGRATIONS } from '../../src/store/migrations.js';
+import { MARK_CLEAN } from '../../src/store/sqlite-files.js';
+import { COMMIT_BUMP } from '../../src/store/sqlite-open.js';
+import { isolatedEnv, killedAfterEach, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
+import { createTestDatabase, droppedAfterAll, ENGINE, pgQuery, type TestDatabase } from '../helpers/database.js';
+
+const running = killedAfterEach();
+const databases = droppedAfterAll();
+
+async function database(): Promise<{ db: TestDatabase; env: NodeJS.ProcessEnv }> {
+  const db = await createTestDatabase();
+  databases.push(db);
+  return { db, env: isolatedEnv(db.env) };
+}
+
+async function serve(env: NodeJS.ProcessEnv): Promise<ServeProcess> {
+  const server = await startServe([], env);
+  running.push(server);
+  return server;
+}
+
+interface Reply {
+  status: number;
+  body: { success: boolean; data?: unknown; message?: string; help?: string };
+}
+
+async function call(url: string, token: string, method: string, path: string, body?: unknown): Promise<Reply> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(`${url}${API_PREFIX}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: response.status, body: (await response.json()) as Reply['body'] };
+}
+
+async function token(env: NodeJS.ProcessEnv, ...args: string[]): Promise<string> {
+  const result = await runKb(['serve', 'token', 'create', ...args], { env });
+  expect(result.code, result.stderr).toBe(0);
+  return result.stdout.trim().split('\n').at(-1) as string;
+}
+
+interface Listed {
+  id: string;
+  name: string | null;
+  org: string;
+  scope: string;
+  createdAt: string;
+  expiresAt: string | null;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+  status: string;
+}
+
+async function list(env: NodeJS.ProcessEnv): Promise<Listed[]> {
+  const result = await runKb(['serve', 'token', 'list', '--json'], { env });
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as Listed[];
+}
+
+/** Every write route of the API, with a body that a token of full scope may send. */
+const WRITES: Record<string, unknown> = {
+  ns_create: { key: 'fresh' },
+  ns_update: { namespace: 'docs', data: { description: 'changed' } },
+  base_create: { namespace: 'docs', key: 'other' },
+  base_update: { namespace: 'docs', base: 'guide', data: { description: 'changed' } },
+  base_delete: { namespace: 'docs', base: 'guide' },
+};
+
+// Each test starts servers and runs the CLI a dozen times: minutes on a loaded machine, not seconds.
+describe(`named, expiring, read-only tokens through the built kb (${ENGINE})`, { timeout: 180_000 }, () => {
+  it('a token made to expire in a second is answered 401 saying when it expired, on the API and in the CLI', async () => {
+    const { env } = await database();
+    const server = await serve(env);
+    const doomed = await token(env, '--org', 'acme', '--name', 'doomed', '--expires', '1s');
+    // Used while it may still work, so that the server has it known (its cache) when it expires.
+    await call(server.url, doomed, 'GET', '/auth');
+    const [listed] = (await list(env)).filter((info) => info.name === 'doomed');
+    const expiresAt = listed?.expiresAt as string;
+    expect(Date.parse(expiresAt) - Date.parse(listed?.createdAt as string)).toBeLessThanOrEqual(1000);
+    await new Promise((done) => setTimeout(done, Math.max(0, Date.parse(expiresAt) - Date.now() + 20)));
+
+    const reply = await call(server.url, doomed, 'GET', '/ns_list');
+    expect(reply).toEqual({ status: 401, body: { success: false, message: `This token expired at ${expiresAt}`, help: expect.any(String) } });
+    const cli = await runKb(['ns', 'list'], { env: { ...env, KB_URL: server.url, KB_TOKEN: doomed } });
+    expect(cli.code).toBe(4);
+    expect(cli.stderr).toContain(`This token expired at ${expiresAt}`);
+    expect((await list(env)).find((info) => info.name === 'doomed')?.status).toBe('expired');
+
+    const lasting = await token(env, '--org', 'acme', '--expires', '30d');
+    expect(await call(server.url, lasting, 'GET', '/auth')).toEqual({ status: 200, body: { success: true, data: 'acme' } });
+  });
+
+  it('a read-only token reads, and every write route answers it 403 naming its scope, changing nothing', async ({ expect }) => {
+    const { db, env } = await database();
+    const server = await serve(env);
+    const full = await token(env, '--org', 'acme');
+    const reader = await token(env, '--org', 'acme', '--name', 'reader', '--read-only');
+    expect((await call(server.url, full, 'POST', '/base_create', { namespace: 'docs', key: 'guide' })).status).toBe(200);
+    const before = await db.dump();
+
+    const writes = Object.values(ROUTE_TABLE).filter((route) => route.method !== 'GET');
+    expect(writes.map((route) => route.name).sort()).toEqual(Object.keys(WRITES).sort());
+    for (const route of writes) {
+      const reply = await call(server.url, reader, route.method, route.path, WRITES[route.name]);
+      expect(reply.status, route.name).toBe(403);
+      expect(reply.body).toEqual({ success: false, message: expect.stringContaining('scope read-only'), help: expect.any(String) });
+    }
+    expect(await db.dump()).toBe(before);
+
+    expect(await call(server.url, reader, 'GET', '/auth')).toEqual({ status: 200, body: { success: true, data: 'acme' } });
+    expect((await call(server.url, reader, 'GET', '/ns_list')).body.data).toEqual([{ key: 'docs', description: null }]);
+    expect((await call(server.url, reader, 'GET', '/base_list?namespace=docs')).status).toBe(200);
+    const cli = await runKb(['ns', 'create', 'other'], { env: { ...env, KB_URL: server.url, KB_TOKEN: reader } });
+    expect(cli.code).toBe(4);
+    expect(cli.stderr).toContain('scope read-only');
+    // The same writes with a token of full scope: the 403 was the scope's.
+    for (const route of writes) expect((await call(server.url, full, route.method, route.path, WRITES[route.name])).status, route.name).toBe(200);
+  });
+
+  it('writes a token\'s last use at most once a minute under a load of requests, and token list shows it', async ({ expect }) => {
+    const { db, env } = await database();
+    const server = await serve(env);
+    const busy = await token(env, '--org', 'acme', '--name', 'busy');
+    // Every write of last_used_at, counted by the database itself: on PostgreSQL each UPDATE statement (one that changes
+    // no row included), on SQLite each write transaction (each moves the generation of its meta row).
+    if (ENGINE === 'postgres') {
+      await db.sql('CREATE TABLE used_writes (at timestamptz)');
+      await db.sql(`CREATE FUNCTION count_use() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN INSERT INTO used_writes VALUES (now()); RETURN NULL; END $$;
+        CREATE TRIGGER count_use AFTER UPDATE OF last_used_at ON tokens FOR EACH STATEMENT EXECUTE FUNCTION count_use()`);
+    }
+    const writesSoFar = async () =>
+      Number(((await db.sql(ENGINE === 'postgres' ? 'SELECT count(*) AS n FROM used_writes' : 'SELECT generation AS n FROM meta')) as { n: number | string }[])[0]?.n);
+    const before = await writesSoFar();
+    const started = Date.now();
+    const statuses: number[] = [];
+    for (let wave = 0; wave < 20; wave++) {
+      const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => call(server.url, busy, 'GET', i % 2 ? '/ns_list' : '/auth')));
+      statuses.push(...replies.map((reply) => reply.status));
+    }
+    const ended = Date.now();
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    // The last write is not awaited by any request: wait for it to show.
+    await expect.poll(async () => (await list(env)).find((info) => info.name === 'busy')?.lastUsedAt).not.toBeNull();
+
+    const minutes = Math.floor(ended / 60_000) - Math.floor(started / 60_000) + 1;
+    const writes = (await writesSoFar()) - before;
+    expect(writes).toBeGreaterThanOrEqual(1);
+    expect(writes).toBeLessThanOrEqual(minutes);
+    const lastUsed = Date.parse((await list(env)).find((info) => info.name === 'busy')?.lastUsedAt as string);
+    expect(lastUsed % 60_000).toBe(0);
+    expect(lastUsed).toBeGreaterThanOrEqual(Math.floor(started / 60_000) * 60_000);
+    expect(lastUsed).toBeLessThanOrEqual(ended);
+  });
+
+  it('revoke by name holds at once on a second server over the same storage, for reads and writes', async ({ expect }) => {
+    const { env } = await database();
+    const first = await serve(env);
+    // A second server: a replica over the same PostgreSQL database, or a second process over the same SQLite file.
+    const second = await serve(env);
+    const doomed = await token(env, '--org', 'acme', '--name', 'doomed');
+    for (const server of [first, second]) expect((await call(server.url, doomed, 'GET', '/auth')).status).toBe(200);
+
+    const revoked = await runKb(['serve', 'token', 'revoke', 'doomed'], { env });
+    expect(revoked.code, revoked.stderr).toBe(0);
+    for (const server of [first, second]) {
+      expect((await call(server.url, doomed, 'GET', '/auth')).status).toBe(401);
+      expect((await call(server.url, doomed, 'POST', '/ns_create', { key: 'late' })).status).toBe(401);
+    }
+    expect((await list(env)).map(({ name, status }) => ({ name, status }))).toContainEqual({ name: 'doomed', status: 'revoked' });
+    // A revoked name is free again.
+    await token(env, '--org', 'acme', '--name', 'doomed');
+  });
+
+  it('GET /v1/auth tells the scope and expiry in headers, data stays the organization; kb auth status shows them and warns within 7 days', async ({ expect }) => {
+    const { env } = await database();
+    const server = await serve(env);
+    const soon = await token(env, '--org', 'acme', '--read-only', '--expires', '3d');
+    const expiresAt = (await list(env)).find((info) => info.scope === 'read-only')?.expiresAt as string;
+    const response = await fetch(`${server.url}/v1/auth`, { headers: { authorization: `Bearer ${soon}` } });
+    expect(await response.json()).toEqual({ success: true, data: 'acme' });
+    expect([response.headers.get('kb-token-scope'), response.headers.get('kb-token-expires')]).toEqual(['read-only', expiresAt]);
+
+    const status = await runKb(['auth', 'status', '--json'], { env: { ...env, KB_URL: server.url, KB_TOKEN: soon } });
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ organization: 'acme', scope: 'read-only', expiresAt });
+    expect(status.stderr).toMatch(new RegExp(`^Warning: the token expires at ${expiresAt} \\(in 7[01] hours\\)`));
+    const lasting = await token(env, '--org', 'acme', '--expires', '30d');
+    const calm = await runKb(['auth', 'status'], { env: { ...env, KB_URL: server.url, KB_TOKEN: lasting } });
+    expect(calm.code, calm.stderr).toBe(0);
+    expect(calm.stdout).toMatch(/^scope: +full$/m);
+    expect(calm.stderr).toBe('');
+  });
+
+  it('a second token of a name taken is refused with exit 5, and nothing is created', async ({ expect }) => {
+    const { env } = await database();
+    await token(env, '--org', 'acme', '--name', 'deploy');
+    const again = await runKb(['serve', 'token', 'create', '--org', 'acme', '--name', 'deploy'], { env });
+    expect(again.code).toBe(5);
+    expect(again.stderr).toContain('A token named deploy exists already');
+    expect(again.stdout).toBe('');
+    expect(await list(env)).toHaveLength(1);
+  });
+
+  it('tokens made before the migration keep working: active, full scope, no expiry', async ({ expect }) => {
+    const { db, env } = await database();
+    const mine = (ENGINE === 'postgres' ? POSTGRES_MIGRATIONS : MIGRATIONS).findIndex((migration) => migration.includes('ADD COLUMN expires_at'));
+    expect(mine).toBeGreaterThan(0);
+    const old = `kbt_${randomBytes(32).toString('base64url')}`;
+    await previousSchema(db, mine, old);
+
+    const server = await serve(env);
+    expect(await call(server.url, old, 'GET', '/auth')).toEqual({ status: 200, body: { success: true, data: 'acme' } });
+    expect((await call(server.url, old, 'POST', '/ns_create', { key: 'docs' })).status).toBe(200);
+    const [listed] = await list(env);
+    expect(listed).toMatchObject({ id: 'tok_0123456789ab', name: null, org: 'acme', scope: 'full', expiresAt: null, revokedAt: null, status: 'active' });
+  });
+});
+
+/** A database as the kb before the token migration made it (its first `version` migrations), holding one token. */
+async function previousSchema(db: TestDatabase, version: number, token: string): Promise<void> {
+  const hash = createHash('sha256').update(token).digest();
+  if (db.engine === 'postgres') {
+    const url = (db.storage as { url: string }).url;
+    await pgQuery(url, CREATE_SCHEMA_TABLE);
+    for (const migration of POSTGRES_MIGRATIONS.slice(0, version)) await pgQuery(url, migration);
+    await pgQuery(url, `INSERT INTO ${SCHEMA_TABLE} (application, version) VALUES ('kb', $1)`, [version]);
+    await pgQuery(url, "INSERT INTO orgs (name, created_at) VALUES ('acme', now())");
+    await pgQuery(url, "INSERT INTO tokens (id, org_id, hash, created_at) SELECT 'tok_0123456789ab', id, $1, now() FROM orgs", [hash]);
+    return;
+  }
+  const file = new Database(join((db.storage as { dataDir: string }).dataDir, 'kb.db'));
+  try {
+    file.pragma('journal_mode = WAL');
+    for (const migration of MIGRATIONS.slice(0, version)) file.exec(migration);
+    file.exec(COMMIT_BUMP);
+    // Closed by its last connection, as kb closes a database: kb.db holds everything.
+    file.exec(MARK_CLEAN);
+    file.pragma(`application_id = ${APPLICATION_ID}`);
+    file.pragma(`user_version = ${version}`);
+    file.prepare("INSERT INTO orgs (name, created_at) VALUES ('acme', ?)").run(new Date().toISOString());
+    file.prepare("INSERT INTO tokens (id, org_id, hash, created_at) VALUES ('tok_0123456789ab', 1, ?, ?)").run(hash, new Date().toISOString());
+  } finally {
+    file.close();
+  }
+}
