@@ -94,8 +94,7 @@ export function environmentTable(width: number): string {
 /**
  * oclif's own parse errors (an unknown flag, a missing argument, flags that exclude each other) in kb's words: the
  * reason alone, without "The following error occurred:", and oclif's "See more help with --help" made the command's
- * own line, as gh says it, with the command's flags closest to one it does not have (`--jsn`: --json). `-o json` and
- * `--output json` (kubectl's and aws's), where a command has no -o, are answered with --json and --query.
+ * own line, as gh says it, with the command's flags closest to one it does not have (`--jsn`: --json).
  * Undefined for any other error.
  */
 export function parseErrorWords(message: string, bin: string, command: string, flags: readonly string[] = []): { message: string; help: string } | undefined {
@@ -106,12 +105,9 @@ export function parseErrorWords(message: string, bin: string, command: string, f
   const reasons = /^The following errors? occurred:\n([\s\S]*)$/.exec(text);
   if (reasons) text = (reasons[1] ?? '').split('\n').map((line) => line.trim()).filter(Boolean).join('; ');
   let help = `See \`${bin} ${command} --help\`.`;
-  if (/^Nonexistent flags?: (.*, )?(-o|--output)(,|$)/.test(text)) help = `${bin} prints JSON with --json, and picks from it with --query. ${help}`;
-  else {
-    // `--jsn`: the command's own flags closest to each unknown one.
-    const unknown = /^Nonexistent flags?: (.*)$/.exec(text)?.[1]?.split(', ') ?? [];
-    const close = [...new Set(unknown.flatMap((flag) => (flag.startsWith('--') ? closeTo(flag, flags) : [])))];
-    if (close.length > 0) help = `Did you mean ${close.length === 1 ? close[0] : `${close.slice(0, -1).join(', ')} or ${close.at(-1)}`}? ${help}`;
-  }
+  // `--jsn`: the command's own flags closest to each unknown one.
+  const unknown = /^Nonexistent flags?: (.*)$/.exec(text)?.[1]?.split(', ') ?? [];
+  const close = [...new Set(unknown.flatMap((flag) => (flag.startsWith('--') ? closeTo(flag, flags) : [])))];
+  if (close.length > 0) help = `Did you mean ${close.length === 1 ? close[0] : `${close.slice(0, -1).join(', ')} or ${close.at(-1)}`}? ${help}`;
   return { message: text, help };
 }
