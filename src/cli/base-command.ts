@@ -69,12 +69,11 @@ export abstract class KbCommand extends Command {
   }
 
   /**
-   * Data of the shape the command answers, every field set (src/cli/query.ts, QUERY_SAMPLES): --query is tried on it
-   * before anything is sent, so that an expression that cannot work on such data fails first.
+   * --query's expression, checked and ready, when one was given to a command that takes --json. A command's static
+   * `querySample` (src/cli/query.ts, QUERY_SAMPLES: data of its shape, every field set) is tried first, so that an
+   * expression that cannot work on such data fails before anything is sent. (Not declared on this class: declared here,
+   * the manifest lost the baseFlags of the commands that extend KbCommand itself.)
    */
-  static querySample: unknown;
-
-  /** --query's expression, checked and ready, when one was given to a command that takes --json. */
   private query: Query | undefined;
   /** --jq's, likewise. */
   private jq: Jq | undefined;
@@ -92,7 +91,7 @@ export abstract class KbCommand extends Command {
     await super.init();
     const { query, jq } = this.outputChoice();
     // A bad expression exits 2 before anything is sent or changed.
-    if (query !== undefined && jq === undefined) this.query = await loadQuery(query, (this.ctor as typeof KbCommand).querySample);
+    if (query !== undefined && jq === undefined) this.query = await loadQuery(query, (this.ctor as { querySample?: unknown }).querySample);
     if (jq !== undefined && query === undefined) this.jq = await loadJq(jq);
   }
 

@@ -22,7 +22,7 @@ A namespace that does not exist is not created by accident (a typo of its key): 
 
   static override enableJsonFlag = true;
 
-  static override querySample = QUERY_SAMPLES.base;
+  static querySample = QUERY_SAMPLES.base;
 
   static override args = {
     namespace: Args.string({ description: 'The namespace key, or NAMESPACE/KEY.', required: true }),

@@ -21,7 +21,7 @@ export default class BaseList extends ApiCommand {
 
   static override enableJsonFlag = true;
 
-  static override querySample = QUERY_SAMPLES.bases;
+  static querySample = QUERY_SAMPLES.bases;
 
   static override args = {
     namespace: Args.string({ description: 'The namespace key (not with -A).' }),

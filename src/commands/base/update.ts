@@ -14,7 +14,7 @@ export default class BaseUpdate extends ApiCommand {
 
   static override enableJsonFlag = true;
 
-  static override querySample = QUERY_SAMPLES.base;
+  static querySample = QUERY_SAMPLES.base;
 
   static override args = {
     namespace: Args.string({ description: 'The namespace key, or NAMESPACE/BASE.', required: true }),

@@ -17,7 +17,7 @@ export default class NsCreate extends ApiCommand {
 
   static override enableJsonFlag = true;
 
-  static override querySample = QUERY_SAMPLES.namespace;
+  static querySample = QUERY_SAMPLES.namespace;
 
   static override args = {
     key: Args.string({ description: 'The namespace key: 3 to 63 of A-Z a-z 0-9 - _ (asked for on a terminal, else generated, when omitted).' }),

@@ -23,7 +23,7 @@ An empty namespace is deleted at once. One that holds bases is refused (exit 5) 
 
   static override enableJsonFlag = true;
 
-  static override querySample = QUERY_SAMPLES.namespace;
+  static querySample = QUERY_SAMPLES.namespace;
 
   static override args = {
     namespace: Args.string({ description: 'The namespace key.', required: true }),

@@ -17,7 +17,7 @@ export default class NsList extends ApiCommand {
 
   static override enableJsonFlag = true;
 
-  static override querySample = QUERY_SAMPLES.namespaces;
+  static querySample = QUERY_SAMPLES.namespaces;
 
   async run(): Promise<Namespace[]> {
     const { flags } = await this.parse(NsList);

@@ -14,7 +14,7 @@ export default class NsUpdate extends ApiCommand {
 
   static override enableJsonFlag = true;
 
-  static override querySample = QUERY_SAMPLES.namespace;
+  static querySample = QUERY_SAMPLES.namespace;
 
   static override args = {
     namespace: Args.string({ description: 'The namespace key.', required: true }),

@@ -18,7 +18,7 @@ export default class NsView extends ApiCommand {
 
   static override enableJsonFlag = true;
 
-  static override querySample = QUERY_SAMPLES.namespace;
+  static querySample = QUERY_SAMPLES.namespace;
 
   static override args = {
     namespace: Args.string({ description: 'The namespace key.', required: true }),
