@@ -41,7 +41,7 @@ const FAILURES: Partial<Record<ErrorCode, { name: string; description: string; h
   },
   conflict: {
     name: 'Conflict',
-    description: 'The namespace key or base key is already taken, or a request with the same Idempotency-Key is still running.',
+    description: 'The namespace key or base key is already taken, a namespace to delete holds bases (without cascade), or a request with the same Idempotency-Key is still running.',
   },
   payload_too_large: { name: 'PayloadTooLarge', description: `A body over ${LIMITS.bodyBytes / 1024} KiB.` },
   unsupported_media_type: { name: 'UnsupportedMediaType', description: 'A body whose content type is not JSON.' },
@@ -59,7 +59,7 @@ const FAILURES: Partial<Record<ErrorCode, { name: string; description: string; h
 };
 
 /** Routes that look up an existing namespace or base (base_create creates a missing namespace instead). */
-const LOOKUP_ROUTES: ReadonlySet<RouteName> = new Set(['ns_update', 'base_update', 'base_delete', 'base_list']);
+const LOOKUP_ROUTES: ReadonlySet<RouteName> = new Set(['ns_update', 'ns_delete', 'base_update', 'base_delete', 'base_list']);
 /** Routes that create by key, so a key already taken is a conflict. */
 const CREATE_ROUTES: ReadonlySet<RouteName> = new Set(['ns_create', 'base_create']);
 
@@ -73,6 +73,7 @@ const TAGS: Record<RouteName, string> = {
   base_list_all: 'base',
   ns_create: 'namespaces',
   ns_update: 'namespaces',
+  ns_delete: 'namespaces',
   ns_list: 'namespaces',
 };
 

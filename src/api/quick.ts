@@ -94,6 +94,7 @@ const NS_UPDATE_KEYS = new Set(['namespace', 'data']);
 const BASE_UPDATE_KEYS = new Set(['namespace', 'base', 'data']);
 const BASE_KEY_KEYS = new Set(['namespace', 'base']);
 const NAMESPACE_ONLY = new Set(['namespace']);
+const NS_DELETE_KEYS = new Set(['namespace', 'cascade']);
 const NONE = new Set<string>();
 
 /** DescriptionPatch: {description?}. */
@@ -127,6 +128,14 @@ export const QUICK_INPUT: Partial<Record<RouteName, Quick>> = {
   },
   base_delete: (value) =>
     isObject(value) && onlyKeys(value, BASE_KEY_KEYS) && isKey(value.namespace) && isKey(value.base) ? { namespace: value.namespace, base: value.base } : REFUSED,
+  ns_delete: (value) => {
+    if (!isObject(value) || !onlyKeys(value, NS_DELETE_KEYS) || !isKey(value.namespace)) return REFUSED;
+    const out: Record<string, unknown> = { namespace: value.namespace };
+    if (!('cascade' in value)) return out;
+    if (value.cascade !== undefined && typeof value.cascade !== 'boolean') return REFUSED;
+    out.cascade = value.cascade;
+    return out;
+  },
   base_list: (value) => (isObject(value) && onlyKeys(value, NAMESPACE_ONLY) && isKey(value.namespace) ? { namespace: value.namespace } : REFUSED),
   base_list_all: (value) => (isObject(value) && onlyKeys(value, NONE) ? {} : REFUSED),
   ns_list: (value) => (isObject(value) && onlyKeys(value, NONE) ? {} : REFUSED),
@@ -140,6 +149,7 @@ export const QUICK_OUTPUT: Partial<Record<RouteName, Quick>> = {
   auth: (value) => (typeof value === 'string' ? value : REFUSED),
   ns_create: quickNamespace,
   ns_update: quickNamespace,
+  ns_delete: quickNamespace,
   ns_list: quickArray(quickNamespace),
   base_create: quickBase,
   base_update: quickBase,

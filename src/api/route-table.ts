@@ -19,6 +19,7 @@ export type RouteName =
   | 'base_list_all'
   | 'ns_create'
   | 'ns_update'
+  | 'ns_delete'
   | 'ns_list';
 
 export interface RouteEntry {
@@ -33,7 +34,7 @@ export interface RouteEntry {
   extension: boolean;
 }
 
-/** The API's route table (docs/api.md), plus the base_list extension (docs/contract.md, The local server). */
+/** The API's route table (docs/api.md), plus kb serve's extensions (docs/contract.md, The local server). */
 export const ROUTE_TABLE: { readonly [N in RouteName]: RouteEntry & { name: N } } = {
   health: {
     name: 'health', method: 'GET', path: '/health', auth: false, extension: false, from: 'query',
@@ -70,6 +71,10 @@ export const ROUTE_TABLE: { readonly [N in RouteName]: RouteEntry & { name: N } 
   ns_update: {
     name: 'ns_update', method: 'POST', path: '/ns_update', auth: true, extension: false, from: 'body',
     summary: 'Update the settings of a namespace',
+  },
+  ns_delete: {
+    name: 'ns_delete', method: 'DELETE', path: '/ns_delete', auth: true, extension: true, from: 'body',
+    summary: 'Delete a namespace: an empty one, or with its bases when cascade is true (extension)',
   },
   ns_list: {
     name: 'ns_list', method: 'GET', path: '/ns_list', auth: true, extension: false, from: 'query',

@@ -9,6 +9,7 @@ import {
   EmptyQuery,
   Namespace,
   NsCreateBody,
+  NsDeleteBody,
   NsUpdateBody,
 } from './schemas.js';
 
@@ -37,6 +38,7 @@ export const ROUTES = {
   base_list_all: route('base_list_all', EmptyQuery, z.array(Base)),
   ns_create: route('ns_create', NsCreateBody, Namespace),
   ns_update: route('ns_update', NsUpdateBody, Namespace),
+  ns_delete: route('ns_delete', NsDeleteBody, Namespace),
   ns_list: route('ns_list', EmptyQuery, z.array(Namespace)),
 } as const;
 

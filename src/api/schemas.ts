@@ -40,6 +40,13 @@ export const NsUpdateBody = z.strictObject({
 });
 export type NsUpdateBody = z.infer<typeof NsUpdateBody>;
 
+/** ns_delete (an extension): a namespace that holds bases is deleted, with them, only when `cascade` is true. */
+export const NsDeleteBody = z.strictObject({
+  namespace: Key,
+  cascade: z.optional(z.boolean({ error: 'must be true or false' })),
+});
+export type NsDeleteBody = z.infer<typeof NsDeleteBody>;
+
 export const BaseCreateBody = z.strictObject({
   namespace: Key,
   key: z.optional(z.nullable(Key)),

@@ -1,9 +1,11 @@
 import { Flags, type Interfaces } from '@oclif/core';
 import type { KbClient } from '../client/client.js';
+import { ApiError } from '../client/errors.js';
 import type { Deployment } from '../config/profiles.js';
 import { KbCommand, queryFlags } from './base-command.js';
 import { noteApiPrefix } from './context.js';
-import { CliError } from './errors.js';
+import { didYouMean } from './did-you-mean.js';
+import { CliError, UsageError } from './errors.js';
 import { withSpinner } from './spinner.js';
 import { EXIT } from '../client/exit-codes.js';
 
@@ -18,6 +20,26 @@ type GlobalFlags = Interfaces.InferredFlags<typeof globalFlags>;
 export interface Connection {
   client: KbClient;
   deployment: Deployment;
+}
+
+/** ". Did you mean docs?" after a message of what was not found, or nothing when no key is close. */
+export function suggestion(word: string, keys: readonly string[]): string {
+  const words = didYouMean(word, keys);
+  return words === '' ? '' : `.${words}`;
+}
+
+/**
+ * A namespace and a base as given: `NS BASE`, or `NS/BASE` in one word (as kb apply's plan prints them). `required`:
+ * the base must be given one way or the other.
+ */
+export function namespaceAndBase(namespace: string, base: string | undefined, command: string, required: boolean): { namespace: string; base: string | undefined } {
+  const slash = namespace.indexOf('/');
+  if (slash === -1) {
+    if (required && base === undefined) throw new UsageError('Missing the base: give NAMESPACE BASE, or NAMESPACE/BASE', `See \`kb ${command} --help\`.`);
+    return { namespace, base };
+  }
+  if (base !== undefined) throw new UsageError(`unexpected argument: ${base}`, `${namespace} names the namespace and the base already. See \`kb ${command} --help\`.`);
+  return { namespace: namespace.slice(0, slash), base: namespace.slice(slash + 1) };
 }
 
 /** A command that talks to a deployment: it resolves the profile, gets a client from the context, and renders what comes back. */
@@ -52,6 +74,28 @@ export abstract class ApiCommand extends KbCommand {
   /** Runs a request with a spinner on a terminal, when it takes longer than a moment. */
   protected request<T>(label: string, work: Promise<T>): Promise<T> {
     return withSpinner(this.io, label, work);
+  }
+
+  /**
+   * A namespace or base not found (404) is said with the closest keys the deployment has ("Did you mean docs?"), read
+   * with one list request after the 404, never before (docs/contract.md, Commands); a failure of that read leaves the
+   * 404 as it was. `base` is the base asked for, when one was.
+   */
+  protected async suggestOnNotFound<T>(client: KbClient, work: Promise<T>, namespace: string, base?: string): Promise<T> {
+    try {
+      return await work;
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.local || error.status !== 404) throw error;
+      // kb serve's words (src/store/failures.ts) say which is missing; another deployment's may say neither.
+      const missing = /^Base /.test(error.message) ? 'base' : /^Namespace /.test(error.message) ? 'namespace' : undefined;
+      try {
+        if (missing === 'base' && base !== undefined) error.message += suggestion(base, (await client.baseList(namespace)).map((found) => found.key));
+        else if (missing === 'namespace') error.message += suggestion(namespace, error.nearby ?? (await client.nsList()).map((ns) => ns.key));
+      } catch {
+        // The suggestion is a help, not the answer: the 404 is told as it came.
+      }
+      throw error;
+    }
   }
 
   /** A one-line confirmation of a change, on stderr (stdout keeps the data). */

@@ -4,10 +4,11 @@ import { ApiError, exitCodeFor, ResponseFormatError } from '../client/errors.js'
 import { looksLikeToken, maskTokensIn, TOKEN_IN_ARGV_HELP } from './auth.js';
 import { Context } from './context.js';
 import { paint, type IO } from './io.js';
-import { renderJson } from './output.js';
+import { renderJson, renderYaml } from './output.js';
 import { parseErrorWords } from './help-text.js';
 import { handleInterrupts, InterruptedError } from './interrupt.js';
-import { loadQuery, type Query, queryInArgv, renderQuery } from './query.js';
+import { type Jq, loadJq, renderJq } from './jq.js';
+import { flagInArgv, loadQuery, type Query, queryInArgv, renderQuery } from './query.js';
 import { escapeControls } from './text.js';
 
 /** oclif marks its own parse failures (unknown flag, missing argument) with exit 2 in `oclif.exit`. */
@@ -25,8 +26,31 @@ export const queryFlags = {
   query: Flags.string({
     summary: 'A JMESPath expression over the JSON data ("[].key" on a list, "key" on one object): prints its result (implies --json).',
     helpGroup: 'GLOBAL',
+    exclusive: ['jq'],
+  }),
+  jq: Flags.string({
+    summary: 'A jq expression over the JSON data, in jq\'s own language (".[].key"), as gh\'s --jq: prints its results, strings bare (implies --json).',
+    helpGroup: 'GLOBAL',
+    exclusive: ['query'],
+  }),
+  output: Flags.string({
+    char: 'o',
+    summary: 'Output format, as kubectl\'s -o: json (as --json), yaml (the same data as YAML), or wide (the table with every column, nothing cut).',
+    options: ['json', 'yaml', 'wide'],
+    helpGroup: 'GLOBAL',
   }),
 };
+
+/** The output the flags of argv ask for, read before oclif parses (they decide jsonEnabled()). */
+interface OutputChoice {
+  query?: string | undefined;
+  jq?: string | undefined;
+  output?: string | undefined;
+}
+
+function outputIn(argv: readonly string[]): OutputChoice {
+  return { query: queryInArgv(argv), jq: flagInArgv(argv, 'jq'), output: flagInArgv(argv, 'output', 'o') };
+}
 
 /**
  * What every kb command shares: one context (environment, IO, profiles, clients: src/cli/context.ts), --json
@@ -44,21 +68,49 @@ export abstract class KbCommand extends Command {
     this.io = this.context.io;
   }
 
-  /** --query's expression, checked and ready, when one was given to a command that takes --json. */
+  /**
+   * --query's expression, checked and ready, when one was given to a command that takes --json. A command's static
+   * `querySample` (src/cli/query.ts, QUERY_SAMPLES: data of its shape, every field set) is tried first, so that an
+   * expression that cannot work on such data fails before anything is sent. (Not declared on this class: declared here,
+   * the manifest lost the baseFlags of the commands that extend KbCommand itself.)
+   */
   private query: Query | undefined;
+  /** --jq's, likewise. */
+  private jq: Jq | undefined;
+  /** Output still being written when run() has returned (--jq and -o yaml load what writes it): awaited by _run. */
+  private writing: Promise<void> | undefined;
+
+  /** What -o, --query and --jq ask for: nothing for a command without --json. */
+  private outputChoice(): OutputChoice {
+    return this.ctor.enableJsonFlag === true ? outputIn(this.argv) : {};
+  }
 
   /** Ctrl-C while a request, a prompt, stdin or the config lock is awaited: exit 130 (kb serve shuts down itself). */
   override async init(): Promise<void> {
     handleInterrupts();
     await super.init();
-    const expression = this.ctor.enableJsonFlag ? queryInArgv(this.argv) : undefined;
+    const { query, jq } = this.outputChoice();
     // A bad expression exits 2 before anything is sent or changed.
-    if (expression !== undefined) this.query = await loadQuery(expression);
+    if (query !== undefined && jq === undefined) this.query = await loadQuery(query, (this.ctor as { querySample?: unknown }).querySample);
+    if (jq !== undefined && query === undefined) this.jq = await loadJq(jq);
   }
 
-  /** --query implies --json: the data, not the table, is what it reads. */
+  /** --query, --jq and -o json or yaml imply --json: the data, not the table, is what they print. */
   override jsonEnabled(): boolean {
-    return super.jsonEnabled() || (this.ctor.enableJsonFlag === true && queryInArgv(this.argv) !== undefined);
+    if (super.jsonEnabled()) return true;
+    const { query, jq, output } = this.outputChoice();
+    return query !== undefined || jq !== undefined || output === 'json' || output === 'yaml';
+  }
+
+  /** -o wide: tables show every column, and nothing is cut to the terminal's width. */
+  protected wide(): boolean {
+    return this.outputChoice().output === 'wide';
+  }
+
+  protected override async _run<T>(): Promise<T> {
+    const result = await super._run<T>();
+    await this.writing;
+    return result;
   }
 
   override async finally(error: Error | undefined): Promise<void> {
@@ -67,12 +119,23 @@ export abstract class KbCommand extends Command {
   }
 
   override logJson(json: unknown): void {
+    const terminal = this.io.isStdoutTTY;
+    const { jq } = this;
+    if (jq !== undefined) {
+      // jq runs asynchronously (WebAssembly); _run waits for it. A failure on the data exits 2, as --query's.
+      this.writing = renderJq(jq, json, terminal).then((text) => this.io.stdout(text), (error: Error) => this.catch(error));
+      return;
+    }
+    if (this.query === undefined && this.outputChoice().output === 'yaml' && !super.jsonEnabled()) {
+      this.writing = renderYaml(json, terminal).then((text) => this.io.stdout(text));
+      return;
+    }
     if (this.query === undefined) {
-      this.io.stdout(renderJson(json, this.io.isStdoutTTY));
+      this.io.stdout(renderJson(json, terminal));
       return;
     }
     try {
-      this.io.stdout(renderQuery(this.query, json, this.io.isStdoutTTY));
+      this.io.stdout(renderQuery(this.query, json, terminal));
     } catch (error) {
       // A function given the wrong type of value fails only now, on the data: exit 2 all the same.
       void this.catch(error as Error);
@@ -97,7 +160,8 @@ export abstract class KbCommand extends Command {
     const fromServer = (error instanceof ApiError && !error.local) || error instanceof ResponseFormatError;
     // A token typed into argv by mistake is not printed back (src/cli/auth.ts).
     // oclif's parse errors in kb's words (src/cli/help-text.ts).
-    const parse = error instanceof Errors.CLIError ? parseErrorWords(error.message, this.config.bin, this.id?.replaceAll(':', ' ') ?? '') : undefined;
+    const flags = Object.keys({ ...this.ctor.baseFlags, ...this.ctor.flags }).map((name) => `--${name}`);
+    const parse = error instanceof Errors.CLIError ? parseErrorWords(error.message, this.config.bin, this.id?.replaceAll(':', ' ') ?? '', flags) : undefined;
     const raw = parse?.message ?? (error.message || String(error));
     const message = escapeControls(maskTokensIn(raw), { keepLayout: !fromServer });
     const help = !fromServer && looksLikeToken(raw) ? TOKEN_IN_ARGV_HELP : (parse?.help ?? error.help);

@@ -1,5 +1,6 @@
 import { EXIT_MEANINGS } from '../client/exit-codes.js';
 import { displayWidth } from '../text/width.js';
+import { closeTo } from './did-you-mean.js';
 
 /**
  * Help text as paragraphs, wrapped to the terminal (docs/contract.md, Output: 80 columns when piped). The root help,
@@ -93,10 +94,10 @@ export function environmentTable(width: number): string {
 /**
  * oclif's own parse errors (an unknown flag, a missing argument, flags that exclude each other) in kb's words: the
  * reason alone, without "The following error occurred:", and oclif's "See more help with --help" made the command's
- * own line, as gh says it. `-o json` and `--output json` (kubectl's and aws's) are answered with --json and --query.
+ * own line, as gh says it, with the command's flags closest to one it does not have (`--jsn`: --json).
  * Undefined for any other error.
  */
-export function parseErrorWords(message: string, bin: string, command: string): { message: string; help: string } | undefined {
+export function parseErrorWords(message: string, bin: string, command: string, flags: readonly string[] = []): { message: string; help: string } | undefined {
   const suffix = '\nSee more help with --help';
   if (!message.endsWith(suffix)) return undefined;
   // eslint-disable-next-line no-control-regex -- oclif dims the reasons on a terminal
@@ -104,6 +105,9 @@ export function parseErrorWords(message: string, bin: string, command: string): 
   const reasons = /^The following errors? occurred:\n([\s\S]*)$/.exec(text);
   if (reasons) text = (reasons[1] ?? '').split('\n').map((line) => line.trim()).filter(Boolean).join('; ');
   let help = `See \`${bin} ${command} --help\`.`;
-  if (/^Nonexistent flags?: (.*, )?(-o|--output)(,|$)/.test(text)) help = `${bin} prints JSON with --json, and picks from it with --query. ${help}`;
+  // `--jsn`: the command's own flags closest to each unknown one.
+  const unknown = /^Nonexistent flags?: (.*)$/.exec(text)?.[1]?.split(', ') ?? [];
+  const close = [...new Set(unknown.flatMap((flag) => (flag.startsWith('--') ? closeTo(flag, flags) : [])))];
+  if (close.length > 0) help = `Did you mean ${close.length === 1 ? close[0] : `${close.slice(0, -1).join(', ')} or ${close.at(-1)}`}? ${help}`;
   return { message: text, help };
 }

@@ -69,3 +69,14 @@ export function renderJson(value: unknown, terminal = false): string {
   const json = JSON.stringify(value, null, 2);
   return `${terminal ? escapeJsonControls(json) : json}\n`;
 }
+
+/**
+ * -o yaml: the data as YAML (the yaml package, loaded only for it). On a terminal, characters that would drive or
+ * reorder it are shown escaped, as for --json.
+ */
+export async function renderYaml(value: unknown, terminal = false): Promise<string> {
+  // The default export: the bundle keeps the package's CommonJS form, whose named exports a dynamic import does not see.
+  const YAML = (await import('yaml')).default;
+  const text = YAML.stringify(value, { lineWidth: 0 });
+  return terminal ? escapeControls(text, { keepLayout: true }) : text;
+}

@@ -16,16 +16,25 @@ export interface Query {
   jmespath: Jmespath;
 }
 
-/** The expression of `--query EXPR` or `--query=EXPR` in argv (before a `--`), if any. */
-export function queryInArgv(argv: readonly string[]): string | undefined {
+/**
+ * The value of a flag in argv (before a `--`), if given: `--name VALUE` or `--name=VALUE`, and with a one-letter `short`,
+ * `-o VALUE`, `-oVALUE` or `-o=VALUE`. Read before oclif parses, since it decides whether the command prints JSON.
+ */
+export function flagInArgv(argv: readonly string[], name: string, short?: string): string | undefined {
   const end = argv.indexOf('--');
   const words = end === -1 ? argv : argv.slice(0, end);
   for (let i = 0; i < words.length; i++) {
     const word = words[i] as string;
-    if (word === '--query') return words[i + 1] ?? '';
-    if (word.startsWith('--query=')) return word.slice('--query='.length);
+    if (word === `--${name}` || (short !== undefined && word === `-${short}`)) return words[i + 1] ?? '';
+    if (word.startsWith(`--${name}=`)) return word.slice(name.length + 3);
+    if (short !== undefined && word.startsWith(`-${short}`) && !word.startsWith('--')) return word.slice(2).replace(/^=/, '');
   }
   return undefined;
+}
+
+/** The expression of `--query EXPR` or `--query=EXPR` in argv (before a `--`), if any. */
+export function queryInArgv(argv: readonly string[]): string | undefined {
+  return flagInArgv(argv, 'query');
 }
 
 /**
@@ -39,7 +48,17 @@ function reasonOf(error: unknown): string {
   if (error.name === 'ParserError' || error.name === 'LexerError') return error.message;
   if (error.name !== 'Error') return 'not an expression kb can evaluate';
   if (error.message === 'TypeError') return 'a function was given a value of the wrong type';
+  // sort_by, max_by and min_by name the types by jmespath's own numbers.
+  const numbered = /^TypeError: expected (\d+), received (\d+)$/.exec(error.message);
+  if (numbered) return `expected ${typeName(numbered[1])} but received ${typeName(numbered[2])}`;
   return error.message.replace(/^(?:TypeError|ArgumentError|RuntimeError): /, '');
+}
+
+/** jmespath's numbers for its types (TYPE_NUMBER and the others in jmespath.js), as its other messages name them. */
+const TYPE_NAMES = ['number', 'any', 'string', 'array', 'object', 'boolean', 'expression', 'null', 'array of numbers', 'array of strings'];
+
+function typeName(number: string | undefined): string {
+  return TYPE_NAMES[Number(number)] ?? 'another type';
 }
 
 function failure(expression: string, error: unknown): UsageError {
@@ -47,18 +66,33 @@ function failure(expression: string, error: unknown): UsageError {
   return new UsageError(`Invalid --query ${JSON.stringify(expression)}: ${reason}`, 'It is a JMESPath expression (https://jmespath.org), e.g. --query "[].key".');
 }
 
-/** Loads jmespath and checks the expression: a bad one is a usage error (exit 2) before anything is sent. */
-export async function loadQuery(expression: string): Promise<Query> {
+/**
+ * Loads jmespath and checks the expression: a bad one is a usage error (exit 2) before anything is sent. With a sample
+ * of the data the command answers (every field set), an expression that fails on it (a function given the wrong type,
+ * an unknown function) fails now too: it would fail on the data, after the request was sent.
+ */
+export async function loadQuery(expression: string, sample?: unknown): Promise<Query> {
   const module = (await import('jmespath')) as unknown as Jmespath & { default?: Jmespath };
   const jmespath = typeof module.compile === 'function' ? module : (module.default as Jmespath);
   if (expression.trim() === '') throw failure(expression, new Error('the expression is empty'));
   try {
     jmespath.compile(expression);
+    if (sample !== undefined) jmespath.search(sample, expression);
   } catch (error) {
     throw failure(expression, error);
   }
   return { expression, jmespath };
 }
+
+/** Data of the shapes commands answer, every field set: what loadQuery tries an expression on before anything is sent. */
+const NAMESPACE_SAMPLE = { key: 'docs', description: 'Product docs' };
+const BASE_SAMPLE = { namespace: 'docs', key: 'faq', description: 'Questions' };
+export const QUERY_SAMPLES = {
+  namespace: NAMESPACE_SAMPLE,
+  namespaces: [NAMESPACE_SAMPLE, { key: 'guides', description: 'Guides' }],
+  base: BASE_SAMPLE,
+  bases: [BASE_SAMPLE, { namespace: 'docs', key: 'intro', description: 'Introduction' }],
+} as const;
 
 /** A string on a line of its own: as it is when piped, its control characters escaped on a terminal. */
 function bare(text: string, terminal: boolean): string {
@@ -76,6 +110,8 @@ export function renderQuery(query: Query, data: unknown, terminal: boolean): str
   } catch (error) {
     throw failure(query.expression, error);
   }
+  // jmespath leaves some results undefined (max_by of an empty list) where JMESPath says null.
+  if (result === undefined) return renderJson(null, terminal);
   if (typeof result === 'string') return bare(result, terminal);
   // An empty list too (a list of no strings): nothing, which a shell loop reads as no lines.
   if (Array.isArray(result) && result.every((item) => typeof item === 'string')) {

@@ -292,6 +292,11 @@ export class KbClient {
     return this.#call('ns_update', body);
   }
 
+  /** Through the ns_delete extension of kb serve: a deployment without it answers 404, as for a namespace it lacks. */
+  nsDelete(body: RouteInput<'ns_delete'>): Promise<RouteOutput<'ns_delete'>> {
+    return this.#call('ns_delete', body);
+  }
+
   baseCreate(body: RouteInput<'base_create'>): Promise<RouteOutput<'base_create'>> {
     return this.#call('base_create', body);
   }
@@ -315,6 +320,7 @@ export class KbClient {
       if (!isRemote404(error)) throw error;
       const namespaces = await this.nsList();
       if (namespaces.some((ns) => ns.key === namespace)) throw new BaseListUnsupportedError(error.url, namespace);
+      if (error instanceof ApiError) error.nearby = namespaces.map((ns) => ns.key);
       throw error;
     }
   }

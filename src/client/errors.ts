@@ -50,6 +50,11 @@ export class ApiError extends KbClientError {
    * 504: the server may have run it and its reply been lost). kb apply lists such a change apart, neither applied nor not.
    */
   readonly mayHaveRun: boolean;
+  /**
+   * For a 404, the keys of what was not found that the deployment has, when the client has read them already
+   * (baseList reads the namespaces after a 404): the CLI's did-you-mean takes them instead of asking again.
+   */
+  nearby: readonly string[] | undefined;
 
   constructor(details: ApiErrorDetails) {
     super(details.message);

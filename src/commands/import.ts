@@ -34,6 +34,6 @@ With --json, stdout holds {dryRun, changes, counts, kept, applied}.`;
     const desired = await parseResources(await readTextSource(this.io, args.file, 'FILE'), source);
     // Many requests at once: several on each of two connections (src/client/undici.ts).
     const { client } = await this.connect(flags, { bulk: true });
-    return syncResources(client, this.io, desired, { prune: false, pruneFlag: false, dryRun: flags['dry-run'] === true, yes: false, json: this.jsonEnabled() });
+    return syncResources(client, this.io, desired, { prune: false, pruneFlag: false, dryRun: flags['dry-run'] === true, yes: false, json: this.jsonEnabled(), verbose: flags.verbose === true });
   }
 }

@@ -3,7 +3,7 @@ import type { RouteInput, RouteName, RouteOutput } from '../api/routes.js';
 import type { Principal, Store, Write } from '../store/store.js';
 
 /** The routes that change data: POST and DELETE, each a write the store runs (keyed or not). */
-export type WriteRouteName = 'ns_create' | 'ns_update' | 'base_create' | 'base_update' | 'base_delete';
+export type WriteRouteName = 'ns_create' | 'ns_update' | 'ns_delete' | 'base_create' | 'base_update' | 'base_delete';
 type ReadRouteName = Exclude<RouteName, 'health' | WriteRouteName>;
 
 /** Generated keys, docs/contract.md, Requests and keys: ns_<uuid v4> and kb_<uuid v4>. */
@@ -26,6 +26,7 @@ export const WRITES: { [N in WriteRouteName]: (principal: Principal, input: Rout
     ns: { key: input.key ?? generateNamespaceKey(), description: input.description ?? null },
   }),
   ns_update: (principal, input) => ({ op: 'nsUpdate', orgId: principal.orgId, key: input.namespace, patch: input.data }),
+  ns_delete: (principal, input) => ({ op: 'nsDelete', orgId: principal.orgId, key: input.namespace, cascade: input.cascade === true }),
   base_create: (principal, input) => ({
     op: 'baseCreate',
     orgId: principal.orgId,

@@ -7,6 +7,12 @@ import { KbApiError } from '../api/errors.js';
 export const failures = {
   namespaceExists: (key: string) => new KbApiError('conflict', `Namespace ${key} already exists`),
   baseExists: (namespace: string, key: string) => new KbApiError('conflict', `Base ${key} already exists in namespace ${namespace}`),
+  namespaceNotEmpty: (key: string, bases: number) =>
+    new KbApiError(
+      'conflict',
+      `Namespace ${key} holds ${bases} ${bases === 1 ? 'base' : 'bases'}`,
+      'Delete its bases first, or send "cascade": true to delete them with it.',
+    ),
   namespaceNotFound: (key: string) => new KbApiError('not_found', `Namespace ${key} not found`),
   baseNotFound: (namespace: string, key: string) => new KbApiError('not_found', `Base ${key} not found in namespace ${namespace}`),
   // As the server's own 401 words it (src/server/auth.ts): a token revoked before the write's transaction began.

@@ -27,6 +27,8 @@ export function operationOf(write: Write): { op: (client: WriteStep) => Promise<
       return { op: (client) => baseUpdate(client, write.orgId, write.namespace, write.key, write.patch) };
     case 'baseDelete':
       return { op: (client) => baseDelete(client, write.orgId, write.namespace, write.key) };
+    case 'nsDelete':
+      return { op: (client) => nsDelete(client, write.orgId, write.key, write.cascade) };
   }
 }
 
@@ -53,6 +55,24 @@ async function nsUpdate(client: WriteStep, orgId: number, key: string, patch: De
         );
   const row = rows[0];
   if (!row) throw failures.namespaceNotFound(key);
+  return { key: row.key, description: decode(row.description) };
+}
+
+async function nsDelete(client: WriteStep, orgId: number, key: string, cascade: boolean): Promise<Namespace> {
+  // Locked, so that a base created meanwhile into it waits for this write (its foreign key check), and none is missed.
+  const { rows } = await client.query<DescribedRow & { id: string }>(
+    'SELECT id, key, description FROM namespaces WHERE org_id = $1 AND key = $2 FOR UPDATE',
+    [orgId, key],
+  );
+  const row = rows[0];
+  if (!row) throw failures.namespaceNotFound(key);
+  if (cascade) await client.query('DELETE FROM bases WHERE namespace_id = $1', [row.id]);
+  else {
+    const held = await client.query<{ count: string }>('SELECT count(*) FROM bases WHERE namespace_id = $1', [row.id]);
+    const bases = Number(held.rows[0]?.count ?? 0);
+    if (bases > 0) throw failures.namespaceNotEmpty(row.key, bases);
+  }
+  await client.query('DELETE FROM namespaces WHERE id = $1', [row.id]);
   return { key: row.key, description: decode(row.description) };
 }
 

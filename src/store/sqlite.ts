@@ -185,6 +185,15 @@ export class SqliteStore implements Store {
         return () => this.baseUpdateNow(write.orgId, write.namespace, write.key, write.patch);
       case 'baseDelete':
         return () => this.baseDeleteNow(write.orgId, write.namespace, write.key);
+      case 'nsDelete':
+        return () => {
+          const ns = this.namespace(write.orgId, write.key);
+          const bases = this.stmt.baseList.all(ns.id);
+          if (bases.length > 0 && !write.cascade) throw failures.namespaceNotEmpty(ns.key, bases.length);
+          for (const { key } of bases) this.baseDeleteNow(write.orgId, ns.key, key);
+          this.stmt.nsDelete.run(ns.id);
+          return { key: ns.key, description: ns.description };
+        };
     }
   }
 
@@ -617,6 +626,7 @@ function statements(db: Database.Database) {
       'UPDATE bases SET description = ?, updated_at = ? WHERE id = ?',
     ),
     baseDelete: db.prepare<[number]>('DELETE FROM bases WHERE id = ?'),
+    nsDelete: db.prepare<[number]>('DELETE FROM namespaces WHERE id = ?'),
     idempotencyGet: db.prepare<[number, string, string], { fingerprint: string; status: number; body: string; created_at: string }>(
       'SELECT fingerprint, status, body, created_at FROM idempotency WHERE org_id = ? AND key = ? AND created_at >= ?',
     ),

@@ -80,6 +80,8 @@ export type Write = (
   | { op: 'baseCreate'; orgId: number; base: Base }
   | { op: 'baseUpdate'; orgId: number; namespace: string; key: string; patch: DescriptionPatch }
   | { op: 'baseDelete'; orgId: number; namespace: string; key: string }
+  /** ns_delete, an extension (docs/contract.md, The local server): with bases, only when `cascade` (and they go with it). */
+  | { op: 'nsDelete'; orgId: number; key: string; cascade: boolean }
 ) & { tokenId?: string | undefined };
 
 /**

@@ -202,6 +202,9 @@ export function changeLine(io: Pick<IO, 'color'>, change: Change): string {
   return `${paint(io, color, mark)} ${target(change)}${detail}`;
 }
 
+/** The changes of a plan shown on a terminal without --verbose: the counts come first, then these. */
+const PLAN_SHOWN = 20;
+
 function plural(count: number, word: string): string {
   return `${count} ${word}${count === 1 ? '' : 's'}`;
 }
@@ -210,13 +213,19 @@ function plural(count: number, word: string): string {
  * The plan as people read it: one line a change, the counts, and what is left as it is, a line each, saying what
  * would delete it: `--prune` where the command has it (apply), `apply --prune` where it has not (import).
  */
-export function renderPlan(io: Pick<IO, 'color'>, plan: Plan, options: { pruneFlag: boolean }): string {
+export function renderPlan(io: Pick<IO, 'color'> & Partial<Pick<IO, 'isStderrTTY'>>, plan: Plan, options: { pruneFlag: boolean; verbose?: boolean }): string {
   const lines: string[] = [];
+  const counts = `${plan.counts.create} to create, ${plan.counts.update} to update, ${plan.counts.delete} to delete.`;
   if (plan.changes.length === 0) lines.push('No changes: the deployment already matches the file.');
-  else {
+  else if (io.isStderrTTY === true && options.verbose !== true && plan.changes.length > PLAN_SHOWN) {
+    // A person reads the counts, then a screenful: hundreds of lines would scroll the counts away.
+    lines.push(`Plan: ${counts}`);
+    for (const change of plan.changes.slice(0, PLAN_SHOWN)) lines.push(`  ${changeLine(io, change)}`);
+    lines.push(`  … and ${plural(plan.changes.length - PLAN_SHOWN, 'more change')} (--verbose shows every one).`);
+  } else {
     lines.push('Plan:');
     for (const change of plan.changes) lines.push(`  ${changeLine(io, change)}`);
-    lines.push(`${plan.counts.create} to create, ${plan.counts.update} to update, ${plan.counts.delete} to delete.`);
+    lines.push(counts);
   }
   const kept: string[] = [];
   if (plan.kept.namespaces > 0) kept.push(`  ${plural(plan.kept.namespaces, 'namespace')} (namespaces are never deleted)`);
@@ -388,6 +397,8 @@ export interface SyncOptions {
   yes: boolean;
   /** --json: the plan and result go to stdout as JSON; nothing but errors on stderr. */
   json: boolean;
+  /** --verbose: on a terminal too, every change of the plan, not the first ones. */
+  verbose?: boolean;
 }
 
 export interface SyncResult {

@@ -49,12 +49,14 @@ const INPUTS: { [N in RouteName]: fc.Arbitrary<unknown> } = {
   ns_update: objectOf({ namespace: key, data: objectOf({ description }) }),
   base_update: objectOf({ namespace: key, base: key, data: objectOf({ description }) }),
   base_delete: objectOf({ namespace: key, base: key }),
+  ns_delete: objectOf({ namespace: key, cascade: fc.constantFrom(true, false, undefined, null, 'true', 1) }),
 };
 const OUTPUTS: { [N in RouteName]: fc.Arbitrary<unknown> } = {
   health: fc.oneof(fc.constant('alive'), fc.constantFrom('Alive', 'alive ', '', null), fc.jsonValue()),
   auth: fc.oneof(key, fc.jsonValue()),
   ns_create: namespace,
   ns_update: namespace,
+  ns_delete: namespace,
   base_create: base,
   base_update: base,
   base_delete: base,

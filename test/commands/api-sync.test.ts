@@ -83,7 +83,7 @@ describe('kb apply, export and import', () => {
 
   it('apply --prune without a terminal needs --yes (exit 2), and deletes with it', async () => {
     const env = await orgEnv('sync-prune');
-    await kb(['base', 'create', 'docs', 'old'], { env });
+    await kb(['base', 'create', 'docs', 'old', '--create-namespace'], { env });
     const file = join(tempDir('kb-cmd-sync-'), 'kb.yaml');
     writeFileSync(file, FILE);
     const refused = await kb(['apply', '-f', file, '--prune'], { env });

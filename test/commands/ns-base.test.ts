@@ -77,9 +77,9 @@ describe('kb ns', () => {
 });
 
 describe('kb base', () => {
-  it('create makes the namespace too; list prints a table, and --json the data', async () => {
+  it('create with --create-namespace makes the namespace too; list prints a table, and --json the data', async () => {
     const env = await orgEnv('base-create');
-    expect(await kb(['base', 'create', 'docs', 'faq', '-d', 'Questions'], { env })).toEqual({
+    expect(await kb(['base', 'create', 'docs', 'faq', '-d', 'Questions', '--create-namespace'], { env })).toEqual({
       code: 0, stdout: 'namespace:   docs\nkey:         faq\ndescription: Questions\n', stderr: '✓ Created base faq in namespace docs\n', asked: [],
     });
     expect((await kb(['ns', 'list', '--json'], { env })).stdout).toContain('"key": "docs"');
@@ -89,7 +89,7 @@ describe('kb base', () => {
 
   it('update changes the description, and exits 3 for a base that does not exist', async () => {
     const env = await orgEnv('base-update');
-    await kb(['base', 'create', 'docs', 'faq'], { env });
+    await kb(['base', 'create', 'docs', 'faq', '--create-namespace'], { env });
     expect(await kb(['base', 'update', 'docs', 'faq', '-d', 'Answers'], { env })).toEqual({
       code: 0, stdout: 'namespace:   docs\nkey:         faq\ndescription: Answers\n', stderr: '✓ Updated base faq in namespace docs\n', asked: [],
     });
@@ -99,7 +99,7 @@ describe('kb base', () => {
   describe('delete asks first', () => {
     it('without a terminal it refuses with exit 2 and names --yes; the base stays', async () => {
       const env = await orgEnv('base-delete-no-tty');
-      await kb(['base', 'create', 'docs', 'faq'], { env });
+      await kb(['base', 'create', 'docs', 'faq', '--create-namespace'], { env });
       expect(await kb(['base', 'delete', 'docs', 'faq'], { env })).toEqual({
         code: 2, stdout: '', stderr: 'Error: Cannot prompt: not a terminal (or CI is set). Pass --yes to delete without confirmation.\n', asked: [],
       });
@@ -108,7 +108,7 @@ describe('kb base', () => {
 
     it('--yes deletes without asking', async () => {
       const env = await orgEnv('base-delete-yes');
-      await kb(['base', 'create', 'docs', 'faq'], { env });
+      await kb(['base', 'create', 'docs', 'faq', '--create-namespace'], { env });
       expect(await kb(['base', 'delete', 'docs', 'faq', '--yes'], { env })).toEqual({
         code: 0, stdout: 'namespace:   docs\nkey:         faq\ndescription: -\n', stderr: '✓ Deleted base faq from namespace docs\n', asked: [],
       });
@@ -117,7 +117,7 @@ describe('kb base', () => {
 
     it('on a terminal, y deletes and anything else cancels with exit 1', async () => {
       const env = await orgEnv('base-delete-tty');
-      await kb(['base', 'create', 'docs', 'faq'], { env });
+      await kb(['base', 'create', 'docs', 'faq', '--create-namespace'], { env });
       const question = 'Delete base faq in namespace docs, with all its data? [y/N] ';
       expect(await kb(['base', 'delete', 'docs', 'faq'], { env, tty: true, answers: ['n'] })).toEqual({
         code: 1, stdout: '', stderr: 'Error: Cancelled: nothing was deleted.\n', asked: [question],

@@ -130,7 +130,7 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
     expect(withJson.length).toBeGreaterThan(10);
     for (const result of results) {
       expect(result.stdout, describeRun(result)).not.toContain('Format output as json');
-      if (withJson.includes(result)) expect(result.stdout, describeRun(result)).toMatch(/^ {2}--json +Print the data as JSON: one document, nothing else\.$/m);
+      if (withJson.includes(result)) expect(result.stdout, describeRun(result)).toMatch(/^ {2}(?: {4})?--json +Print the data as JSON: one document, nothing else\.$/m);
     }
   });
 

@@ -40,7 +40,7 @@ describe('a write whose reply is lost', () => {
   it('is retried under its Idempotency-Key: one base is created and the CLI exits 0', async () => {
     const proxy = await dropFirstReply(new URL(kb.url));
     try {
-      const result = await runKb(['base', 'create', 'retried', 'once-only', '--json', '--verbose'], {
+      const result = await runKb(['base', 'create', 'retried', 'once-only', '--create-namespace', '--json', '--verbose'], {
         env: isolatedEnv({ KB_URL: proxy.url, KB_TOKEN: kb.token }),
       });
       expect(result.code, result.stderr).toBe(0);

@@ -358,6 +358,18 @@ describe('every reply of the server conforms to the document', () => {
     await check('DELETE', '/v1/base_delete', 415, { token, ...text });
   });
 
+  it('ns_delete (an extension): 200, 400, 401, 404, 409, 413, 415', async () => {
+    await check('POST', '/v1/base_create', 200, { token, json: { namespace: 'oa-del', key: 'faq' } });
+    await check('DELETE', '/v1/ns_delete', 409, { token, json: { namespace: 'oa-del' } });
+    await check('DELETE', '/v1/ns_delete', 200, { token, json: { namespace: 'oa-del', cascade: true } });
+    await check('DELETE', '/v1/ns_delete', 400, { token });
+    await check('DELETE', '/v1/ns_delete', 400, { token, json: { namespace: 'oa-del', cascade: 'yes' } });
+    await check('DELETE', '/v1/ns_delete', 401, { json: { namespace: 'oa-del' } });
+    await check('DELETE', '/v1/ns_delete', 404, { token, json: { namespace: 'oa-del' } });
+    await check('DELETE', '/v1/ns_delete', 413, { token, payload: big({ namespace: 'oa-del' }), headers: { 'content-type': 'application/json' } });
+    await check('DELETE', '/v1/ns_delete', 415, { token, ...text });
+  });
+
   it('an unknown route (404) and a known route with the wrong method (405, with Allow)', async () => {
     await check('GET', '/v1/nope', 404, { token });
     await check('GET', '/nope', 404);

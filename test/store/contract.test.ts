@@ -255,6 +255,47 @@ describe(`the Store contract (${ENGINE})`, () => {
     });
   });
 
+  describe('deleting a namespace (nsDelete, the ns_delete extension)', () => {
+    const nsDelete = (orgId: number, key: string, cascade = false) => store.perform({ op: 'nsDelete', orgId, key, cascade });
+
+    it('deletes an empty namespace and returns it; again is not_found; the key can be reused', async () => {
+      await store.nsCreate(acme, ns('empty', 'Nothing yet'));
+      await store.nsCreate(acme, ns('kept'));
+      expect(await nsDelete(acme, 'empty')).toEqual({ key: 'empty', description: 'Nothing yet' });
+      expect(await store.nsList(acme)).toEqual([ns('kept')]);
+      expect((await apiError(nsDelete(acme, 'empty'))).code).toBe('not_found');
+      expect(await store.nsCreate(acme, ns('empty'))).toEqual(ns('empty'));
+    });
+
+    it('refuses a namespace with bases with a conflict naming how many, changing nothing, unless cascade', async () => {
+      await store.baseCreate(acme, base('docs', 'faq'));
+      await store.baseCreate(acme, base('docs', 'guide', 'text'));
+      await store.baseCreate(acme, base('other', 'faq'));
+      const error = await apiError(nsDelete(acme, 'docs'));
+      expect(error.status).toBe(409);
+      expect(error.message).toBe('Namespace docs holds 2 bases');
+      expect(await store.baseList(acme, 'docs')).toEqual([base('docs', 'faq'), base('docs', 'guide', 'text')]);
+      expect(await nsDelete(acme, 'docs', true)).toEqual(ns('docs'));
+      expect(await store.nsList(acme)).toEqual([ns('other')]);
+      expect((await apiError(store.baseList(acme, 'docs'))).code).toBe('not_found');
+      expect(await store.baseListAll(acme)).toEqual([base('other', 'faq')]);
+      // A namespace of the same key made again starts empty.
+      await store.nsCreate(acme, ns('docs'));
+      expect(await store.baseList(acme, 'docs')).toEqual([]);
+      await reopen();
+      expect(await store.baseListAll(acme)).toEqual([base('other', 'faq')]);
+    });
+
+    it("is not_found for an unknown namespace and for another organization's, which stays", async () => {
+      await store.baseCreate(acme, base('docs', 'faq'));
+      for (const cascade of [false, true]) {
+        expect((await apiError(nsDelete(globex, 'docs', cascade))).code).toBe('not_found');
+        expect((await apiError(nsDelete(acme, 'nope', cascade))).code).toBe('not_found');
+      }
+      expect(await store.baseList(acme, 'docs')).toEqual([base('docs', 'faq')]);
+    });
+  });
+
   describe('tokens', () => {
     it('authenticates a token by its hash, naming the organization', async () => {
       const token = generateToken();
@@ -496,7 +537,20 @@ describe(`the Store contract (${ENGINE})`, () => {
       const missing = capture(acme, 'key-c', 'print-c', ok);
       expect(ranError(await store.performKeyed({ op: 'baseDelete', orgId: acme, namespace: 'docs', key: 'nope' }, missing.capture)).code).toBe('not_found');
       expect(await store.idempotencyGet(acme, 'key-c')).toMatchObject({ status: 404, body: 'Namespace docs not found' });
-      expect(await store.nsList(acme)).toEqual([{ key: 'taken', description: null }]);
+      await store.baseCreate(acme, base('full', 'faq'));
+      const full = capture(acme, 'key-full', 'print-full', ok);
+      expect(ranError(await store.performKeyed({ op: 'nsDelete', orgId: acme, key: 'full', cascade: false }, full.capture)).code).toBe('conflict');
+      expect(await store.idempotencyGet(acme, 'key-full')).toMatchObject({ status: 409, body: 'Namespace full holds 1 base' });
+      expect(await store.nsList(acme)).toEqual([{ key: 'full', description: null }, { key: 'taken', description: null }]);
+    });
+
+    it('keeps the reply of a namespace deleted with its bases, and replays it to a repeat', async () => {
+      await store.baseCreate(acme, base('full', 'faq'));
+      const deleted = await store.performKeyed({ op: 'nsDelete', orgId: acme, key: 'full', cascade: true }, capture(acme, 'key-cascade', 'print-cascade', ok).capture);
+      expect(ranValue(deleted)).toEqual(ns('full'));
+      const again = await store.performKeyed({ op: 'nsDelete', orgId: acme, key: 'full', cascade: true }, capture(acme, 'key-cascade', 'print-cascade', ok).capture);
+      expect(again).toMatchObject({ kind: 'replayed', record: { status: 200, body: '{"key":"full","description":null}' } });
+      expect(await store.nsList(acme)).toEqual([]);
     });
 
     it('keeps no reply for a write that failed unexpectedly, and leaves nothing of it behind', async () => {

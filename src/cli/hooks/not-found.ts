@@ -1,21 +1,8 @@
 import type { Hook } from '@oclif/core';
 import { looksLikeToken, maskTokensIn, TOKEN_IN_ARGV_HELP } from '../auth.js';
+import { distance } from '../did-you-mean.js';
 import { UsageError } from '../errors.js';
 import { escapeControls } from '../text.js';
-
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let diagonal = row[0] as number;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const above = row[j] as number;
-      row[j] = Math.min(above + 1, (row[j - 1] as number) + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-      diagonal = above;
-    }
-  }
-  return row[b.length] as number;
-}
 
 /** "a", "a" or "b", "a", "b" or "c": each quoted. */
 function either(words: readonly string[]): string {
@@ -56,7 +43,6 @@ const HABITS: Readonly<Record<string, string>> = {
   'auth list': 'auth status',
   'auth ls': 'auth status',
   'auth use': 'auth switch',
-  version: '--version',
   namespace: 'ns',
   namespaces: 'ns',
   'namespace list': 'ns list',
@@ -70,12 +56,11 @@ const HABITS: Readonly<Record<string, string>> = {
   'base describe': 'base view',
   'base rm': 'base delete',
   'base remove': 'base delete',
+  'ns rm': 'ns delete',
+  'ns remove': 'ns delete',
   'serve token delete': 'serve token revoke',
   'serve token rm': 'serve token revoke',
 };
-
-/** `kb ns delete`: the API has no such operation, and the closest command (base delete) is not what was meant. */
-const NS_DELETE = new Set(['ns delete', 'ns rm', 'ns remove']);
 
 function habit(words: readonly string[]): string | undefined {
   for (let n = Math.min(3, words.length); n > 0; n--) {
@@ -103,16 +88,10 @@ const hook: Hook<'command_not_found'> = async function (options) {
   // `kb serve tokn list`: a command (serve), then a mistyped one of its subcommands rather than an argument.
   const deeper = command === undefined ? [] : closestCommands(words, names.filter((name) => name.startsWith(`${command.replaceAll(':', ' ')} `)));
   let error: UsageError;
-  const typedTwo = words.slice(0, 2).join(' ');
   const meant = habit(words);
-  if (NS_DELETE.has(typedTwo)) {
-    error = new UsageError(
-      `"${typedTwo}" is not a kb command: the API has no way to delete a namespace.`,
-      `\`${bin} base delete NAMESPACE BASE\` deletes one of its bases.`,
-    );
-  } else if (meant !== undefined) {
+  if (meant !== undefined) {
     const typed = options.id.replaceAll(':', ' ');
-    error = new UsageError(`"${typed}" is not a kb command. Did you mean "${meant}"?`, `Run \`${bin} ${meant === '--version' ? '' : `${meant} `}--help\` for more.`);
+    error = new UsageError(`"${typed}" is not a kb command. Did you mean "${meant}"?`, `Run \`${bin} ${meant} --help\` for more.`);
   } else if (command !== undefined && deeper.length === 0) {
     const [extra] = words.slice(command.split(':').length);
     const typed = command.replaceAll(':', ' ');

@@ -1,6 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import type { Namespace } from '../../api/schemas.js';
 import { ApiCommand } from '../../cli/api-command.js';
+import { QUERY_SAMPLES } from '../../cli/query.js';
 import { namespaceBlock } from '../../cli/render.js';
 
 export default class NsUpdate extends ApiCommand {
@@ -12,6 +13,8 @@ export default class NsUpdate extends ApiCommand {
   ];
 
   static override enableJsonFlag = true;
+
+  static querySample = QUERY_SAMPLES.namespace;
 
   static override args = {
     namespace: Args.string({ description: 'The namespace key.', required: true }),
@@ -26,7 +29,7 @@ export default class NsUpdate extends ApiCommand {
     const { args, flags } = await this.parse(NsUpdate);
     const { client } = await this.connect(flags);
     const description = flags['clear-description'] ? null : flags.description;
-    const ns = await this.request('Updating namespace', client.nsUpdate({ namespace: args.namespace, data: { description } }));
+    const ns = await this.request('Updating namespace', this.suggestOnNotFound(client, client.nsUpdate({ namespace: args.namespace, data: { description } }), args.namespace));
     if (!this.jsonEnabled()) this.io.stdout(namespaceBlock(ns));
     this.confirmChange(`Updated namespace ${ns.key}`);
     return ns;

@@ -88,8 +88,9 @@ while the database or, on PostgreSQL, its LISTEN connection is down) and GET /me
 own, never on the API's. With --drain-delay, a SIGTERM first makes /ready fail and keeps serving for the
 delay, so the balancer stops sending before the listener closes.
 
-Beyond the API document, it also serves GET /v1/base_list?namespace=NS (a namespace's bases) and
-GET /v1/base_list_all (every base of the organization), and its OpenAPI document at GET /v1/openapi.json.`;
+Beyond the API document, it also serves GET /v1/base_list?namespace=NS (a namespace's bases),
+GET /v1/base_list_all (every base of the organization), DELETE /v1/ns_delete (a namespace: an empty one, or
+with its bases when "cascade" is true), and its OpenAPI document at GET /v1/openapi.json.`;
 
   static override examples = [
     { description: 'Serve on the default address, http://127.0.0.1:8080', command: '<%= config.bin %> serve' },
