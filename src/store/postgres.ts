@@ -23,6 +23,7 @@ import {
 import { failAll, outcomeOf, type Settled, settle, WriteQueue } from './group-commit.js';
 import { BatchCommit, type BaseRow, CONCURRENT_BATCHES, GATHER_MS, MAX_BATCH, OVERLAP_FROM, type Pending } from './postgres-batch.js';
 import { ChangeListener, type Changes } from './postgres-changes.js';
+import { PostgresChangeLog } from './postgres-changelog.js';
 import { type DescribedRow, operationOf } from './postgres-writes.js';
 import { migrate, waitForDatabase } from './postgres-open.js';
 import {
@@ -125,6 +126,8 @@ export class PostgresStore implements Store {
    * go back to the pool when a request waits for a connection and none is free, and when the store closes.
    */
   private readonly writers: Client[] = [];
+  /** The change log of GET /v1/watch, which the schema's triggers write (postgres-changelog.ts). */
+  readonly changeLog: PostgresChangeLog;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -138,6 +141,7 @@ export class PostgresStore implements Store {
   ) {
     this.authFailures = { recordFailure: (address) => this.recordAuthFailure(address) };
     this.batches = new BatchCommit(broken);
+    this.changeLog = new PostgresChangeLog({ read: (query) => this.read(query), transaction: (fn) => this.transaction(fn), commits: changes.dataChanged });
   }
 
   /**

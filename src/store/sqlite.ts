@@ -6,6 +6,7 @@ import { failures } from './failures.js';
 import { type Answer, failAll, planNow, type QueuedWrite, type Settled, settle, type Step, WriteQueue } from './group-commit.js';
 import { isoFormatter, isoNow } from './clock.js';
 import { backupDatabase } from './sqlite-backup.js';
+import { SqliteChangeLog } from './sqlite-changes.js';
 import { GENERATION_BUMP, type OpenOptions, openDatabase, sqliteCode } from './sqlite-open.js';
 import {
   type CommitObserver,
@@ -82,11 +83,14 @@ export class SqliteStore implements Store {
   private sharedWrites = 0;
   /** The last text of each version and the counts it was made of (readVersion, tokensVersion, dataVersion by organization). */
   private readonly versionTexts: { read?: VersionText; tokens?: VersionText; data: Map<number, VersionText> } = { data: new Map() };
+  /** The change log of GET /v1/watch, which the schema's triggers write (sqlite-changes.ts). */
+  readonly changeLog: SqliteChangeLog;
 
   private constructor(db: Database.Database) {
     this.db = db;
     const { dev, ino } = statSync(db.name);
     this.file = { dev, ino };
+    this.changeLog = new SqliteChangeLog(db, (op) => this.write(op));
     this.stmt = {
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       /** Run first in every write transaction (docs/contract.md, Files and start-up: whose -wal is it?). */
@@ -246,6 +250,7 @@ export class SqliteStore implements Store {
     }
     this.commits++;
     this.onCommit?.(batch.length, (performance.now() - started) / 1000);
+    this.changeLog.committed();
     settle(batch, results);
   }
 

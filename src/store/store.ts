@@ -1,4 +1,5 @@
 import type { Base, Namespace } from '../api/schemas.js';
+import type { ChangeLog } from './changes.js';
 
 /** Who a request acts for: the organization its token names. */
 export interface Principal {
@@ -197,6 +198,9 @@ export interface Store {
    * serve. Present for the embedded engine only: a database server has its own tools (pg_dump).
    */
   backup?(destDir: string): Promise<{ path: string; bytes: number }>;
+
+  /** The change log of GET /v1/watch (changes.ts); absent for a store that keeps none. */
+  readonly changeLog?: ChangeLog;
 
   close(): Promise<void>;
 }
