@@ -1,3 +1,4 @@
+import type { Base, Namespace } from '../../src/api/schemas.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchCall } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -111,8 +112,8 @@ describe('GET /v1/watch', () => {
     const head = Number(synced.events.find((event) => event.event === 'synced')?.id);
     await Promise.all(watchers.map((watcher) => watcher.finish(head)));
     const lists = modelOf(
-      (await fetchCall(server.url, 'GET', '/v1/ns_list', { token })).body.data,
-      (await fetchCall(server.url, 'GET', '/v1/base_list_all', { token })).body.data,
+      ((await fetchCall(server.url, 'GET', '/v1/ns_list', { token })).body as { data: Namespace[] }).data,
+      ((await fetchCall(server.url, 'GET', '/v1/base_list_all', { token })).body as { data: Base[] }).data,
     );
     expect(replay(synced.events)).toEqual(lists);
     for (const watcher of watchers) {
