@@ -11,8 +11,8 @@ import { sharedPlugin } from './plugin.js';
 
 // GET /v1/watch (docs/contract.md, Live changes): each organization's change log, streamed as Server-Sent Events.
 
-/** Changes read from the log at once, at most. */
-const PAGE = 1000;
+/** Changes read from the log at once, at most: with descriptions of 4 KB, a page is 800 KB. */
+const PAGE = 200;
 /** A comment this often on every stream (the contract asks at least every 15 s): proxies keep it, clients see it live. */
 export const HEARTBEAT_MS = 10_000;
 /** Bytes a watcher may leave unread before it is ended: it resumes from its last id (bounded memory per watcher). */
@@ -38,22 +38,44 @@ class Watcher {
     return !this.reply.raw.destroyed && !this.reply.raw.writableEnded;
   }
 
-  /** Sends a change in order; a change it has had already is skipped; a gap ends the stream (it resumes from its id). */
-  take(change: Change): void {
-    if (change.seq <= this.cursor) return;
-    if (change.seq !== this.cursor + 1) return this.end();
+  /**
+   * Sends a change in order; a change it has had already is skipped; a gap ends the stream (it resumes from its id).
+   * False when the connection's buffer is past its high-water mark (a caller that can wait waits for 'drain').
+   */
+  take(change: Change): boolean {
+    if (change.seq <= this.cursor) return true;
+    if (change.seq !== this.cursor + 1) {
+      this.end();
+      return true;
+    }
     this.cursor = change.seq;
     const namespace = change.kind === 'namespace' ? change.object.key : change.object.namespace;
-    if (this.namespace !== undefined && namespace !== this.namespace) return;
-    this.write(`id: ${change.seq}\nevent: change\ndata: ${JSON.stringify({ type: change.type, kind: change.kind, object: change.object })}\n\n`);
+    if (this.namespace !== undefined && namespace !== this.namespace) return true;
     this.counted(1);
+    return this.write(`id: ${change.seq}\nevent: change\ndata: ${JSON.stringify({ type: change.type, kind: change.kind, object: change.object })}\n\n`);
   }
 
   /** Writes, and ends a reader that has left too much unread: it reconnects with its last id and loses nothing. */
-  write(text: string): void {
-    if (!this.open) return;
-    this.reply.raw.write(text);
+  write(text: string): boolean {
+    if (!this.open) return true;
+    const below = this.reply.raw.write(text);
     if (this.reply.raw.writableLength > WATCHER_BUFFER_BYTES) this.reply.raw.destroy();
+    return below;
+  }
+
+  /** Resolves once the connection has taken what was written (or has closed). */
+  drained(): Promise<void> {
+    const raw = this.reply.raw;
+    if (!this.open) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        raw.off('drain', done);
+        raw.off('close', done);
+        resolve();
+      };
+      raw.on('drain', done);
+      raw.on('close', done);
+    });
   }
 
   end(): void {
@@ -109,22 +131,34 @@ class Feed {
     }
   }
 
-  /** Sends a new watcher what it missed since its cursor, then feeds it with the others. */
-  join(watcher: Watcher): Promise<void> {
+  /**
+   * Sends a new watcher what it missed since its cursor, then feeds it with the others. A long backlog is sent at the
+   * reader's pace, outside the feed's queue (the other watchers go on meanwhile); what was committed while it was sent
+   * is read in the queue, between two fan-outs.
+   */
+  async join(watcher: Watcher): Promise<void> {
+    if (await this.catchUp(watcher, true)) return;
     return this.run(async () => {
-      for (;;) {
-        if (!watcher.open) return;
-        const read = await this.log.read(this.orgId, watcher.cursor, PAGE);
-        if (read.gone) return watcher.end();
-        for (const change of read.changes) watcher.take(change);
-        if (read.changes.length < PAGE) break;
-      }
-      if (!watcher.open) return;
+      if (await this.catchUp(watcher, false)) return;
       this.watchers.add(watcher);
       this.seq ??= watcher.cursor;
       // Whatever was committed while it read is read by the next fan-out.
       this.poke();
     });
+  }
+
+  /** Reads and sends the watcher's backlog; true when the watcher is gone (closed, or its cursor no longer kept). */
+  private async catchUp(watcher: Watcher, paced: boolean): Promise<boolean> {
+    for (;;) {
+      if (!watcher.open) return true;
+      const read = await this.log.read(this.orgId, watcher.cursor, PAGE);
+      if (read.gone) {
+        watcher.end();
+        return true;
+      }
+      for (const change of read.changes) if (!watcher.take(change) && paced) await watcher.drained();
+      if (read.changes.length < PAGE) return !watcher.open;
+    }
   }
 }
 

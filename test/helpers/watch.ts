@@ -137,7 +137,10 @@ export async function randomWrites(urls: readonly string[], token: string, count
       headers['idempotency-key'] = key;
       [path, body] = ['/base_create', { namespace: `keyed${key.length % 2}`, key, description: null }];
     } else [path, body] = ['/ns_create', { key: 'Not A Key!' }];
-    const response = await fetch(`${pick(urls)}/v1${path}`, { method, headers, body: JSON.stringify(body) });
+    const url = `${pick(urls)}/v1${path}`;
+    // A keep-alive connection the server closed as the request went out is tried again: whether the first attempt
+    // ran or not, the changes streamed must still give the lists read at the end.
+    const response = await fetch(url, { method, headers, body: JSON.stringify(body) }).catch(() => fetch(url, { method, headers, body: JSON.stringify(body) }));
     await response.arrayBuffer();
     statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
   };
