@@ -5,6 +5,9 @@ import * as z from './zod.js';
 
 export const WATCH_PATH = '/watch';
 
+/** The response header of a stream: the cursor its first change follows. */
+export const WATCH_CURSOR_HEADER = 'kb-watch-cursor';
+
 /** A cursor as the server writes it: the change's number within its organization. */
 export const CURSOR_PATTERN = /^\d{1,15}$/;
 export const Cursor = z.string({ error: 'must be a cursor (an id of an event of this stream)' }).check(

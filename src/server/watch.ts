@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { KbApiError } from '../api/errors.js';
 import { API_PREFIX } from '../api/routes.js';
 import { parseInput } from '../api/validation.js';
-import { WATCH_PATH, WatchQuery } from '../api/watch.js';
+import { WATCH_CURSOR_HEADER, WATCH_PATH, WatchQuery } from '../api/watch.js';
 import type { Change, ChangeLog } from '../store/changes.js';
 import type { Principal } from '../store/store.js';
 import { sendError } from './errors.js';
@@ -288,6 +288,8 @@ export const watchRoute = sharedPlugin<{ hub: WatchHub | undefined }>((app: Fast
         'cache-control': 'no-store',
         // Proxies such as nginx buffer a response unless told not to.
         'x-accel-buffering': 'no',
+        // The cursor the stream starts after: a client that drops before any event resumes from it (kb watch).
+        [WATCH_CURSOR_HEADER]: String(start),
       });
       raw.flushHeaders();
       if (snapshot !== undefined) {
