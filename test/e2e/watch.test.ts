@@ -101,6 +101,29 @@ describe(`GET /v1/watch from the built kb serve (${ENGINE})`, () => {
     expect(resumed.events.map((event) => Number(event.id))).toEqual(Array.from({ length: changes + 1 - (ids.at(-1) as number) }, (_, n) => (ids.at(-1) as number) + 1 + n));
   }, 120_000);
 
+  it('/metrics counts the open streams and the events sent to them', async () => {
+    const { env } = await storage();
+    const server = await serve(env, ['--admin-port', '0']);
+    const admin = /admin port: (http:\/\/\S+)\/live/.exec(server.stderr())?.[1] as string;
+    const token = await newToken(env, 'counted');
+    const sample = async (name: string) => {
+      const text = await (await fetch(`${admin}/metrics`)).text();
+      const line = text.split('\n').find((row) => row.startsWith(`${name} `));
+      return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+    };
+    expect(await sample('kb_watchers')).toBe(0);
+    const streams = [await openWatch(server.url, token), await openWatch(server.url, token)];
+    expect(await post(server.url, token, '/ns_create', { key: 'counted' })).toBe(200);
+    for (const stream of streams) await stream.until((events) => events.length === 1);
+    expect(await sample('kb_watchers')).toBe(2);
+    expect(await sample('kb_watch_events_sent_total')).toBe(2);
+    for (const stream of streams) {
+      stream.close();
+      await stream.ended;
+    }
+    await expect.poll(() => sample('kb_watchers')).toBe(0);
+  });
+
   it('forgets changes past 24 h and the last 10,000 of each organization, and answers a cursor before them 410', async () => {
     const { database, env } = await storage();
     let server = await serve(env);
