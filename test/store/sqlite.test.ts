@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Base, Namespace } from '../../src/api/schemas.js';
 import { generateToken } from '../../src/server/tokens.js';
-import { APPLICATION_ID, SCHEMA_VERSION } from '../../src/store/migrations.js';
+import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from '../../src/store/migrations.js';
 import { DATABASE_FILE, SqliteStore } from '../../src/store/sqlite.js';
 import { StoreOpenError } from '../../src/store/store.js';
 import { tempDir } from '../helpers/server.js';
@@ -298,7 +298,8 @@ describe('SqliteStore.open', () => {
     await SqliteStore.open(dir).close();
     const old = new Database(join(dir, DATABASE_FILE));
     old.exec('DROP TABLE meta');
-    old.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+    // The version before the migration that made meta (later migrations run again over their own tables).
+    old.pragma(`user_version = ${MIGRATIONS.findIndex((sql) => sql.includes('CREATE TABLE meta'))}`);
     old.close();
     const store = SqliteStore.open(dir);
     const meta = () => {
