@@ -2,7 +2,8 @@ import * as z from './zod.js';
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
 import { ROUTES, type RouteName, type RouteSpec } from './routes.js';
 import { TOKEN_EXPIRES_HEADER, TOKEN_SCOPE_HEADER } from './route-table.js';
-import { Base, Description, DESCRIPTION_RULE, FailureEnvelope, Key, KEY_RULE, LIMITS, Namespace, successEnvelope } from './schemas.js';
+import { Base, Description, DESCRIPTION_RULE, FailureEnvelope, Key, KEY_PATTERN, KEY_RULE, LIMITS, Namespace, successEnvelope } from './schemas.js';
+import { CURSOR_PATTERN, WATCH_CURSOR_HEADER, WATCH_PATH } from './watch.js';
 
 /** Where `kb serve` serves this document, relative to /v1 (docs/contract.md, The local server). */
 export const OPENAPI_PATH = '/openapi.json';
@@ -42,6 +43,10 @@ const FAILURES: Partial<Record<ErrorCode, { name: string; description: string; h
   conflict: {
     name: 'Conflict',
     description: 'The namespace key or base key is already taken, a namespace to delete holds bases (without cascade), or a request with the same Idempotency-Key is still running.',
+  },
+  gone: {
+    name: 'Gone',
+    description: 'A watch cursor older than the changes the server keeps (at least 24 h and the last 10,000 of the organization), or not one of its cursors.',
   },
   payload_too_large: { name: 'PayloadTooLarge', description: `A body over ${LIMITS.bodyBytes / 1024} KiB.` },
   unsupported_media_type: { name: 'UnsupportedMediaType', description: 'A body whose content type is not JSON.' },
@@ -209,6 +214,39 @@ function operation(route: RouteSpec, schemas: Record<string, JsonObject>): JsonO
  * The OpenAPI 3.1 document of the kb API, generated from the zod schemas and the ROUTES table of src/api, so it
  * cannot drift from what the server validates. Deterministic: the same code gives the same document, byte for byte.
  */
+/** GET /watch (extension): Server-Sent Events, described here since no zod schema of a JSON reply fits it. */
+function watchPath(): JsonObject {
+  const query = (name: string, description: string, schema: JsonObject) => ({ name, in: 'query', required: false, description, schema });
+  return {
+    get: {
+      operationId: 'watch',
+      summary: 'Stream the organization\'s changes as Server-Sent Events (extension)',
+      description:
+        'One event per committed change, in commit order: `id: CURSOR`, `event: change`, `data: {"type","kind","object"}` ' +
+        '(type created, updated or deleted; kind namespace or base; object as the API returns it, a deleted one as it was). ' +
+        'A comment line at least every 15 s. A reader too slow is disconnected and resumes with Last-Event-ID.',
+      tags: ['service'],
+      [EXTENSION_FLAG]: true,
+      parameters: [
+        query('namespace', 'That namespace and its bases only.', { type: 'string', pattern: KEY_PATTERN.source }),
+        query('since', 'Resume after this cursor (as Last-Event-ID).', { type: 'string', pattern: CURSOR_PATTERN.source }),
+        query('initial', 'First the current objects as created events, then `event: synced` with the cursor as its id.', { type: 'string', enum: ['true', 'false'] }),
+        { name: 'Last-Event-ID', in: 'header', required: false, description: 'Resume after this cursor.', schema: { type: 'string', pattern: CURSOR_PATTERN.source } },
+      ],
+      responses: {
+        '200': {
+          description: 'The stream of changes.',
+          headers: { [WATCH_CURSOR_HEADER]: { description: 'The cursor the first change of the stream follows.', schema: { type: 'string' } } },
+          content: { 'text/event-stream': { schema: { type: 'string' } } },
+        },
+        '400': failureRef('bad_request'),
+        '401': failureRef('unauthorized'),
+        '410': failureRef('gone'),
+      },
+    },
+  };
+}
+
 export function buildOpenApiDocument(): JsonObject {
   const routes = Object.values(ROUTES) as RouteSpec[];
   const schemas = componentSchemas(routes);
@@ -230,6 +268,7 @@ export function buildOpenApiDocument(): JsonObject {
       },
     },
   };
+  paths[WATCH_PATH] = watchPath();
   const responses: JsonObject = {};
   for (const failure of Object.values(FAILURES)) {
     responses[failure.name] = {

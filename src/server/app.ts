@@ -9,6 +9,7 @@ import { createLogger, RequestLog, requestFields, requestIds, type RequestTold, 
 import type { AppObserver } from './observer.js';
 import { routes } from './routes.js';
 import { WarmUp } from './warm-up.js';
+import { WatchHub, watchRoute } from './watch.js';
 
 /** docs/contract.md, Limits: a client has at most 5 s for its headers, checked every second. */
 export const HEADERS_TIMEOUT_MS = 5000;
@@ -93,5 +94,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.register(auth, { limiter: options.authLimiter });
   app.register(idempotency, { waitMs: options.repeatWaitMs });
   app.register(routes, { observer });
+  // GET /v1/watch, over the store's change log (watch.ts).
+  const log = options.store.changeLog;
+  const hub = log && new WatchHub(log, (error) => logger.pino.error({ err: error }, 'a watch feed failed to read the change log'));
+  if (hub !== undefined) observer?.watching?.(hub);
+  app.register(watchRoute, { hub });
   return app;
 }

@@ -1,13 +1,16 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { OPENAPI_PATH } from '../api/openapi.js';
 import { API_PREFIX, ROUTES, type RouteSpec } from '../api/routes.js';
+import { WATCH_PATH } from '../api/watch.js';
 import type { CommitObserver, Store } from '../store/store.js';
 import type { AppObserver } from './observer.js';
+import type { WatchStats } from './watch.js';
 
 /** The route label of each path served: a route's name, never a path or a key, so the labels stay few. */
 const ROUTE_NAMES = new Map<string, string>([
   ...(Object.values(ROUTES) as RouteSpec[]).map((route) => [API_PREFIX + route.path, route.name] as const),
   [API_PREFIX + OPENAPI_PATH, 'openapi'],
+  [API_PREFIX + WATCH_PATH, 'watch'],
 ]);
 
 /** The methods counted by name; any other a client makes up is counted as "other". */
@@ -165,6 +168,29 @@ export class ServerMetrics implements AppObserver {
 
   replayed(route: string): void {
     this.replays.labels(route).inc();
+  }
+
+  /** The watchers of GET /v1/watch and the events sent to them, read when scraped. */
+  watching(stats: WatchStats): void {
+    new Gauge({
+      name: 'kb_watchers',
+      help: 'Streams of GET /v1/watch open now.',
+      registers: [this.registry],
+      collect() {
+        this.set(stats.watchers());
+      },
+    });
+    let counted = 0;
+    new Counter({
+      name: 'kb_watch_events_sent_total',
+      help: 'Change events written to the streams of GET /v1/watch.',
+      registers: [this.registry],
+      collect() {
+        const sent = stats.eventsSent();
+        this.inc(sent - counted);
+        counted = sent;
+      },
+    });
   }
 
   /** The store's observer of its group commits. */

@@ -1,3 +1,5 @@
+import type { WatchStats } from './watch.js';
+
 /**
  * What the API app tells about its work, for `kb serve --admin-port`'s metrics (metrics.ts). An app built without one
  * tells nothing: metrics that are off cost a request a comparison.
@@ -13,4 +15,6 @@ export interface AppObserver {
   keptAnswer(route: string, hit: boolean): void;
   /** A write answered with the reply kept under its Idempotency-Key, without running again. */
   replayed(route: string): void;
+  /** The watchers of GET /v1/watch, read when metrics are scraped: told once, when the app is built. */
+  watching?(stats: WatchStats): void;
 }

@@ -4,6 +4,7 @@ import { buildOpenApiDocument, OPENAPI_PATH } from '../api/openapi.js';
 import { API_PREFIX, ROUTES, type RouteName, type RouteSpec } from '../api/routes.js';
 import { TOKEN_EXPIRES_HEADER, TOKEN_SCOPE_HEADER } from '../api/route-table.js';
 import { parseInput } from '../api/validation.js';
+import { WATCH_PATH } from '../api/watch.js';
 import type { Principal, Store, Write } from '../store/store.js';
 import { send, sendError } from './errors.js';
 import { READS, WRITES, type WriteRouteName } from './handlers.js';
@@ -17,7 +18,7 @@ const API_ROUTES = Object.values(ROUTES) as RouteSpec[];
 
 /** Every path served, with the methods it allows as an Allow header says them. */
 const ALLOWED_METHODS = new Map<string, string>(
-  [...API_ROUTES.map((route) => [API_PREFIX + route.path, route.method] as const), [API_PREFIX + OPENAPI_PATH, 'GET'] as const].map(
+  [...API_ROUTES.map((route) => [API_PREFIX + route.path, route.method] as const), [API_PREFIX + OPENAPI_PATH, 'GET'] as const, [API_PREFIX + WATCH_PATH, 'GET'] as const].map(
     ([path, method]) => [path, methodsOf(method).join(', ')],
   ),
 );

@@ -76,8 +76,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     const first = generateToken();
     // Of several servers starting together on empty storage, only one creates it.
     const firstToken = (await store.createFirstToken(FIRST_ORG, first.id, first.hash)) ? { org: FIRST_ORG, token: first.token } : undefined;
-    // Idempotency keys are kept 24 h: forget older ones now and every hour.
-    const purge = () => void store.idempotencyPurge().catch((error: Error) => logger.pino.warn({ err: error }, 'idempotency purge failed'));
+    // Idempotency keys are kept 24 h, and changes 24 h and 10,000 by organization: forget older ones now and every hour.
+    const purge = () => {
+      store.idempotencyPurge().catch((error: Error) => logger.pino.warn({ err: error }, 'idempotency purge failed'));
+      store.changeLog?.purge().catch((error: Error) => logger.pino.warn({ err: error }, 'change log purge failed'));
+    };
     purge();
     const purging = setInterval(purge, 60 * 60 * 1000).unref();
     let closing: Promise<{ forced: boolean }> | undefined;

@@ -82,6 +82,62 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE tokens ADD COLUMN last_used_at TEXT;
   CREATE UNIQUE INDEX tokens_active_name ON tokens (name) WHERE revoked_at IS NULL;
   `,
+  // The change log of GET /v1/watch (docs/contract.md, Live changes): each organization's changes numbered 1, 2, 3…
+  // (its cursors), written by triggers in the write's own transaction and savepoint, so that a write rolled back,
+  // failed or replayed records nothing, and any future write of namespaces or bases records its changes too.
+  // change_heads holds each organization's last number and the last one forgotten (purged: older cursors are 410).
+  // IF NOT EXISTS: migrations may be reordered when branches merge, and a database from before one runs the later ones again.
+  `
+  CREATE TABLE IF NOT EXISTS change_heads (
+    org_id INTEGER PRIMARY KEY REFERENCES orgs(id),
+    seq INTEGER NOT NULL,
+    purged INTEGER NOT NULL DEFAULT 0
+  ) STRICT;
+  CREATE TABLE IF NOT EXISTS changes (
+    org_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    key TEXT NOT NULL,
+    description TEXT,
+    at TEXT NOT NULL,
+    PRIMARY KEY (org_id, seq)
+  ) STRICT, WITHOUT ROWID;
+  CREATE TRIGGER IF NOT EXISTS namespaces_inserted_logged AFTER INSERT ON namespaces BEGIN
+    INSERT INTO change_heads (org_id, seq) VALUES (NEW.org_id, 1) ON CONFLICT (org_id) DO UPDATE SET seq = seq + 1;
+    INSERT INTO changes SELECT NEW.org_id, seq, 'created', 'namespace', NEW.key, NEW.key, NEW.description,
+      strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM change_heads WHERE org_id = NEW.org_id;
+  END;
+  CREATE TRIGGER IF NOT EXISTS namespaces_updated_logged AFTER UPDATE ON namespaces BEGIN
+    INSERT INTO change_heads (org_id, seq) VALUES (NEW.org_id, 1) ON CONFLICT (org_id) DO UPDATE SET seq = seq + 1;
+    INSERT INTO changes SELECT NEW.org_id, seq, 'updated', 'namespace', NEW.key, NEW.key, NEW.description,
+      strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM change_heads WHERE org_id = NEW.org_id;
+  END;
+  CREATE TRIGGER IF NOT EXISTS namespaces_deleted_logged AFTER DELETE ON namespaces BEGIN
+    INSERT INTO change_heads (org_id, seq) VALUES (OLD.org_id, 1) ON CONFLICT (org_id) DO UPDATE SET seq = seq + 1;
+    INSERT INTO changes SELECT OLD.org_id, seq, 'deleted', 'namespace', OLD.key, OLD.key, OLD.description,
+      strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM change_heads WHERE org_id = OLD.org_id;
+  END;
+  CREATE TRIGGER IF NOT EXISTS bases_inserted_logged AFTER INSERT ON bases BEGIN
+    INSERT INTO change_heads (org_id, seq) SELECT org_id, 1 FROM namespaces WHERE id = NEW.namespace_id
+      ON CONFLICT (org_id) DO UPDATE SET seq = seq + 1;
+    INSERT INTO changes SELECT n.org_id, h.seq, 'created', 'base', n.key, NEW.key, NEW.description,
+      strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM namespaces n JOIN change_heads h ON h.org_id = n.org_id WHERE n.id = NEW.namespace_id;
+  END;
+  CREATE TRIGGER IF NOT EXISTS bases_updated_logged AFTER UPDATE ON bases BEGIN
+    INSERT INTO change_heads (org_id, seq) SELECT org_id, 1 FROM namespaces WHERE id = NEW.namespace_id
+      ON CONFLICT (org_id) DO UPDATE SET seq = seq + 1;
+    INSERT INTO changes SELECT n.org_id, h.seq, 'updated', 'base', n.key, NEW.key, NEW.description,
+      strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM namespaces n JOIN change_heads h ON h.org_id = n.org_id WHERE n.id = NEW.namespace_id;
+  END;
+  CREATE TRIGGER IF NOT EXISTS bases_deleted_logged AFTER DELETE ON bases BEGIN
+    INSERT INTO change_heads (org_id, seq) SELECT org_id, 1 FROM namespaces WHERE id = OLD.namespace_id
+      ON CONFLICT (org_id) DO UPDATE SET seq = seq + 1;
+    INSERT INTO changes SELECT n.org_id, h.seq, 'deleted', 'base', n.key, OLD.key, OLD.description,
+      strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM namespaces n JOIN change_heads h ON h.org_id = n.org_id WHERE n.id = OLD.namespace_id;
+  END;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { CommitListeners } from './changes.js';
 import { CHANGES_CHANNEL } from './postgres-migrations.js';
 import { connectionConfig, ROUND_TRIP_MS, STALLED_MS } from './postgres-pool.js';
 
@@ -28,6 +29,8 @@ export class ChangeListener {
   /** Changes to data of no one organization (a TRUNCATE), and to each organization's (data:ORG_ID, and own writes). */
   private anyOrg = 0;
   private readonly orgs = new Map<number, number>();
+  /** Told of each change to an organization's data (its id), or to any's (undefined: a TRUNCATE, a LISTEN gap): the watch. */
+  readonly dataChanged = new CommitListeners();
 
   constructor(
     private readonly url: string,
@@ -53,6 +56,7 @@ export class ChangeListener {
   wrote(orgId: number): void {
     this.counts.data++;
     this.orgs.set(orgId, (this.orgs.get(orgId) ?? 0) + 1);
+    this.dataChanged.tell(orgId);
   }
 
   /** Whether it listens now, and answers: when not, other replicas' commits may go unseen. */
@@ -153,6 +157,7 @@ export class ChangeListener {
       else {
         this.counts.data++;
         this.anyOrg++;
+        this.dataChanged.tell(undefined);
       }
     });
     try {
@@ -166,6 +171,8 @@ export class ChangeListener {
     this.epoch++;
     this.listening = true;
     this.delay = 100;
+    // Notifications may have been missed while it did not listen.
+    this.dataChanged.tell(undefined);
   }
 
   /** Forgets a LISTEN connection that broke (or stalled), and connects again after a while. */

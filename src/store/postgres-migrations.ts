@@ -149,6 +149,85 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     OR UPDATE OF id, org_id, hash, created_at, revoked_at, name, scope, expires_at ON tokens
     FOR EACH STATEMENT EXECUTE FUNCTION kb_changed('tokens');
   `,
+  // The change log of GET /v1/watch (docs/contract.md, Live changes), as in migrations.ts: row triggers write each
+  // change in the write's own transaction and savepoint. Commit order is not sequence order across connections, so a
+  // change is numbered only as its transaction commits: a deferred trigger takes the organization's change_heads row
+  // (organizations in id order, so that two transactions never wait for each other) and numbers the transaction's
+  // changes after the last one; the row stays locked until the commit is done, so the next transaction of that
+  // organization numbers after it, and every cursor becomes visible after all the lower ones, on every replica.
+  `
+  CREATE TABLE change_heads (
+    org_id bigint PRIMARY KEY REFERENCES orgs (id),
+    seq bigint NOT NULL DEFAULT 0,
+    purged bigint NOT NULL DEFAULT 0
+  );
+  CREATE TABLE changes (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    org_id bigint NOT NULL,
+    seq bigint,
+    type text NOT NULL,
+    kind text NOT NULL,
+    namespace text COLLATE "C" NOT NULL,
+    key text COLLATE "C" NOT NULL,
+    description bytea,
+    at timestamptz NOT NULL DEFAULT now()
+  );
+  CREATE UNIQUE INDEX changes_cursor ON changes (org_id, seq);
+  CREATE INDEX changes_unnumbered ON changes (org_id, id) WHERE seq IS NULL;
+  CREATE FUNCTION kb_namespace_logged() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP = 'DELETE' THEN
+      INSERT INTO changes (org_id, type, kind, namespace, key, description)
+        VALUES (OLD.org_id, 'deleted', 'namespace', OLD.key, OLD.key, OLD.description);
+    ELSE
+      INSERT INTO changes (org_id, type, kind, namespace, key, description)
+        VALUES (NEW.org_id, CASE TG_OP WHEN 'INSERT' THEN 'created' ELSE 'updated' END, 'namespace', NEW.key, NEW.key, NEW.description);
+    END IF;
+    RETURN NULL;
+  END
+  $$;
+  CREATE FUNCTION kb_base_logged() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    IF TG_OP = 'DELETE' THEN
+      INSERT INTO changes (org_id, type, kind, namespace, key, description)
+        SELECT n.org_id, 'deleted', 'base', n.key, OLD.key, OLD.description FROM namespaces n WHERE n.id = OLD.namespace_id;
+    ELSE
+      INSERT INTO changes (org_id, type, kind, namespace, key, description)
+        SELECT n.org_id, CASE TG_OP WHEN 'INSERT' THEN 'created' ELSE 'updated' END, 'base', n.key, NEW.key, NEW.description
+        FROM namespaces n WHERE n.id = NEW.namespace_id;
+    END IF;
+    RETURN NULL;
+  END
+  $$;
+  CREATE FUNCTION kb_changes_numbered() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    org bigint;
+    head bigint;
+    pending bigint;
+  BEGIN
+    -- The first of the transaction's firings numbers them all; the others find their row numbered already.
+    PERFORM 1 FROM changes WHERE id = NEW.id AND seq IS NULL;
+    IF NOT FOUND THEN
+      RETURN NULL;
+    END IF;
+    FOR org IN SELECT DISTINCT c.org_id FROM changes c WHERE c.seq IS NULL ORDER BY c.org_id LOOP
+      SELECT count(*) INTO pending FROM changes c WHERE c.org_id = org AND c.seq IS NULL;
+      INSERT INTO change_heads (org_id) VALUES (org) ON CONFLICT (org_id) DO NOTHING;
+      UPDATE change_heads SET seq = seq + pending WHERE org_id = org RETURNING seq INTO head;
+      UPDATE changes c SET seq = head - pending + numbered.n
+        FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM changes WHERE org_id = org AND seq IS NULL) numbered
+        WHERE c.id = numbered.id;
+    END LOOP;
+    RETURN NULL;
+  END
+  $$;
+  CREATE TRIGGER namespaces_logged AFTER INSERT OR UPDATE OR DELETE ON namespaces
+    FOR EACH ROW EXECUTE FUNCTION kb_namespace_logged();
+  CREATE TRIGGER bases_logged AFTER INSERT OR UPDATE OR DELETE ON bases
+    FOR EACH ROW EXECUTE FUNCTION kb_base_logged();
+  CREATE CONSTRAINT TRIGGER changes_numbered AFTER INSERT ON changes DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION kb_changes_numbered();
+  `,
 ];
 
 /**

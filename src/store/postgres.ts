@@ -22,6 +22,7 @@ import {
 import { failAll, outcomeOf, type Settled, settle, WriteQueue } from './group-commit.js';
 import { BatchCommit, type BaseRow, CONCURRENT_BATCHES, GATHER_MS, MAX_BATCH, OVERLAP_FROM, type Pending } from './postgres-batch.js';
 import { ChangeListener, type Changes } from './postgres-changes.js';
+import { PostgresChangeLog } from './postgres-changelog.js';
 import { type DescribedRow, operationOf } from './postgres-writes.js';
 import { migrate, waitForDatabase } from './postgres-open.js';
 import { Connections, MAINTENANCE_ROUND_TRIP_MS, ROUND_TRIP_MS, statementMs } from './postgres-pool.js';
@@ -129,6 +130,8 @@ export class PostgresStore implements Store {
   private principalsVersion: string | undefined;
   private readonly batches: BatchCommit;
   private onCommit: CommitObserver | undefined;
+  /** The change log of GET /v1/watch, which the schema's triggers write (postgres-changelog.ts). */
+  readonly changeLog: PostgresChangeLog;
 
   private constructor(
     private readonly connections: Connections,
@@ -139,6 +142,7 @@ export class PostgresStore implements Store {
     this.authFailures = { recordFailure: (address) => this.recordAuthFailure(address) };
     this.batches = new BatchCommit(connections.broken);
     connections.owner = this;
+    this.changeLog = new PostgresChangeLog({ read: (query) => this.read(query), transaction: (fn) => this.transaction(fn), commits: changes.dataChanged });
   }
 
   /**

@@ -7,6 +7,7 @@ import { isoFormatter, isoNow } from './clock.js';
 import { backupDatabase } from './sqlite-backup.js';
 import { closeMarkingClean, type DatabaseFiles, moved } from './sqlite-files.js';
 import { COMMIT_BUMP, type OpenDatabase, type OpenOptions, openDatabase, sqliteCode } from './sqlite-open.js';
+import { SqliteChangeLog } from './sqlite-changes.js';
 import { recoverFiles } from './sqlite-recover.js';
 import {
   type CommitObserver,
@@ -103,6 +104,8 @@ export class SqliteStore implements Store {
   private sharedWrites = 0;
   /** The last text of each version and the counts it was made of (readVersion, tokensVersion, dataVersion by organization). */
   private readonly versionTexts: { read?: VersionText; tokens?: VersionText; data: Map<number, VersionText> } = { data: new Map() };
+  /** The change log of GET /v1/watch, which the schema's triggers write (sqlite-changes.ts). */
+  changeLog!: SqliteChangeLog;
 
   private constructor(
     private readonly dataDir: string,
@@ -118,6 +121,8 @@ export class SqliteStore implements Store {
     this.db = db;
     this.held = held;
     this.stmt = statements(db);
+    if (this.changeLog === undefined) this.changeLog = new SqliteChangeLog(db, (op) => this.write(op));
+    else this.changeLog.connect(db);
     // Another connection's data_version starts anew: every kept answer is dropped.
     this.commits++;
     this.othersVersion = undefined;
@@ -242,6 +247,7 @@ export class SqliteStore implements Store {
     }
     this.commits++;
     this.onCommit?.(batch.length, (performance.now() - started) / 1000);
+    this.changeLog.committed();
     settle(batch, results);
   }
 

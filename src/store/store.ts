@@ -1,4 +1,5 @@
 import type { Base, Namespace } from '../api/schemas.js';
+import type { ChangeLog } from './changes.js';
 
 /**
  * What a token may do (docs/contract.md, Tokens): `full` reads and writes, `read-only` reads and is refused every write
@@ -233,6 +234,9 @@ export interface Store {
    * serve. Present for the embedded engine only: a database server has its own tools (pg_dump).
    */
   backup?(destDir: string): Promise<{ path: string; bytes: number }>;
+
+  /** The change log of GET /v1/watch (changes.ts); absent for a store that keeps none. */
+  readonly changeLog?: ChangeLog;
 
   close(): Promise<void>;
 }

@@ -10,6 +10,7 @@ import type { Store } from '../../src/store/store.js';
 import { ROOT } from '../helpers/cli.js';
 import { call, type CallOptions, type Reply } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { openWatch } from '../helpers/watch.js';
 
 type Schema = Record<string, unknown>;
 
@@ -376,6 +377,25 @@ describe('every reply of the server conforms to the document', () => {
     const reply = await check('PUT', '/v1/ns_list', 405, { token });
     expect(reply.headers.allow).toBe('GET, HEAD');
     await check('GET', '/v1/ns_create', 405, { token });
+  });
+
+  it('watch (an event stream): 200 with its content type, 400, 401, 410', async () => {
+    await check('GET', '/v1/watch?since=abc', 400, { token });
+    await check('GET', '/v1/watch?namespace=a', 400, { token });
+    await check('GET', '/v1/watch', 401);
+    await check('GET', '/v1/watch?since=999999', 410, { token });
+    // A stream does not end by itself: its 200 is read over a port of its own server, up to its headers.
+    const live = await startTestServer({ org: 'openapi-watch' });
+    try {
+      const stream = await openWatch(live.url, live.token);
+      stream.close();
+      expect(stream.status).toBe(200);
+      const documented = Object.keys(((DOC.paths['/watch'] as { get: { responses: { '200': { content: object } } } }).get.responses['200'].content));
+      expect(documented).toEqual([stream.headers.get('content-type')?.split(';')[0]]);
+      seen.set('GET /v1/watch', (seen.get('GET /v1/watch') ?? new Set()).add(200));
+    } finally {
+      await live.close();
+    }
   });
 
   it('500 when storage fails, for reads and writes alike', async () => {

@@ -93,7 +93,8 @@ describe('PostgresStore: the schema', () => {
     const opened = await Promise.all(Array.from({ length: 6 }, () => open(database)));
     expect(opened).toHaveLength(6);
     expect(await database.sql('SELECT application, version FROM kb_schema')).toEqual([{ application: 'kb', version: POSTGRES_SCHEMA_VERSION }]);
-    // Every table, trigger and the kb_schema row were made by one transaction: one replica migrated, the others waited.
+    // Every table (9, the change log's 2 included), trigger (11, the change log's 3) and the kb_schema row were made by one
+    // transaction: one replica migrated, the others waited.
     expect(
       await database.sql(
         `SELECT count(DISTINCT xmin::text)::int AS transactions, count(*)::int AS objects FROM (
@@ -101,7 +102,7 @@ describe('PostgresStore: the schema', () => {
            UNION ALL SELECT xmin FROM pg_trigger WHERE NOT tgisinternal
            UNION ALL SELECT xmin FROM kb_schema) created`,
       ),
-    ).toEqual([{ transactions: 1, objects: 7 + 8 + 1 }]);
+    ).toEqual([{ transactions: 1, objects: 9 + 11 + 1 }]);
     const org = await orgId(opened[0] as PostgresStore, 'acme');
     await opened[3]?.nsCreate(org, { key: 'shared', description: null });
     expect(await opened[5]?.nsList(org)).toEqual([{ key: 'shared', description: null }]);

@@ -314,7 +314,7 @@ describe('SqliteStore.open', () => {
     // The schema as it was just before the meta table: the migrations before it, and none of those after it.
     const before = MIGRATIONS.findIndex((migration) => migration.includes('CREATE TABLE meta'));
     const old = new Database(join(dir, DATABASE_FILE));
-    const tables = old.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").pluck().all() as string[];
+    const tables = old.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
     old.exec('PRAGMA foreign_keys = OFF');
     for (const table of tables) old.exec(`DROP TABLE ${table}`);
     for (const migration of MIGRATIONS.slice(0, before)) old.exec(migration);

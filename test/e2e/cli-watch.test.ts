@@ -1,0 +1,65 @@
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { isolatedEnv, KB_BIN, killedAfterEach, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
+
+// kb watch (docs/contract.md, Live changes), the built CLI against the built kb serve.
+
+const running = killedAfterEach();
+
+async function serve(env: NodeJS.ProcessEnv, args: string[] = []): Promise<ServeProcess> {
+  const server = await startServe(args, env);
+  running.push(server);
+  return server;
+}
+
+describe('kb watch', () => {
+  it('prints each change as NDJSON with its cursor, resumes across a server restart from its last cursor, and ends with 130 on Ctrl-C', async () => {
+    const env = isolatedEnv();
+    const created = await runKb(['serve', 'token', 'create', '--org', 'cli'], { env });
+    const token = created.stdout.trim().split('\n').at(-1) as string;
+    const first = await serve(env, ['--port', '0']);
+    const port = new URL(first.url).port;
+    const cli = { ...env, KB_URL: first.url, KB_TOKEN: token };
+    const watch = spawn(process.execPath, [KB_BIN, 'watch', '--json'], { env: cli, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    watch.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    const exited = new Promise<number | null>((resolve) => watch.on('exit', (code) => resolve(code)));
+    const lines = () => out.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as { cursor: string; type: string; kind: string; object: { key: string } });
+    // It is watching once a change made now reaches it.
+    await expect.poll(async () => {
+      await runKb(['ns', 'create', `probe${lines().length}${Date.now() % 1000}`], { env: cli });
+      return lines().length;
+    }, { timeout: 20_000 }).toBeGreaterThan(0);
+    expect((await runKb(['ns', 'create', 'docs'], { env: cli })).code).toBe(0);
+    expect((await runKb(['base', 'create', 'docs', 'faq'], { env: cli })).code).toBe(0);
+    await expect.poll(() => lines().some((line) => line.object.key === 'faq'), { timeout: 20_000 }).toBe(true);
+    first.child.kill('SIGTERM');
+    await first.exited;
+    const second = await serve(env, ['--port', port]);
+    expect((await runKb(['ns', 'create', 'after-restart'], { env: { ...cli, KB_URL: second.url } })).code).toBe(0);
+    await expect.poll(() => lines().some((line) => line.object.key === 'after-restart'), { timeout: 20_000 }).toBe(true);
+    watch.kill('SIGINT');
+    expect(await exited).toBe(130);
+    const cursors = lines().map((line) => Number(line.cursor));
+    expect(cursors).toEqual(Array.from({ length: cursors.length }, (_, n) => (cursors[0] as number) + n));
+    expect(lines().slice(-3).map((line) => [line.type, line.kind, line.object.key])).toEqual([
+      ['created', 'namespace', 'docs'],
+      ['created', 'base', 'faq'],
+      ['created', 'namespace', 'after-restart'],
+    ]);
+  }, 90_000);
+
+  it('says plainly that a deployment without /v1/watch cannot be watched (exit 3)', async () => {
+    const server = createServer((_request, response) => {
+      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ success: false, message: 'No such route: GET /v1/watch' }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const result = await runKb(['watch'], { env: isolatedEnv({ KB_URL: url, KB_TOKEN: 'kbt_test' }) });
+    server.close();
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain('does not serve GET /v1/watch');
+  });
+});

@@ -1,0 +1,125 @@
+import type { Base, Namespace } from '../../src/api/schemas.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchCall } from '../helpers/http.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { ChurningWatcher, modelOf, openWatch, randomWrites, replay, seeded, type WatchEvent } from '../helpers/watch.js';
+
+// GET /v1/watch (docs/contract.md, Live changes), on the engine under test, through a real port.
+
+const ids = (events: readonly WatchEvent[]) => events.filter((event) => event.event === 'change').map((event) => Number(event.id));
+
+describe('GET /v1/watch', () => {
+  let server: TestServer;
+  const post = (path: string, json: unknown, headers: Record<string, string> = {}, token = server.token) => fetchCall(server.url, 'POST', `/v1${path}`, { token, json, headers });
+
+  beforeAll(async () => {
+    server = await startTestServer({ org: 'watching' });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('streams each committed change once, in order, with its cursor; a failed write and a replay are no change', async () => {
+    const token = await server.newToken('plain');
+    const stream = await openWatch(server.url, token);
+    expect(stream.status).toBe(200);
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(stream.headers.get('cache-control')).toBe('no-store');
+    expect((await post('/ns_create', { key: 'docs' }, {}, token)).status).toBe(200);
+    expect((await post('/ns_create', { key: 'docs' }, {}, token)).status).toBe(409);
+    expect((await post('/base_create', { namespace: 'docs', key: 'faq', description: 'd' }, { 'idempotency-key': 'one' }, token)).status).toBe(200);
+    const replayed = await post('/base_create', { namespace: 'docs', key: 'faq', description: 'd' }, { 'idempotency-key': 'one' }, token);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect((await post('/base_update', { namespace: 'docs', base: 'nope', data: { description: 'x' } }, {}, token)).status).toBe(404);
+    expect((await post('/base_create', { namespace: 'implied', key: 'bee' }, {}, token)).status).toBe(200);
+    expect((await post('/ns_update', { namespace: 'docs', data: { description: 'about' } }, {}, token)).status).toBe(200);
+    expect((await fetchCall(server.url, 'DELETE', '/v1/base_delete', { token, json: { namespace: 'docs', base: 'faq' } })).status).toBe(200);
+    await stream.until((events) => events.length >= 6);
+    stream.close();
+    expect(stream.events).toEqual([
+      { id: '1', event: 'change', data: { type: 'created', kind: 'namespace', object: { key: 'docs', description: null } } },
+      { id: '2', event: 'change', data: { type: 'created', kind: 'base', object: { namespace: 'docs', key: 'faq', description: 'd' } } },
+      { id: '3', event: 'change', data: { type: 'created', kind: 'namespace', object: { key: 'implied', description: null } } },
+      { id: '4', event: 'change', data: { type: 'created', kind: 'base', object: { namespace: 'implied', key: 'bee', description: null } } },
+      { id: '5', event: 'change', data: { type: 'updated', kind: 'namespace', object: { key: 'docs', description: 'about' } } },
+      { id: '6', event: 'change', data: { type: 'deleted', kind: 'base', object: { namespace: 'docs', key: 'faq', description: 'd' } } },
+    ]);
+    // Resumed after a cursor (header or query), narrowed to a namespace.
+    const resumed = await openWatch(server.url, token, '', { 'last-event-id': '3' });
+    await resumed.until((events) => events.length >= 3);
+    resumed.close();
+    expect(ids(resumed.events)).toEqual([4, 5, 6]);
+    const narrowed = await openWatch(server.url, token, '?since=0&namespace=docs');
+    await narrowed.until((events) => events.length >= 4);
+    narrowed.close();
+    expect(ids(narrowed.events)).toEqual([1, 2, 5, 6]);
+  });
+
+  it('?initial=true sends the objects, then synced with the cursor, then live changes, nothing lost between', async () => {
+    const token = await server.newToken('initial');
+    await post('/base_create', { namespace: 'aaa', key: 'one' }, {}, token);
+    const stream = await openWatch(server.url, token, '?initial=true');
+    await stream.until((events) => events.some((event) => event.event === 'synced'));
+    await post('/base_create', { namespace: 'aaa', key: 'two' }, {}, token);
+    await stream.until((events) => events.length >= 4);
+    stream.close();
+    expect(stream.events.map((event) => [event.id, event.event, event.data])).toEqual([
+      [undefined, 'change', { type: 'created', kind: 'namespace', object: { key: 'aaa', description: null } }],
+      [undefined, 'change', { type: 'created', kind: 'base', object: { namespace: 'aaa', key: 'one', description: null } }],
+      ['2', 'synced', {}],
+      ['3', 'change', { type: 'created', kind: 'base', object: { namespace: 'aaa', key: 'two', description: null } }],
+    ]);
+  });
+
+  it('refuses a cursor it does not keep with 410 and the failure envelope, before any event; a malformed one with 400', async () => {
+    const token = await server.newToken('gone');
+    await post('/ns_create', { key: 'xxx' }, {}, token);
+    const future = await openWatch(server.url, token, '?since=5');
+    expect(future.status).toBe(410);
+    expect(future.body).toEqual({ success: false, message: expect.stringContaining('Cursor 5') as string, help: expect.any(String) as string });
+    const bad = await openWatch(server.url, token, '', { 'last-event-id': 'abc' });
+    expect(bad.status).toBe(400);
+    const badNamespace = await openWatch(server.url, token, '?namespace=Not%20A%20Key');
+    expect(badNamespace.status).toBe(400);
+    expect((await openWatch(server.url, 'kbt_wrong', '')).status).toBe(401);
+  });
+
+  it('organizations never see each other’s changes', async () => {
+    const [one, two] = [await server.newToken('org-one'), await server.newToken('org-two')];
+    const streams = [await openWatch(server.url, one, '?since=0'), await openWatch(server.url, two, '?since=0')];
+    await post('/ns_create', { key: 'mine' }, {}, one);
+    await post('/ns_create', { key: 'theirs' }, {}, two);
+    await post('/ns_create', { key: 'mine-too' }, {}, one);
+    await streams[0]?.until((events) => events.length >= 2);
+    await streams[1]?.until((events) => events.length >= 1);
+    for (const stream of streams) stream.close();
+    expect(streams[0]?.events.map((event) => [event.id, event.data.object.key])).toEqual([['1', 'mine'], ['2', 'mine-too']]);
+    expect(streams[1]?.events.map((event) => [event.id, event.data.object.key])).toEqual([['1', 'theirs']]);
+  });
+
+  it('many writers against watchers that drop and resume at random: each replays to exactly the final lists, no cursor twice, none missing', async () => {
+    const token = await server.newToken('churn');
+    const seed = Date.now();
+    const random = seeded(seed);
+    const watchers = Array.from({ length: 6 }, () => new ChurningWatcher([server.url], token, random));
+    await Promise.all(watchers.map((watcher) => watcher.start()));
+    const statuses = await randomWrites([server.url], token, 400, 16, random);
+    // Every kind of answer happened: changes, conflicts, misses, replays, refusals.
+    expect([...statuses.keys()].sort(), `seed ${seed}`).toEqual(expect.arrayContaining([200, 400, 404, 409]));
+    const synced = await openWatch(server.url, token, '?initial=true');
+    await synced.until((events) => events.some((event) => event.event === 'synced'));
+    synced.close();
+    const head = Number(synced.events.find((event) => event.event === 'synced')?.id);
+    await Promise.all(watchers.map((watcher) => watcher.finish(head)));
+    const lists = modelOf(
+      ((await fetchCall(server.url, 'GET', '/v1/ns_list', { token })).body as { data: Namespace[] }).data,
+      ((await fetchCall(server.url, 'GET', '/v1/base_list_all', { token })).body as { data: Base[] }).data,
+    );
+    expect(replay(synced.events)).toEqual(lists);
+    for (const watcher of watchers) {
+      expect(ids(watcher.events), `seed ${seed}`).toEqual(Array.from({ length: head }, (_, n) => n + 1));
+      expect(replay(watcher.events), `seed ${seed}`).toEqual(lists);
+      expect(watcher.connections.length).toBeGreaterThan(1);
+    }
+  });
+});
