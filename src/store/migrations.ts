@@ -1,3 +1,6 @@
+import type Database from 'better-sqlite3';
+import { StoreOpenError } from './errors.js';
+
 /**
  * The schema, one migration per version. PRAGMA user_version holds the number of migrations applied;
  * a database with a larger number was written by a newer kb and is refused.
@@ -144,3 +147,38 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 
 /** PRAGMA application_id of a kb database ("kb" and a format number), so a foreign SQLite file is refused. */
 export const APPLICATION_ID = 0x6b620001;
+
+/**
+ * The statement every write transaction runs first: each commit written to the -wal carries the meta row's page with a
+ * new random commit id and the one before, so that a -wal can be told to continue this very kb.db (sqlite-wal.ts).
+ */
+export const COMMIT_BUMP = 'UPDATE meta SET prev_id = commit_id, commit_id = randomblob(16), generation = generation + 1 WHERE id = 1';
+
+/**
+ * Brings the schema to this kb's version. The version is read inside the write transaction (BEGIN IMMEDIATE holds
+ * the write lock), so of several processes opening one database at once only the first applies the migrations.
+ */
+export function migrate(db: Database.Database): void {
+  db.transaction(() => {
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version > SCHEMA_VERSION) {
+      throw new StoreOpenError(`schema version ${version} is newer than this kb supports (${SCHEMA_VERSION}).`);
+    }
+    if (version === SCHEMA_VERSION) return;
+    for (let next = version; next < SCHEMA_VERSION; next++) db.exec(MIGRATIONS[next] as string);
+    db.exec(COMMIT_BUMP);
+    db.pragma(`application_id = ${APPLICATION_ID}`);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}
+
+/**
+ * Gives a copy of a database a lineage and a commit id of its own, so that no -wal of the database it was copied from
+ * replays onto it, and marks it closed cleanly: the copy's last connection puts everything in its kb.db.
+ */
+export function newLineage(db: Database.Database): void {
+  db.prepare(
+    `UPDATE meta SET lineage = randomblob(16), prev_id = commit_id, commit_id = randomblob(16), generation = generation + 1,
+       clean = 1, holder = NULL WHERE id = 1`,
+  ).run();
+}

@@ -4,8 +4,8 @@ import Database from 'better-sqlite3';
 import { describeSystemError } from '../os/errors.js';
 import { makeDirectories, syncDirectory } from '../os/files.js';
 import { StoreOpenError } from './errors.js';
-import { APPLICATION_ID } from './migrations.js';
-import { DATABASE_FILE, DATABASE_MODE, migrate, newLineage, openSourceDatabase, removeAbandonedBuilds, removeScratch, scratchPath, sqliteCode } from './sqlite-open.js';
+import { APPLICATION_ID, migrate, newLineage } from './migrations.js';
+import { DATABASE_FILE, DATABASE_MODE, openSourceDatabase, removeAbandonedBuilds, removeScratch, scratchPath, sqliteCode } from './sqlite-open.js';
 
 /** Backups go into a directory of their own: said by every refusal of a DEST. */
 const NEW_DIRECTORY = 'Name a new or empty directory.';

@@ -7,7 +7,7 @@ import { makeDirectories, syncDirectory } from '../os/files.js';
 import { processRuns } from '../os/processes.js';
 import { shellQuote } from '../os/shell.js';
 import { StoreOpenError } from './errors.js';
-import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+import { APPLICATION_ID, migrate, SCHEMA_VERSION } from './migrations.js';
 import { type DatabaseFiles, type Holder, liveHolder, MARK_CLEAN, markInUse, moved } from './sqlite-files.js';
 import { fileMeta, logMismatch } from './sqlite-wal.js';
 
@@ -227,40 +227,6 @@ function createDatabase(dataDir: string, path: string): void {
   }
 }
 
-/**
- * The statement every write transaction runs first: each commit written to the -wal carries the meta row's page with a
- * new random commit id and the one before, so that a -wal can be told to continue this very kb.db (sqlite-wal.ts).
- */
-export const COMMIT_BUMP = 'UPDATE meta SET prev_id = commit_id, commit_id = randomblob(16), generation = generation + 1 WHERE id = 1';
-
-/**
- * Brings the schema to this kb's version. The version is read inside the write transaction (BEGIN IMMEDIATE holds
- * the write lock), so of several processes opening one database at once only the first applies the migrations.
- */
-export function migrate(db: Database.Database): void {
-  db.transaction(() => {
-    const version = db.pragma('user_version', { simple: true }) as number;
-    if (version > SCHEMA_VERSION) {
-      throw new StoreOpenError(`schema version ${version} is newer than this kb supports (${SCHEMA_VERSION}).`);
-    }
-    if (version === SCHEMA_VERSION) return;
-    for (let next = version; next < SCHEMA_VERSION; next++) db.exec(MIGRATIONS[next] as string);
-    db.exec(COMMIT_BUMP);
-    db.pragma(`application_id = ${APPLICATION_ID}`);
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  }).immediate();
-}
-
-/**
- * Gives a copy of a database a lineage and a commit id of its own, so that no -wal of the database it was copied from
- * replays onto it, and marks it closed cleanly: the copy's last connection puts everything in its kb.db.
- */
-export function newLineage(db: Database.Database): void {
-  db.prepare(
-    `UPDATE meta SET lineage = randomblob(16), prev_id = commit_id, commit_id = randomblob(16), generation = generation + 1,
-       clean = 1, holder = NULL WHERE id = 1`,
-  ).run();
-}
 
 /**
  * Refuses a -wal with frames that is not kb.db's own (see logMismatch), naming it and the steps that work. The files

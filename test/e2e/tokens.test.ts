@@ -6,7 +6,7 @@ import { API_PREFIX, ROUTE_TABLE } from '../../src/api/route-table.js';
 import { CREATE_SCHEMA_TABLE, POSTGRES_MIGRATIONS, SCHEMA_TABLE } from '../../src/store/postgres-migrations.js';
 import { APPLICATION_ID, MIGRATIONS } from '../../src/store/migrations.js';
 import { MARK_CLEAN } from '../../src/store/sqlite-files.js';
-import { COMMIT_BUMP } from '../../src/store/sqlite-open.js';
+import { COMMIT_BUMP } from '../../src/store/migrations.js';
 import { isolatedEnv, killedAfterEach, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
 import { createTestDatabase, droppedAfterAll, ENGINE, pgQuery, type TestDatabase } from '../helpers/database.js';
 
