@@ -141,6 +141,18 @@ describe('SqliteStore: group commit and files on disk', () => {
 });
 
 describe('SqliteStore.open', () => {
+  it('a command beside the server marks kb.db in use before it writes: its log lost after a crash is refused, never forgotten', async () => {
+    const dir = newDir();
+    await SqliteStore.open(dir).close();
+    // kb serve token create: a store that is not the server's, killed after its write (never closed).
+    const command = SqliteStore.open(dir);
+    await command.createToken('acme', 'tok_0123456789ab', createHash('sha256').update('secret').digest());
+    const crashed = newDir();
+    writeFileSync(join(crashed, DATABASE_FILE), readFileSync(join(dir, DATABASE_FILE)));
+    expect(() => SqliteStore.open(crashed)).toThrow(/was not closed cleanly .* its write-ahead log .*kb\.db-wal is not beside it/);
+    await command.close();
+  });
+
   const sha256 = (file: string) => createHash('sha256').update(readFileSync(file)).digest('hex');
   const sidecars = (dir: string) => readdirSync(dir).filter((file) => file !== DATABASE_FILE);
 
