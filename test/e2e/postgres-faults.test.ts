@@ -255,7 +255,7 @@ describe('replicas starting together on an empty database', () => {
            UNION ALL SELECT xmin FROM pg_trigger WHERE NOT tgisinternal
            UNION ALL SELECT xmin FROM kb_schema) created`,
       );
-      expect(rows[0]).toEqual({ transactions: 1, objects: 7 + 8 + 1 });
+      expect(rows[0]).toEqual({ transactions: 1, objects: 9 + 11 + 1 });
       const tokens = await pgQuery(url, 'SELECT count(*)::int AS n FROM tokens');
       expect(tokens.rows[0].n).toBe(1);
       for (const server of servers) expect((await fetch(`${server.url}/v1/health`)).status).toBe(200);

@@ -68,6 +68,7 @@ const WRITES: Record<string, unknown> = {
   base_create: { namespace: 'docs', key: 'other' },
   base_update: { namespace: 'docs', base: 'guide', data: { description: 'changed' } },
   base_delete: { namespace: 'docs', base: 'guide' },
+  ns_delete: { namespace: 'docs', cascade: true },
 };
 
 // Each test starts servers and runs the CLI a dozen times: minutes on a loaded machine, not seconds.

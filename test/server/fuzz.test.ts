@@ -85,6 +85,7 @@ function checkAgainstModel(route: RouteSpec, org: Org, input: unknown, reply: Re
     namespace: string;
     base: string;
     description?: string | null;
+    cascade?: boolean;
     data: { description?: string | null };
   };
   switch (route.name as Exclude<RouteName, 'health'>) {
@@ -164,6 +165,15 @@ function checkAgainstModel(route: RouteSpec, org: Org, input: unknown, reply: Re
       expectStatus(200);
       expect(data).toEqual({ namespace: v.namespace, key: v.base, description: ns.bases.get(v.base) });
       ns.bases.delete(v.base);
+      return;
+    }
+    case 'ns_delete': {
+      const ns = model.get(v.namespace);
+      if (!ns) return expectStatus(404);
+      if (ns.bases.size > 0 && v.cascade !== true) return expectStatus(409);
+      expectStatus(200);
+      expect(data).toEqual({ key: v.namespace, description: ns.description });
+      model.delete(v.namespace);
       return;
     }
   }
@@ -688,6 +698,7 @@ describe('after the fuzzing', () => {
         base_create: [200, 400, 409],
         base_update: [200, 400, 404],
         base_delete: [200, 400, 404],
+        ns_delete: [200, 400, 404, 409],
       });
     }
   });

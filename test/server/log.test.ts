@@ -331,7 +331,8 @@ describe('kb serve, the built CLI', () => {
       expect(await server.exited).toBe(0);
       const lines = server.stderr().replace(/\n$/, '').split('\n');
       const time = '\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z';
-      expect(lines[0]).toMatch(new RegExp(`^${time} INFO  listening on ${url.replace(/[.]/g, '\\.')} \\(`));
+      // Which profile holds a token comes first: the line that says it listens is the last of its start (serve/index.ts).
+      expect(lines.filter((line) => new RegExp(`^${time} INFO  listening on ${url.replace(/[.]/g, '\\.')} \\(`).test(line))).toHaveLength(1);
       for (const line of lines) expect(line).toMatch(new RegExp(`^${time} (INFO |WARN ) \\S`));
       expect(lines.at(-2)).toMatch(/ INFO {2}SIGTERM, finishing requests in flight /);
       expect(lines.at(-1)).toMatch(new RegExp(`^${time} INFO  stopped$`));

@@ -51,6 +51,7 @@ describe(`no one gets in where they do not belong (${ENGINE})`, () => {
     ['POST', '/v1/base_create', { json: { namespace: 'alpha-ns', key: 'intruder' } }],
     ['POST', '/v1/base_update', { json: { namespace: 'alpha-ns', base: 'alpha-base', data: { description: 'pwned' } } }],
     ['DELETE', '/v1/base_delete', { json: { namespace: 'alpha-ns', base: 'alpha-base' } }],
+    ['DELETE', '/v1/ns_delete', { json: { namespace: 'alpha-ns', cascade: true } }],
   ];
 
   it('covers every authenticated route of the API', () => {
