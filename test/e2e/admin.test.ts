@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { copyFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, killedAfterEach, logLines, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
@@ -247,11 +247,13 @@ describe(`kb serve --admin-port (${ENGINE})`, () => {
 
 // Defined for its engine only: the other project has nothing of it to run (not a skip).
 if (ENGINE === 'sqlite') describe('kb serve --admin-port over SQLite (it deletes the database file)', () => {
-  it('answers /ready 503 once its database file is deleted (writes would be lost), /live still 200', async () => {
+  it('answers /ready 503 once its database file is replaced by another (writes would be lost), /live still 200', async () => {
     const { admin, env } = await serve();
     expect((await get(`${admin}/ready`)).status).toBe(200);
-    rmSync(join(env.KB_DATA_DIR as string, 'kb.db'));
-    await expect.poll(async () => (await get(`${admin}/ready`)).text).toMatch(/^not ready: the database file .*kb\.db was deleted or replaced\n$/);
+    const path = join(env.KB_DATA_DIR as string, 'kb.db');
+    copyFileSync(path, `${path}.other`);
+    renameSync(`${path}.other`, path);
+    await expect.poll(async () => (await get(`${admin}/ready`)).text).toMatch(/^not ready: .*kb\.db was replaced by another file while kb serve ran/);
     expect((await get(`${admin}/ready`)).status).toBe(503);
     expect((await get(`${admin}/live`)).status).toBe(200);
   });

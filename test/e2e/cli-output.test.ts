@@ -191,6 +191,8 @@ describe.concurrent('the X-Request-Id of a failed request', { timeout: TEST_TIME
         expect(result.code, describeRun(result)).toBe(3);
         expect(lines(result.stderr), describeRun(result)).toEqual([
           expect.stringMatching(/^\* POST \S+\/v1\/ns_update 404 \d+ms$/),
+          // A typed command looks for the closest keys after a 404, with one list request, traced too; kb api does not.
+          ...(result === api ? [] : [expect.stringMatching(/^\* GET \S+\/v1\/ns_list 404 \d+ms$/)]),
           expect.stringMatching(/^Error: Namespace not found/),
           'Request ID: req-7f3a',
         ]);

@@ -322,7 +322,7 @@ describe('kb serve token revoke', () => {
     const refused = await runKb(['serve', 'token', 'revoke', token], { env });
     expect(refused.code).toBe(2);
     expect(refused.stdout + refused.stderr).not.toContain(token.slice(4, 20));
-    expect(refused.stderr).toMatch(/not a token id/);
+    expect(refused.stderr).toMatch(/neither a token id .* nor a token name/);
 
     const server = await serve([], env);
     expect(await works(server.url, token)).toBe(true);
