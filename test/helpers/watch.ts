@@ -178,11 +178,15 @@ export class ChurningWatcher {
     this.done = this.loop();
   }
 
+  /** Where the first stream began (its kb-watch-cursor header): a watcher that dropped before any event resumes there. */
+  private began: string | undefined;
+
   private async connect(): Promise<void> {
     const url = this.urls[Math.floor(this.random() * this.urls.length)] as string;
-    const last = this.lastId;
+    const last = this.lastId ?? this.began;
     const stream = await openWatch(url, this.token, '', last === undefined ? {} : { 'last-event-id': last });
     if (stream.status !== 200) throw new Error(`watch refused: ${stream.status} ${JSON.stringify(stream.body)}`);
+    this.began ??= stream.headers.get('kb-watch-cursor') ?? undefined;
     this.connections.push(stream.status);
     this.stream = stream;
   }
