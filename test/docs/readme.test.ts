@@ -69,7 +69,9 @@ async function startServer(step: Step, command: string, port: number, env: NodeJ
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) expect.fail(`${where(step)}\nexited (${child.exitCode ?? child.signalCode}) before it answered:\n${out}`);
     const health = await fetch(`http://127.0.0.1:${port}/v1/health`).catch(() => undefined);
-    if (health?.status === 200) return server;
+    // As a reader does: the next command once the server says it listens (its first token is saved by then), not as
+    // soon as its port answers.
+    if (health?.status === 200 && /listening on /.test(out)) return server;
     if (Date.now() > deadline) expect.fail(`${where(step)}\ndid not answer on port ${port}:\n${out}`);
     await sleep(100);
   }

@@ -66,7 +66,7 @@ describe.skipIf(!IS_ROOT)('a full disk (needs root to mount a tmpfs; CI runs as 
   for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
     it(`keeps every acknowledged write of 16 writers (keyed and not) through a full disk and a ${signal} while full`, async () => {
       const dir = tempDir('kb-full-');
-      mountTmpfs(dir, '4m');
+      mountTmpfs(dir, '6m');
       try {
         const env = isolatedEnv({ KB_DATA_DIR: join(dir, 'data') });
         mkdirSync(join(dir, 'data'));
