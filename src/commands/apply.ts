@@ -27,7 +27,8 @@ With --json, stdout holds {dryRun, changes, counts, kept, applied}.`;
   static override enableJsonFlag = true;
 
   static override args = {
-    file: Args.string({ description: 'The file to apply (YAML or JSON); - reads stdin. Or give it with -f.' }),
+    // ignoreStdin: oclif would take piped stdin as this argument's value (then -f - looked like a second file).
+    file: Args.string({ description: 'The file to apply (YAML or JSON); - reads stdin. Or give it with -f.', ignoreStdin: true }),
   };
 
   static override flags = {
