@@ -131,14 +131,6 @@ describe('createKeyReader: bracketed paste is text, everything else keys', () =>
     expect(read(`${ESC}[Z`, '', key({ tab: true, shift: true }))).toEqual([['', key({ tab: true, shift: true })]]);
   });
 
-  it('makes an esc read together with a key Ink takes for no alt key (ESC /, as Ink reads it: "/") the esc, then the key; an alt key is dropped (sequences.ts)', () => {
-    const read = createKeyReader();
-    const escape = key({ escape: true, meta: true });
-    expect(read(`${ESC}/`, '/', NONE)).toEqual([['', escape], ['/', NONE]]);
-    expect(read(`${ESC}\u{1F600}`, '\u{1F600}', NONE)).toEqual([['', escape], ['\u{1F600}', NONE]]);
-    expect(read(ESC, '', escape)).toEqual([['', escape]]);
-    expect(read(`${ESC}j`, 'j', key({ meta: true }))).toEqual([]);
-  });
 });
 
 describe('fitHints: the key-help line of a narrow terminal', () => {

@@ -15,8 +15,6 @@ const PLAIN: Key = {
 };
 
 const ESC = '\u001B';
-/** Esc, as Ink reports it read alone. */
-const ESCAPE: Key = { ...PLAIN, escape: true, meta: true };
 
 /** What a control character means as a key of its own, as Ink reports it read alone. */
 function controlKey(char: string): [string, Key] {
@@ -65,9 +63,6 @@ export function createKeyReader(): (raw: string, input: string, key: Key) => [st
       return text === '' ? [] : [[text, { ...PLAIN, paste: true }]];
     }
     if (raw === PASTE_END) return [];
-    // An esc read together with the key typed after it (kb was busy): Ink reads ESC / as "/" alone, neither an alt key
-    // (which it flags, as ESC j) nor the esc. Both keys count, in their order.
-    if (raw.startsWith(ESC) && !key.meta && Array.from(raw).length === 2 && input === raw.slice(1)) return [['', ESCAPE], ...splitKeys(input)];
     const rest = unread(raw, input, key);
     if (rest === undefined) return [];
     if (rest !== raw) return splitKeys(rest);
