@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, type ExpectStatic, it } from 'vitest';
 import { isolatedEnv, KB_BIN, runProcess, type RunResult } from '../helpers/cli.js';
-import { apiData, describeRun, expectFailure, jsonOut, kb, lines, orgEnv, TEST_TIMEOUT_MS, UUID_V4 } from '../helpers/cli-e2e.js';
+import { apiData, describeRun, expectFailure, jsonOut, kb, lines, seededOrg, TEST_TIMEOUT_MS, UUID_V4 } from '../helpers/cli-e2e.js';
 import { runRecordingSources } from '../helpers/imports.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 
@@ -17,16 +17,6 @@ beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(() => server.close());
-
-/** An organization of its own with namespaces docs (described) and guides, and bases faq and intro in docs. */
-async function seeded(expect: ExpectStatic, org: string): Promise<{ env: NodeJS.ProcessEnv; token: string }> {
-  const { env, token } = await orgEnv(server, org);
-  await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'docs', description: 'Product docs' });
-  await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'guides' });
-  await apiData(expect, server.url, token, 'POST', '/base_create', { namespace: 'docs', key: 'faq', description: 'Questions' });
-  await apiData(expect, server.url, token, 'POST', '/base_create', { namespace: 'docs', key: 'intro', description: null });
-  return { env, token };
-}
 
 const namespaceKeys = async (expect: ExpectStatic, token: string) => ((await apiData(expect, server.url, token, 'GET', '/ns_list')) as { key: string }[]).map((ns) => ns.key);
 
@@ -47,7 +37,7 @@ function onTerminal(args: readonly string[], options: { env: NodeJS.ProcessEnv; 
 
 describe.concurrent('nothing created by accident', { timeout: TEST_TIMEOUT_MS }, () => {
   it('base create into a namespace that does not exist exits 3 naming the close keys, and creates nothing; --create-namespace creates it', async ({ expect }) => {
-    const { env, token } = await seeded(expect, 'first-base-create');
+    const { env, token } = await seededOrg(expect, server, 'first-base-create', ['intro']);
     const typo = await kb(['base', 'create', 'dcos', 'intro'], { env });
     expectFailure(expect, typo, 3, 'Namespace dcos not found. Did you mean docs?', 'Nothing was created. Pass --create-namespace to create it with the base, or run `kb ns create dcos` first.');
     const far = await kb(['base', 'create', 'handbook/intro'], { env });
@@ -61,7 +51,7 @@ describe.concurrent('nothing created by accident', { timeout: TEST_TIMEOUT_MS },
   });
 
   it('kb apply creates the namespaces its file names, and takes the file as an argument', async ({ expect }) => {
-    const { env, token } = await seeded(expect, 'first-apply');
+    const { env, token } = await seededOrg(expect, server, 'first-apply', ['intro']);
     const file = join(tempDir('kb-first-apply-'), 'teams.yaml');
     writeFileSync(file, 'version: 1\nnamespaces:\n  - key: teams\n    bases:\n      - key: roster\n');
     const [applied, both, neither] = await Promise.all([
@@ -77,7 +67,7 @@ describe.concurrent('nothing created by accident', { timeout: TEST_TIMEOUT_MS },
   });
 
   it('kb ns create without a key: the server generates one without a terminal; on one, kb asks, Enter taking the key it shows', async ({ expect }) => {
-    const { env, token } = await seeded(expect, 'first-ns-create');
+    const { env, token } = await seededOrg(expect, server, 'first-ns-create', ['intro']);
     const piped = await kb(['ns', 'create', '--query', 'key'], { env });
     expect(piped.stdout, describeRun(piped)).toMatch(new RegExp(`^ns_${UUID_V4}\n$`));
     const [accepted, typed] = await Promise.all([onTerminal(['ns', 'create'], { env, input: '\n' }), onTerminal(['ns', 'create'], { env, input: 'handbook\n' })]);
@@ -96,7 +86,7 @@ describe.concurrent('nothing created by accident', { timeout: TEST_TIMEOUT_MS },
 
 describe.concurrent('kb ns delete', { timeout: TEST_TIMEOUT_MS }, () => {
   it('deletes an empty namespace; one with bases only with --cascade, and --yes without a terminal', async ({ expect }) => {
-    const { env, token } = await seeded(expect, 'first-ns-delete');
+    const { env, token } = await seededOrg(expect, server, 'first-ns-delete', ['intro']);
     const empty = await kb(['ns', 'delete', 'guides', '--json'], { env });
     expect(jsonOut(expect, empty)).toEqual({ key: 'guides', description: null });
     const [held, unasked, typo] = await Promise.all([
@@ -115,7 +105,7 @@ describe.concurrent('kb ns delete', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   it('--cascade on a terminal asks with the count of bases; anything but y keeps everything', async ({ expect }) => {
-    const { env, token } = await seeded(expect, 'first-ns-delete-tty');
+    const { env, token } = await seededOrg(expect, server, 'first-ns-delete-tty', ['intro']);
     const kept = await onTerminal(['ns', 'delete', 'docs', '--cascade'], { env, input: 'n\n' });
     expect(kept.code, describeRun(kept)).toBe(1);
     expect(kept.stdout).toContain('Delete namespace docs and its 2 bases, with all their data? [y/N]');
@@ -151,7 +141,7 @@ describe.concurrent('kb ns delete', { timeout: TEST_TIMEOUT_MS }, () => {
 
 describe.concurrent('habits', { timeout: TEST_TIMEOUT_MS }, () => {
   it('--jq takes jq\'s own language: strings bare, anything else as jq prints it; a bad one exits 2 before anything is sent', async ({ expect }) => {
-    const { env, token } = await seeded(expect, 'first-jq');
+    const { env, token } = await seededOrg(expect, server, 'first-jq', ['intro']);
     const [keys, objects, none, syntax, runtime] = await Promise.all([
       kb(['ns', 'list', '--jq', '.[].key'], { env }),
       kb(['base', 'list', 'docs', '--jq', '.[] | select(.description != null) | {key}'], { env }),
@@ -170,7 +160,7 @@ describe.concurrent('habits', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   it('--jq loads jq-wasm; kb --version and kb ns list --json do not', async ({ expect }) => {
-    const { env } = await seeded(expect, 'first-jq-load');
+    const { env } = await seededOrg(expect, server, 'first-jq-load', ['intro']);
     const jq = (sources: string[]) => sources.filter((source) => /node_modules\/jq-wasm\//.test(source));
     const [version, json, queried] = await Promise.all([
       runRecordingSources(['--version'], env),
@@ -184,7 +174,7 @@ describe.concurrent('habits', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   it('-o json is --json, -o yaml the same data as YAML, -o wide every column uncut', async ({ expect }) => {
-    const { env } = await seeded(expect, 'first-output');
+    const { env } = await seededOrg(expect, server, 'first-output', ['intro']);
     const [json, o, yaml, wide, all, allWide, bad] = await Promise.all([
       kb(['base', 'list', 'docs', '--json'], { env }),
       kb(['base', 'list', 'docs', '-o', 'json'], { env }),
@@ -216,7 +206,7 @@ describe.concurrent('habits', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   it('NS/BASE names a base wherever a namespace and a base are asked', async ({ expect }) => {
-    const { env, token } = await seeded(expect, 'first-slash');
+    const { env, token } = await seededOrg(expect, server, 'first-slash', ['intro']);
     const [view, spaced] = await Promise.all([kb(['base', 'view', 'docs/faq', '--json'], { env }), kb(['base', 'view', 'docs', 'faq', '--json'], { env })]);
     expect(view.stdout, describeRun(view)).toBe(spaced.stdout);
     const updated = await kb(['base', 'update', 'docs/faq', '-d', 'Answers', '--query', 'description'], { env });
@@ -237,7 +227,7 @@ describe.concurrent('habits', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   it('a namespace or base not found names the closest keys, from one list request after the 404', async ({ expect }) => {
-    const { env } = await seeded(expect, 'first-did-you-mean');
+    const { env } = await seededOrg(expect, server, 'first-did-you-mean', ['intro']);
     const [nsView, baseOfTypo, baseTypo, update, del, nsUpdate, far] = await Promise.all([
       kb(['ns', 'view', 'gudies'], { env }),
       kb(['base', 'view', 'dcos', 'faq'], { env }),
@@ -270,7 +260,7 @@ describe.concurrent('habits', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   it('--query prints null where jmespath leaves the result undefined, and a type error it can see comes before anything is sent', async ({ expect }) => {
-    const { env, token } = await seeded(expect, 'first-query');
+    const { env, token } = await seededOrg(expect, server, 'first-query', ['intro']);
     const [empty, typed, nulls] = await Promise.all([
       kb(['base', 'list', 'guides', '--query', 'max_by(@, &key)'], { env }),
       kb(['ns', 'create', 'never', '--query', 'abs(@)'], { env }),
@@ -285,7 +275,7 @@ describe.concurrent('habits', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   it('kb apply on a terminal shows the counts and the first changes; --verbose every one; a pipe gets every one', async ({ expect }) => {
-    const { env } = await seeded(expect, 'first-apply-tty');
+    const { env } = await seededOrg(expect, server, 'first-apply-tty', ['intro']);
     const file = join(tempDir('kb-first-apply-tty-'), 'many.yaml');
     const keys = Array.from({ length: 30 }, (_, i) => `team-${String(i).padStart(2, '0')}`);
     writeFileSync(file, `version: 1\nnamespaces:\n${keys.map((key) => `  - key: ${key}\n`).join('')}`);

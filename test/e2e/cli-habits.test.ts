@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, it, type ExpectStatic } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { isolatedEnv, ROOT } from '../helpers/cli.js';
-import { apiData, describeRun, expectFailure, jsonOut, kb, orgEnv, startFixedServer, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
+import { apiData, describeRun, expectFailure, jsonOut, kb, seededOrg, startFixedServer, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 /** The everyday habits of gh and aws/az users (docs/contract.md, Commands), on the built kb against a real kb serve. */
@@ -13,18 +13,9 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-/** An organization of its own with namespaces docs (described) and guides, and base faq in docs. */
-async function seeded(expect: ExpectStatic, org: string): Promise<{ env: NodeJS.ProcessEnv; token: string }> {
-  const { env, token } = await orgEnv(server, org);
-  await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'docs', description: 'Product docs' });
-  await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'guides' });
-  await apiData(expect, server.url, token, 'POST', '/base_create', { namespace: 'docs', key: 'faq', description: 'Questions' });
-  return { env, token };
-}
-
 describe.concurrent('ls and view', { timeout: TEST_TIMEOUT_MS }, () => {
   it('ls is every list', async ({ expect }) => {
-    const { env } = await seeded(expect, 'habits-ls');
+    const { env } = await seededOrg(expect, server, 'habits-ls');
     const pairs = [
       [['ns', 'list'], ['ns', 'ls']],
       [['base', 'list', 'docs'], ['base', 'ls', 'docs']],
@@ -40,7 +31,7 @@ describe.concurrent('ls and view', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   it('kb ns view KEY and kb base view NS KEY: a key/value block, or the data with --json', async ({ expect }) => {
-    const { env } = await seeded(expect, 'habits-view');
+    const { env } = await seededOrg(expect, server, 'habits-view');
     const [ns, nsJson, base, baseJson] = await Promise.all([
       kb(['ns', 'view', 'docs'], { env }),
       kb(['ns', 'view', 'guides', '--json'], { env }),
@@ -56,7 +47,7 @@ describe.concurrent('ls and view', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   it('view of what does not exist exits 3 with the server\'s wording; a malformed key exits 2', async ({ expect }) => {
-    const { env, token } = await seeded(expect, 'habits-view-missing');
+    const { env, token } = await seededOrg(expect, server, 'habits-view-missing');
     const [ns, base, baseOfMissing, malformed] = await Promise.all([
       kb(['ns', 'view', 'nope'], { env }),
       kb(['base', 'view', 'docs', 'nope'], { env }),
@@ -78,7 +69,7 @@ describe.concurrent('ls and view', { timeout: TEST_TIMEOUT_MS }, () => {
 
 describe.concurrent('--query', { timeout: TEST_TIMEOUT_MS }, () => {
   it('prints a string bare, a list of strings one a line, anything else as JSON', async ({ expect }) => {
-    const { env } = await seeded(expect, 'habits-query');
+    const { env } = await seededOrg(expect, server, 'habits-query');
     const [keys, description, first, count, none] = await Promise.all([
       kb(['ns', 'list', '--query', '[].key'], { env }),
       kb(['ns', 'view', 'docs', '--query=description'], { env }),
@@ -97,7 +88,7 @@ describe.concurrent('--query', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   it('a write with --query prints the query of its data, and the change is made once', async ({ expect }) => {
-    const { env, token } = await seeded(expect, 'habits-query-write');
+    const { env, token } = await seededOrg(expect, server, 'habits-query-write');
     const created = await kb(['ns', 'create', 'extra', '-d', 'More', '--query', 'key'], { env });
     expect(created.code, describeRun(created)).toBe(0);
     expect(created.stdout).toBe('extra\n');
@@ -106,7 +97,7 @@ describe.concurrent('--query', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   it('a bad expression exits 2 with a clear message, and nothing is sent or changed', async ({ expect }) => {
-    const { env, token } = await seeded(expect, 'habits-query-bad');
+    const { env, token } = await seededOrg(expect, server, 'habits-query-bad');
     const [syntax, create, types] = await Promise.all([
       kb(['ns', 'list', '--query', '[0'], { env }),
       kb(['ns', 'create', 'never', '--query', 'key[', '--verbose'], { env }),
@@ -122,7 +113,7 @@ describe.concurrent('--query', { timeout: TEST_TIMEOUT_MS }, () => {
   });
 
   it('is taken by every command that takes --json, and by no other', async ({ expect }) => {
-    const { env } = await seeded(expect, 'habits-query-flags');
+    const { env } = await seededOrg(expect, server, 'habits-query-flags');
     const [health, status, logout] = await Promise.all([
       kb(['health', '--query', '@'], { env }),
       kb(['auth', 'status', '--query', 'organization'], { env }),

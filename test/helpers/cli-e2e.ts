@@ -49,6 +49,19 @@ export async function orgEnv(server: TestServer, org: string): Promise<{ env: No
   return { env: isolatedEnv({ KB_URL: server.url, KB_TOKEN: token }), token };
 }
 
+/**
+ * An organization of its own, seeded as the habit tests expect: namespaces docs (described) and guides, base faq in
+ * docs, and each of `moreBases` in docs (no description).
+ */
+export async function seededOrg(expect: ExpectStatic, server: TestServer, org: string, moreBases: string[] = []): Promise<{ env: NodeJS.ProcessEnv; token: string }> {
+  const { env, token } = await orgEnv(server, org);
+  await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'docs', description: 'Product docs' });
+  await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'guides' });
+  await apiData(expect, server.url, token, 'POST', '/base_create', { namespace: 'docs', key: 'faq', description: 'Questions' });
+  for (const key of moreBases) await apiData(expect, server.url, token, 'POST', '/base_create', { namespace: 'docs', key, description: null });
+  return { env, token };
+}
+
 export interface ApiReply {
   status: number;
   body: { success: boolean; data?: unknown; message?: string; help?: string | null };
