@@ -80,9 +80,10 @@ export function checkpointWhole(db: Database.Database, mode: 'FULL' | 'TRUNCATE'
  * Marks kb.db in use before this connection writes anything it will acknowledge: clean = 0 in kb.db itself (the -wal
  * checkpointed into it), so that a kb.db whose -wal goes missing after a crash is refused, not served without its last
  * writes. kb serve also names itself and the files it holds (`holder`), for the processes that open the same names
- * beside it. Returns the files held, or undefined when the mark could not reach kb.db (another connection reads).
+ * beside it. Returns the files held, or undefined when the mark could not reach kb.db within `waitMs` (another
+ * connection reads an older snapshot all that time).
  */
-export function markInUse(db: Database.Database, path: string, dataDir: string, serving: boolean): DatabaseFiles | undefined {
+export function markInUse(db: Database.Database, path: string, dataDir: string, serving: boolean, waitMs: number): DatabaseFiles | undefined {
   const held = filesAt(path);
   if (serving) {
     const holder: Holder = { pid: process.pid, dir: realpathSync(dataDir), ...held };
@@ -90,7 +91,19 @@ export function markInUse(db: Database.Database, path: string, dataDir: string, 
   } else {
     db.prepare('UPDATE meta SET clean = 0 WHERE id = 1').run();
   }
-  return checkpointWhole(db) ? held : undefined;
+  // A checkpoint meets another process's checkpoint (each opening or last-closing connection runs one) with SQLITE_BUSY
+  // at once, without the busy handler: tried again until the busy timeout, as a write would wait.
+  for (const deadline = Date.now() + waitMs; ; pause(CHECKPOINT_RETRY_MS)) {
+    if (checkpointWhole(db)) return held;
+    if (Date.now() >= deadline) return undefined;
+  }
+}
+
+const CHECKPOINT_RETRY_MS = 10;
+
+/** Blocks this thread for `ms` (opening and closing are synchronous, as better-sqlite3 is). */
+export function pause(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /**

@@ -8,7 +8,7 @@ import { processRuns } from '../os/processes.js';
 import { shellQuote } from '../os/shell.js';
 import { StoreOpenError } from './errors.js';
 import { APPLICATION_ID, migrate, SCHEMA_VERSION } from './migrations.js';
-import { type DatabaseFiles, type Holder, liveHolder, MARK_CLEAN, markInUse, moved } from './sqlite-files.js';
+import { type DatabaseFiles, type Holder, liveHolder, MARK_CLEAN, markInUse, moved, pause } from './sqlite-files.js';
 import { fileMeta, logMismatch } from './sqlite-wal.js';
 
 /**
@@ -347,11 +347,6 @@ function lookAt(dataDir: string, path: string): 'file' | 'none' {
   return found;
 }
 
-/** Blocks this thread for `ms` (opening is synchronous, as better-sqlite3 is). */
-function pause(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
 /**
  * Refuses a kb.db reached through more than one name (SQLite's "How To Corrupt An SQLite Database File": "Multiple links to the same file"): a symlink, or a file with a
  * second hard link. SQLite finds the -wal and -shm by the name it was given, so each name would have its own log and
@@ -471,8 +466,8 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): OpenDa
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
     migrate(db);
-    const held = markInUse(db, path, dataDir, options.serving === true);
-    if (held === undefined) throw new StoreOpenError(`${path} is busy: another process kept its -wal from being checkpointed. Try again in a moment.`);
+    const held = markInUse(db, path, dataDir, options.serving === true, busyTimeout);
+    if (held === undefined) throw new StoreOpenError(`${path} is busy: another process kept its -wal from being checkpointed for ${busyTimeout / 1000} s. Try again in a moment.`);
     return { db, held };
   } catch (error) {
     db?.close();
