@@ -18,8 +18,11 @@ const BOTH_ENGINES = ['test/server/**/*.test.ts', 'test/store/contract.test.ts',
 const POSTGRES_ONLY = ['test/store/postgres.test.ts', 'test/e2e/replicas.test.ts', 'test/e2e/replicas-log.test.ts', 'test/e2e/postgres.test.ts', 'test/e2e/postgres-faults.test.ts', 'test/e2e/postgres-stalls.test.ts', 'test/server/postgres-load.test.ts', 'test/e2e/watch-replicas.test.ts'];
 
 const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 };
-/** A test that makes no assertion fails: it could not have failed otherwise. */
-const strict = { expect: { requireAssertions: true } };
+/**
+ * A test that makes no assertion fails: it could not have failed otherwise. expect.poll waits as long as a test may
+ * (its default, 1 s, is shorter than a kb serve's first start on a loaded machine: it failed CI on Node 24).
+ */
+const strict = { expect: { requireAssertions: true, poll: { timeout: 20_000 } } };
 
 export default defineConfig({
   test: {

@@ -1,30 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isolatedEnv, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
-import { pgQuery } from '../helpers/database.js';
-import { type PostgresCluster, startCluster } from '../postgres-setup.js';
+import { ownCluster, pgQuery } from '../helpers/database.js';
 
 /**
  * Faults of PostgreSQL itself, against built `kb serve --database` processes. This file stops and starts its own
  * PostgreSQL (the project's shared one serves the other files), as `pg_ctl stop -m fast` would.
  */
 
-let cluster: PostgresCluster;
-let databases = 0;
-
-beforeAll(async () => {
-  cluster = await startCluster();
-});
-afterAll(async () => {
-  await cluster?.remove();
-});
-
-async function freshDatabase(): Promise<string> {
-  const name = `kb_faults_${process.pid}_${++databases}`;
-  await pgQuery(cluster.url, `CREATE DATABASE ${name}`);
-  const url = new URL(cluster.url);
-  url.pathname = `/${name}`;
-  return url.href;
-}
+const { cluster, freshDatabase } = ownCluster('kb_faults');
 
 interface Replicas {
   url: string;
@@ -138,7 +121,7 @@ describe('kb serve replicas when PostgreSQL stops and comes back', () => {
     try {
       const running = load(replicas, 12);
       await expect.poll(() => running.outcomes.filter((outcome) => outcome.status === 200).length, { timeout: 10_000 }).toBeGreaterThan(50);
-      await cluster.stop();
+      await cluster().stop();
       const stoppedAt = Date.now();
       const atStop = running.outcomes.length;
       // Writes sent while the database is down: each answered, with 503.
@@ -153,7 +136,7 @@ describe('kb serve replicas when PostgreSQL stops and comes back', () => {
       }
       // Down for a few seconds, under load all along.
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, 3000 - (Date.now() - stoppedAt))));
-      await cluster.start();
+      await cluster().start();
       await recovered(replicas, 'after-restart');
       const atRestart = running.outcomes.length;
       await expect.poll(() => running.outcomes.slice(atRestart).filter((outcome) => outcome.status === 200).length, { timeout: 10_000 }).toBeGreaterThan(50);
@@ -280,12 +263,12 @@ describe('kb serve --admin-port when PostgreSQL stops and comes back', () => {
       };
       expect(await probe('/ready')).toEqual({ status: 200, text: 'ready\n' });
       expect((await probe('/metrics')).text).toMatch(/^kb_pg_listen_up 1$/m);
-      await cluster.stop();
+      await cluster().stop();
       await expect.poll(async () => (await probe('/ready')).status, { timeout: 15_000 }).toBe(503);
       expect((await probe('/ready')).text).toMatch(/^not ready: /);
       expect((await probe('/live')).status).toBe(200);
       expect((await probe('/metrics')).text).toMatch(/^kb_pg_listen_up 0$/m);
-      await cluster.start();
+      await cluster().start();
       await expect.poll(async () => (await probe('/ready')).status, { timeout: 30_000, interval: 200 }).toBe(200);
       expect((await probe('/metrics')).text).toMatch(/^kb_pg_listen_up 1$/m);
       expect(server.child.exitCode, server.stderr()).toBeNull();
@@ -306,9 +289,9 @@ describe('kb serve --admin-port when PostgreSQL stops and comes back', () => {
         return { status: response.status, text: await response.text() };
       };
       expect((await probe('/ready')).status).toBe(200);
-      await pgQuery(cluster.url, `ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      await pgQuery(cluster().url, `ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
       const cut = await pgQuery(
-        cluster.url,
+        cluster().url,
         `SELECT pg_terminate_backend(pid) AS cut FROM pg_stat_activity WHERE datname = $1 AND application_name = 'kb serve (listen)'`,
         [name],
       );
@@ -316,7 +299,7 @@ describe('kb serve --admin-port when PostgreSQL stops and comes back', () => {
       await expect.poll(async () => (await probe('/ready')).text, { timeout: 15_000 }).toBe('not ready: the LISTEN connection to the database is down\n');
       expect((await probe('/ready')).status).toBe(503);
       expect((await probe('/metrics')).text).toMatch(/^kb_pg_listen_up 0$/m);
-      await pgQuery(cluster.url, `ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+      await pgQuery(cluster().url, `ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
       await expect.poll(async () => (await probe('/ready')).status, { timeout: 30_000, interval: 200 }).toBe(200);
       expect((await probe('/metrics')).text).toMatch(/^kb_pg_listen_up 1$/m);
     } finally {

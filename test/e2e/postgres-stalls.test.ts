@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isolatedEnv, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
-import { pgQuery } from '../helpers/database.js';
-import { type PostgresCluster, startCluster } from '../postgres-setup.js';
+import { ownCluster, pgQuery } from '../helpers/database.js';
 
 /**
  * Connections that stop answering, against built `kb serve --database` processes: the PostgreSQL backend serving one
@@ -9,15 +8,7 @@ import { type PostgresCluster, startCluster } from '../postgres-setup.js';
  * kernel still acknowledges what kb sends; nothing comes back). This file stops backends of a PostgreSQL of its own.
  */
 
-let cluster: PostgresCluster;
-let databases = 0;
-
-beforeAll(async () => {
-  cluster = await startCluster();
-});
-afterAll(async () => {
-  await cluster?.remove();
-});
+const { cluster, freshDatabase } = ownCluster('kb_stalls');
 
 /** Longer than anything kb serve should hold a request for, and than its own bound on a round trip (5 s). */
 const HANG_MS = 30_000;
@@ -36,14 +27,11 @@ interface Setup {
 }
 
 async function setUp(): Promise<Setup> {
-  const name = `kb_stalls_${process.pid}_${++databases}`;
-  await pgQuery(cluster.url, `CREATE DATABASE ${name}`);
-  const url = new URL(cluster.url);
-  url.pathname = `/${name}`;
+  const url = await freshDatabase();
   const env = isolatedEnv();
-  const created = await runKb(['serve', 'token', 'create', '--org', 'stalls', '--database', url.href], { env });
+  const created = await runKb(['serve', 'token', 'create', '--org', 'stalls', '--database', url], { env });
   expect(created.code, created.stderr).toBe(0);
-  return { url: url.href, name, token: created.stdout.trim(), env, replicas: [] };
+  return { url, name: new URL(url).pathname.slice(1), token: created.stdout.trim(), env, replicas: [] };
 }
 
 async function startReplica(setup: Setup, args: string[] = []): Promise<Replica> {
@@ -104,7 +92,7 @@ async function ready(replica: Replica): Promise<{ status: number; text: string }
 /** The PostgreSQL backends of the database whose connections match the condition on pg_stat_activity. */
 async function backends(setup: Setup, condition: string): Promise<number[]> {
   const { rows } = await pgQuery(
-    cluster.url,
+    cluster().url,
     `SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND ${condition} ORDER BY pid`,
     [setup.name],
   );

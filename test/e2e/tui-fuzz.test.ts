@@ -48,7 +48,7 @@ const chunk = fc
 /** What a sane screen of kb tui holds: its header on top, nothing wider than the terminal, no error of the process. */
 function insane(screen: string): string | undefined {
   const lines = screen.replace(/\n+$/, '').split('\n');
-  if (!/^kb {2}profile local/.test(lines[0] ?? '')) return 'the header is not on the first line';
+  if (!/^kb {2}(read-only {2})?profile local/.test(lines[0] ?? '')) return 'the header is not on the first line';
   if (lines.length > ROWS) return `${lines.length} lines on a terminal of ${ROWS}`;
   const wide = lines.find((line) => stringWidth(line) > COLUMNS);
   if (wide !== undefined) return `a line wider than ${COLUMNS} columns: ${JSON.stringify(wide)}`;
@@ -95,7 +95,7 @@ describe('kb tui fuzzed in a real terminal (tmux), against kb serve', () => {
       const tui = new TmuxSession(env);
       sessions.push(tui);
       await tui.start(COLUMNS, ROWS, ...flags, '--refresh', '0');
-      await tui.waitFor((s) => /^kb {2}profile local/.test(s) && /(namespaces|bases) \(\d+\)/.test(s), 'the first list');
+      await tui.waitFor((s) => /^kb {2}(read-only {2})?profile local/.test(s) && /(namespaces|bases) \(\d+\)/.test(s), 'the first list');
       if (setup.length > 0) await tui.keys(...setup);
       await tui.waitFor(ready);
       const chunks = fc.sample(chunk, { seed, numRuns: CHUNKS });

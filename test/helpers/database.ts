@@ -3,11 +3,12 @@ import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { afterAll, inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import type { StorageOptions } from '../../src/store/open.js';
 import { PostgresStore } from '../../src/store/postgres.js';
 import { DATABASE_FILE, SqliteStore } from '../../src/store/sqlite.js';
 import type { Store } from '../../src/store/store.js';
+import { type PostgresCluster, startCluster } from '../postgres-setup.js';
 import { tempDir } from './temp.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -63,6 +64,35 @@ export async function pgQuery(url: string, text: string, params: unknown[] = [])
   } finally {
     await client.end();
   }
+}
+
+/**
+ * A PostgreSQL of the calling file's own (for the files that stop, start or freeze it; the project's shared one serves
+ * the others), started before its tests and removed after them, and a new database in it per `freshDatabase` call.
+ */
+export function ownCluster(prefix: string): { cluster: () => PostgresCluster; freshDatabase: () => Promise<string> } {
+  let cluster: PostgresCluster | undefined;
+  let databases = 0;
+  beforeAll(async () => {
+    cluster = await startCluster();
+  });
+  afterAll(async () => {
+    await cluster?.remove();
+  });
+  const started = (): PostgresCluster => {
+    if (!cluster) throw new Error('ownCluster: the cluster starts in beforeAll; use it inside a test');
+    return cluster;
+  };
+  return {
+    cluster: started,
+    freshDatabase: async () => {
+      const name = `${prefix}_${process.pid}_${++databases}`;
+      await pgQuery(started().url, `CREATE DATABASE ${name}`);
+      const url = new URL(started().url);
+      url.pathname = `/${name}`;
+      return url.href;
+    },
+  };
 }
 
 /** A URL of the test cluster naming another database. */

@@ -290,6 +290,8 @@ const baseKey = fc.oneof(
 
 function valueFor(field: string): fc.Arbitrary<string> {
   if (field === 'data') return dataValue;
+  // Mostly a boolean, so that ns_delete's cascade reaches its 200s and not only its 400s.
+  if (field === 'cascade') return fc.oneof({ weight: 6, arbitrary: fc.constantFrom('true', 'false') }, { weight: 1, arbitrary: fc.constant('null') }, { weight: 2, arbitrary: rawJson });
   if (field === 'description') {
     return fc.oneof({ weight: 4, arbitrary: oddText.map((s) => JSON.stringify(s)) }, { weight: 2, arbitrary: fc.constant('null') }, { weight: 1, arbitrary: rawJson });
   }
