@@ -14,5 +14,6 @@ export default function setup(): () => void {
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   const scratch = mkdtempSync(join(tmpdir(), 'kb-test-run-'));
   process.env.KB_TEST_TMPDIR = scratch;
-  return () => rmSync(scratch, { recursive: true, force: true });
+  // Retried: a process a failed test left behind may still be writing in it as it is removed (ENOTEMPTY).
+  return () => rmSync(scratch, { recursive: true, force: true, maxRetries: 5 });
 }

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { onTestFinished } from 'vitest';
 import { KB_BIN } from './cli.js';
 
 // The built kb serve with its stderr a log (a file, as an operator keeps one, a pipe, a socket or a terminal), load to
@@ -39,6 +40,10 @@ export async function serveWithLog(log: string | number | Socket, port: number, 
   let stdout = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  // A test that fails before it stops its server leaves none running (it would write on into the run's temp dir).
+  onTestFinished(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
   const url = `http://127.0.0.1:${port}`;
   for (const deadline = Date.now() + 20_000; ; ) {
     const answered = await fetch(`${url}/v1/health`).then((reply) => reply.status === 200, () => false);
