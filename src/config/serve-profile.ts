@@ -9,6 +9,8 @@ export interface ServeProfileOptions {
   url: string;
   /** The token created on the first start. */
   token: string;
+  /** With TLS: the certificate file, saved as the profile's CA. */
+  ca?: string | undefined;
   /** The port the server listens on: names the fallback profile `local-<port>`. */
   port: number;
   /** From `kb serve --profile NAME`: the only name tried. */
@@ -39,7 +41,7 @@ export async function saveServeProfile(options: ServeProfileOptions): Promise<Se
   }
   const candidates = options.name === undefined ? [SERVE_PROFILE, `${SERVE_PROFILE}-${options.port}`] : [options.name];
   for (const name of candidates) checkName(name);
-  const profile = { url: options.url, token: options.token };
+  const profile = { url: options.url, token: options.token, ...(options.ca === undefined ? {} : { ca: options.ca }) };
   checkProfile(profile);
 
   const store = options.store ?? new ProfileStore();
