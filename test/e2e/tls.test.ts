@@ -147,9 +147,11 @@ describe('kb serve --tls-cert --tls-key', () => {
     expect(jsonOut(expect, await kb(['ns', 'list', '--json'], { env }))).toEqual([]);
   });
 
-  it('answers plain HTTP on the TLS port with a 400 saying to use https, logged as a request', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('answers plain HTTP on the TLS port with a 400 saying to use https, logged and counted as a request; the admin port stays plain', { timeout: TEST_TIMEOUT_MS }, async () => {
     const pki = makePki();
-    const server = await serveTls(isolatedEnv(), pki.issue('kb-plain'));
+    const server = await serveTls(isolatedEnv(), pki.issue('kb-plain'), '--admin-port', '0');
+    const admin = /admin port: (http:\/\/\S+)\/live/.exec(server.stderr())?.[1] as string;
+    expect(admin, server.stderr()).toBeDefined();
     const plain = server.url.replace('https:', 'http:');
     const reply = await fetch(`${plain}/v1/health`);
     expect(reply.status).toBe(400);
@@ -160,6 +162,10 @@ describe('kb serve --tls-cert --tls-key', () => {
     // The CLI pointed at http:// says the same, exit 2.
     const cli = await kb(['health'], { env: isolatedEnv({ KB_URL: plain }) });
     expectFailure(expect, cli, 2, 'This port speaks HTTPS, not plain HTTP', `Send the request to https://${host}/v1/health.`);
+    expect(await health(server.url, readFileSync(pki.ca, 'utf8'), false)).toBe(200);
+    const metrics = await (await fetch(`${admin}/metrics`)).text();
+    expect(metrics).toMatch(/^kb_http_requests_total\{[^}]*method="GET"[^}]*status="400"\} 2$/m);
+    expect(metrics).toMatch(/^kb_http_requests_total\{route="health",method="GET",status="200"\} 1$/m);
   });
 
   it('SIGHUP serves the new pair from the next handshake while requests run, none failing; a bad pair keeps the old and logs why', { timeout: TEST_TIMEOUT_MS }, async () => {
@@ -208,6 +214,10 @@ describe('kb serve --tls-cert --tls-key', () => {
     expect(refused).toMatchObject({ level: 'warn', msg: `SIGHUP: kept the TLS certificate in use: the TLS key ${live.key} does not match the certificate ${live.cert}` });
     expect(await servedFingerprint(server.url)).toBe(fingerprintOf(second.cert));
     expect(await health(server.url, ca, false)).toBe(200);
+    // SIGTERM over TLS as over plain HTTP: the requests finish, then a clean exit.
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    expect(logLines(server.stderr()).at(-1)?.msg).toBe('stopped');
   });
 
   it('refuses at start, exit 2 and creating nothing, a key that is not the certificate\'s, a file it cannot read, or one flag without the other', { timeout: TEST_TIMEOUT_MS }, async () => {
