@@ -80,6 +80,11 @@ token of this server, or how to get one (\`kb serve token create --org local --s
 port, the server moves the profile holding its token to its new URL (the token stays), and says so; unless that
 URL is not a local one, or something listens there: then it names the command that points the profile here.
 
+With --tls-cert and --tls-key it serves HTTPS on the API port (the admin port stays plain HTTP), and every URL it
+prints says https; a first start saves the certificate's path as the profile's CA. SIGHUP reads both files again
+and serves them to new connections without dropping any; a pair that does not pass keeps the old one, and the log
+says why. A plain HTTP request to that port is answered 400, saying to use https.
+
 SIGINT or SIGTERM stops accepting and lets the requests in flight finish for up to --shutdown-timeout, then
 closes the database and exits 0; a second signal exits at once. Back up a running server with
 \`kb serve backup DEST\`.
