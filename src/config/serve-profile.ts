@@ -53,7 +53,9 @@ export async function saveServeProfile(options: ServeProfileOptions): Promise<Se
       const free =
         saved === undefined || (saved.token === undefined ? options.name !== undefined : await options.ownsToken(saved.token));
       if (!free) continue;
-      draft.profiles.set(name, toStored(profile));
+      // A new token for a TLS server's profile (`kb serve token create --save`) keeps the CA it had for that URL.
+      const ca = profile.ca ?? (saved?.url === options.url ? saved.ca : undefined);
+      draft.profiles.set(name, toStored(ca === undefined ? profile : { ...profile, ca }));
       draft.defaultProfile ??= name;
       return { name, isDefault: draft.defaultProfile === name };
     }
