@@ -117,6 +117,15 @@ export class Context {
   }
 
   /**
+   * The certificates of caFile's file (PEM), read and checked (exit 2 naming it when it cannot serve), for a dispatcher
+   * (src/client/undici.ts, defaultDispatcher's `ca`); undefined when no CA is given.
+   */
+  async trustedCa(request: Pick<ClientRequest, 'cacert' | 'profileCa'>): Promise<string[] | undefined> {
+    const file = this.caFile(request);
+    return file === undefined ? undefined : (await import('./cacert.js')).readCaFile(file);
+  }
+
+  /**
    * The client factory: a client of the deployment with the invocation's timeout (--timeout, else KB_TIMEOUT), reply
    * limit (KB_MAX_RESPONSE), proxy (HTTPS_PROXY and the like), CA (caFile) and trace (--verbose, or KB_DEBUG=1).
    * Every client made is closed with the context.
@@ -128,8 +137,7 @@ export class Context {
     const maxResponseBytes = maxText === undefined ? undefined : parseByteSize(maxText, 'KB_MAX_RESPONSE');
     // A token in a URL (`kb api 'x?token=kbt_...'`) is masked in the trace as in errors.
     const trace = request.verbose || this.env.debug ? (line: string) => this.io.stderr(`* ${maskTokensIn(line)}\n`) : undefined;
-    const caFile = this.caFile(request);
-    const ca = caFile === undefined ? undefined : await (await import('./cacert.js')).readCaFile(caFile);
+    const ca = await this.trustedCa(request);
     const { KbClient } = await import('../client/client.js');
     const client = new KbClient({
       url: request.url, token: request.token, timeoutMs, maxResponseBytes, trace, proxy: proxySettings(this.env.proxy), ca,
