@@ -2,7 +2,6 @@
  * The client's side of TLS (docs/contract.md, Tokens and TLS): the CAs it trusts, and what it says of a certificate it
  * does not trust.
  */
-import { rootCertificates } from 'node:tls';
 
 /**
  * What undici's connector adds to tls.connect for CAs of the user's (`--cacert`, `KB_CA_CERT`, a profile's): those on
@@ -10,8 +9,11 @@ import { rootCertificates } from 'node:tls';
  * certificate given is a trust anchor even when it is not a root: a profile's CA may be kb serve's own certificate,
  * whose issuer the client never sees.
  */
-export function trustOptions(ca: readonly string[] | undefined): { ca: string[]; allowPartialTrustChain: true } | undefined {
-  return ca === undefined || ca.length === 0 ? undefined : { ca: [...rootCertificates, ...ca], allowPartialTrustChain: true };
+export async function trustOptions(ca: readonly string[] | undefined): Promise<{ ca: string[]; allowPartialTrustChain: true } | undefined> {
+  if (ca === undefined || ca.length === 0) return undefined;
+  // node:tls is loaded only then: a plain http deployment never needs it (nor does undici load it).
+  const { rootCertificates } = await import('node:tls');
+  return { ca: [...rootCertificates, ...ca], allowPartialTrustChain: true };
 }
 
 /** OpenSSL's and Node's codes for a certificate that is not trusted, or that names another host. */

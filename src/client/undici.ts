@@ -51,7 +51,7 @@ export async function defaultDispatcher(
   ca?: readonly string[],
 ): Promise<Dispatcher> {
   // CAs of the user's, on top of the system's (tls.ts): to the deployment, directly or through a proxy's tunnel.
-  const trust = trustOptions(ca);
+  const trust = await trustOptions(ca);
   const connect = { timeout: connectTimeoutMs, ...trust };
   const pool = bulk ? { connections: BULK_CONNECTIONS, pipelining: PIPELINING } : { connections: CONNECTIONS, pipelining: 1 };
   if (proxy === undefined) return new Agent({ connect, ...pool });
