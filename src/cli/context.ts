@@ -106,7 +106,7 @@ export class Context {
   }
 
   /**
-   * The CA file a client trusts on top of the system's CAs (docs/contract.md, Tokens and TLS): --cacert, else
+   * The CA file a client trusts on top of the system's CAs (docs/contract.md, TLS): --cacert, else
    * KB_CA_CERT, else the profile's; undefined for none.
    */
   caFile(request: Pick<ClientRequest, 'cacert' | 'profileCa'>): CaFile | undefined {

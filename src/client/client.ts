@@ -533,7 +533,7 @@ export class KbClient {
         ? { kind: 'timeout', reason: `timed out (no complete reply within ${this.timeoutMs} ms)`, retryable: false }
         : describeFailure(error);
       const proxy = this.#proxy && proxyFor(this.#proxy, url);
-      // A certificate refused is said with the host, its subject, and how to trust it (docs/contract.md, Tokens and TLS).
+      // A certificate refused is said with the host, its subject, and how to trust it (docs/contract.md, TLS).
       const untrusted = failure.kind === 'tls' ? await untrustedCertificate(error, url, proxy === undefined, Math.min(this.timeoutMs, 5000)) : undefined;
       if (untrusted !== undefined) return { failure: new NetworkError('tls', url, method, untrusted, { cause: error, help: TRUST_HELP }), retryable: false };
       const atProxy = proxy !== undefined && failure.kind !== 'timeout' && failedAtProxy(proxy, url, error) ? proxy : undefined;

@@ -1,5 +1,5 @@
 /**
- * The client's side of TLS (docs/contract.md, Tokens and TLS): the CAs it trusts, and what it says of a certificate it
+ * The client's side of TLS (docs/contract.md, TLS): the CAs it trusts, and what it says of a certificate it
  * does not trust.
  */
 

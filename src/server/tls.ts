@@ -7,7 +7,7 @@ import { KbApiError } from '../api/errors.js';
 import { errorBody } from './errors.js';
 import { REQUEST_ID_HEADER, type RequestTold } from './logger.js';
 
-/** The files of `kb serve --tls-cert FILE --tls-key FILE` (docs/contract.md, Tokens and TLS). */
+/** The files of `kb serve --tls-cert FILE --tls-key FILE` (docs/contract.md, TLS). */
 export interface TlsFiles {
   cert: string;
   key: string;

@@ -9,7 +9,7 @@ import { describeRun, expectFailure, jsonOut, kb, lines, TEST_TIMEOUT_MS } from 
 import { isolatedEnv, killedAfterEach, logLines, type ServeProcess, startServe } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
-// kb serve --tls-cert/--tls-key and the CLI's trust in it (docs/contract.md, Tokens and TLS), through the built bin,
+// kb serve --tls-cert/--tls-key and the CLI's trust in it (docs/contract.md, TLS), through the built bin,
 // with a CA and certificates made here by openssl.
 
 const running = killedAfterEach();

@@ -166,7 +166,7 @@ with its bases when "cascade" is true), and its OpenAPI document at GET /v1/open
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Serve);
-    // A pair that cannot serve is refused before anything is created (docs/contract.md, Tokens and TLS).
+    // A pair that cannot serve is refused before anything is created (docs/contract.md, TLS).
     const tlsFiles = flags['tls-cert'] === undefined || flags['tls-key'] === undefined ? undefined : { cert: resolve(flags['tls-cert']), key: resolve(flags['tls-key']) };
     const { loadTlsPair, TlsFilesError } = await import('../../server/tls.js');
     const tls = tlsFiles && (await loadTlsPair(tlsFiles).catch((error: unknown) => {
