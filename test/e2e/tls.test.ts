@@ -166,6 +166,10 @@ describe('kb serve --tls-cert --tls-key', () => {
     const metrics = await (await fetch(`${admin}/metrics`)).text();
     expect(metrics).toMatch(/^kb_http_requests_total\{[^}]*method="GET"[^}]*status="400"\} 2$/m);
     expect(metrics).toMatch(/^kb_http_requests_total\{route="health",method="GET",status="200"\} 1$/m);
+    // Each on the request log, the HTTPS one as the plain ones.
+    const requests = () => logLines(server.stderr()).filter((line) => line.msg === 'request');
+    await logLine(server, () => requests().length >= 3);
+    expect(requests().map((line) => [line.path, line.status])).toEqual([['/v1/health', 400], ['/v1/health', 400], ['/v1/health', 200]]);
   });
 
   it('SIGHUP serves the new pair from the next handshake while requests run, none failing; a bad pair keeps the old and logs why', { timeout: TEST_TIMEOUT_MS }, async () => {
