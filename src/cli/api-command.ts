@@ -13,6 +13,10 @@ export const globalFlags = {
   profile: Flags.string({ summary: 'Profile to use (default: $KB_PROFILE, else the default profile).', helpGroup: 'GLOBAL' }),
   timeout: Flags.string({ summary: 'Request timeout, e.g. 10s or 500ms (default: $KB_TIMEOUT, else 30s).', helpGroup: 'GLOBAL' }),
   verbose: Flags.boolean({ summary: 'Trace each request to stderr: method, URL, status, time (also KB_DEBUG=1).', helpGroup: 'GLOBAL' }),
+  cacert: Flags.string({
+    summary: 'Trust this CA file (PEM) for the deployment\'s certificate, on top of the system\'s CAs, as curl\'s --cacert (default: $KB_CA_CERT, else the profile\'s).',
+    helpGroup: 'GLOBAL',
+  }),
 };
 
 type GlobalFlags = Interfaces.InferredFlags<typeof globalFlags>;
@@ -58,12 +62,19 @@ export abstract class ApiCommand extends KbCommand {
         `Run \`kb auth login${deployment.profile ? ` --profile ${deployment.profile}` : ''}\`, or set KB_TOKEN.`,
       );
     }
-    return { client: await this.newClient(deployment.url, deployment.token, flags, options.bulk), deployment };
+    const profileCa = deployment.profile === undefined || deployment.ca === undefined ? undefined : { profile: deployment.profile, path: deployment.ca };
+    return { client: await this.newClient(deployment.url, deployment.token, flags, options.bulk, profileCa), deployment };
   }
 
-  /** A client with the command's timeout and trace, from the context's factory; closed when the command ends. */
-  protected newClient(url: string, token: string | undefined, flags: Partial<GlobalFlags>, bulk?: boolean): Promise<KbClient> {
-    return this.context.client({ url, token, timeout: flags.timeout, verbose: flags.verbose, bulk });
+  /** A client with the command's timeout, trace and CA, from the context's factory; closed when the command ends. */
+  protected newClient(
+    url: string,
+    token: string | undefined,
+    flags: Partial<GlobalFlags>,
+    bulk?: boolean,
+    profileCa?: { profile: string; path: string },
+  ): Promise<KbClient> {
+    return this.context.client({ url, token, timeout: flags.timeout, verbose: flags.verbose, bulk, cacert: flags.cacert, profileCa });
   }
 
   /** A URL given with the API's /v1 works, but the user should know what is used. */

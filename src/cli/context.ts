@@ -4,6 +4,7 @@ import { configDir, dataDir } from '../config/paths.js';
 import { ProfileStore, resolveDeployment, type Deployment } from '../config/profiles.js';
 import { proxySettings } from '../config/proxy.js';
 import { maskTokensIn } from './auth.js';
+import type { CaFile } from './cacert.js';
 import { parseByteSize } from './byte-size.js';
 import { parseTimeout } from './duration.js';
 import { uninterrupted } from './interrupt.js';
@@ -28,6 +29,10 @@ export interface ClientRequest {
   retries?: number | undefined;
   /** Many requests at once (kb apply, import, export): KbClientOptions.bulk. */
   bulk?: boolean | undefined;
+  /** --cacert, which wins over KB_CA_CERT and the profile's CA. */
+  cacert?: string | undefined;
+  /** The profile's CA file, when the deployment is a profile's and it has one. */
+  profileCa?: { profile: string; path: string } | undefined;
 }
 
 /** A URL given with the API's /v1 works, but the user should know what is used. */
@@ -101,9 +106,29 @@ export class Context {
   }
 
   /**
+   * The CA file a client trusts on top of the system's CAs (docs/contract.md, TLS): --cacert, else
+   * KB_CA_CERT, else the profile's; undefined for none.
+   */
+  caFile(request: Pick<ClientRequest, 'cacert' | 'profileCa'>): CaFile | undefined {
+    if (request.cacert !== undefined) return { path: request.cacert, from: '--cacert' };
+    if (this.env.caCert !== undefined) return { path: this.env.caCert, from: 'KB_CA_CERT' };
+    const { profileCa } = request;
+    return profileCa === undefined ? undefined : { path: profileCa.path, from: `profile "${profileCa.profile}"` };
+  }
+
+  /**
+   * The certificates of caFile's file (PEM), read and checked (exit 2 naming it when it cannot serve), for a dispatcher
+   * (src/client/undici.ts, defaultDispatcher's `ca`); undefined when no CA is given.
+   */
+  async trustedCa(request: Pick<ClientRequest, 'cacert' | 'profileCa'>): Promise<string[] | undefined> {
+    const file = this.caFile(request);
+    return file === undefined ? undefined : (await import('./cacert.js')).readCaFile(file);
+  }
+
+  /**
    * The client factory: a client of the deployment with the invocation's timeout (--timeout, else KB_TIMEOUT), reply
-   * limit (KB_MAX_RESPONSE), proxy (HTTPS_PROXY and the like) and trace (--verbose, or KB_DEBUG=1). Every client
-   * made is closed with the context.
+   * limit (KB_MAX_RESPONSE), proxy (HTTPS_PROXY and the like), CA (caFile) and trace (--verbose, or KB_DEBUG=1).
+   * Every client made is closed with the context.
    */
   async client(request: ClientRequest): Promise<KbClient> {
     const timeoutText = request.timeout ?? this.env.timeout;
@@ -112,9 +137,10 @@ export class Context {
     const maxResponseBytes = maxText === undefined ? undefined : parseByteSize(maxText, 'KB_MAX_RESPONSE');
     // A token in a URL (`kb api 'x?token=kbt_...'`) is masked in the trace as in errors.
     const trace = request.verbose || this.env.debug ? (line: string) => this.io.stderr(`* ${maskTokensIn(line)}\n`) : undefined;
+    const ca = await this.trustedCa(request);
     const { KbClient } = await import('../client/client.js');
     const client = new KbClient({
-      url: request.url, token: request.token, timeoutMs, maxResponseBytes, trace, proxy: proxySettings(this.env.proxy),
+      url: request.url, token: request.token, timeoutMs, maxResponseBytes, trace, proxy: proxySettings(this.env.proxy), ca,
       ...(request.retries === undefined ? {} : { retries: request.retries }),
       ...(request.bulk === true ? { bulk: true } : {}),
     });

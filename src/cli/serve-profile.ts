@@ -18,13 +18,14 @@ function ownsToken(store: Store): (token: string) => Promise<boolean> {
 export async function saveLocalProfile(
   store: Store,
   profiles: ProfileStore,
-  options: { url: string; token: string; name?: string | undefined },
+  options: { url: string; token: string; name?: string | undefined; ca?: string | undefined },
 ): Promise<{ name: string; isDefault: boolean }> {
   const { saveServeProfile } = await import('../config/serve-profile.js');
   const { port, protocol } = new URL(options.url);
   return saveServeProfile({
     url: options.url,
     token: options.token,
+    ca: options.ca,
     port: Number(port || (protocol === 'https:' ? 443 : 80)),
     name: options.name,
     ownsToken: ownsToken(store),

@@ -13,6 +13,7 @@ import {
   type NetworkErrorKind,
 } from './errors.js';
 import { failedAtProxy, proxyFor, type ProxySettings } from './proxy.js';
+import { isTlsCode, TRUST_HELP, untrustedCertificate } from './tls.js';
 import { defaultDispatcher, exchange } from './undici.js';
 
 export interface KbClientOptions {
@@ -33,6 +34,8 @@ export interface KbClientOptions {
    * NO_PROXY: src/config/proxy.ts). Otherwise undici's plain Agent.
    */
   proxy?: ProxySettings | undefined;
+  /** CAs (PEM) trusted on top of the system's: `--cacert`, `KB_CA_CERT` or the profile's (src/client/tls.ts). */
+  ca?: readonly string[] | undefined;
   /** Replaces the default dispatcher (see `proxy`); it belongs to the caller. */
   dispatcher?: Dispatcher | undefined;
   /**
@@ -137,10 +140,6 @@ function errorCode(error: unknown): string | undefined {
   return errorCode(cause);
 }
 
-function isTlsCode(code: string): boolean {
-  return /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_)/.test(code) || code.includes('SELF_SIGNED') || code === 'HOSTNAME_MISMATCH';
-}
-
 function describeFailure(error: unknown): Failure {
   const code = errorCode(error);
   if (code !== undefined) {
@@ -223,6 +222,7 @@ export class KbClient {
   #dispatcher: Dispatcher | Promise<Dispatcher> | undefined;
   readonly #ownsDispatcher: boolean;
   readonly #proxy: ProxySettings | undefined;
+  readonly #ca: readonly string[] | undefined;
   /** The base URL's origin: the base URL is that and a path (normalizeBaseUrl). */
   readonly #origin: string;
   /**
@@ -254,6 +254,7 @@ export class KbClient {
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher = options.dispatcher;
     this.#proxy = options.proxy;
+    this.#ca = options.ca;
     this.#bulk = options.bulk === true;
     this.#pipelining = this.#bulk ? 'unknown' : 'never';
   }
@@ -369,7 +370,7 @@ export class KbClient {
 
   /** The default dispatcher is made on the first request: the proxy agent is loaded only for a proxy (undici.ts). */
   #getDispatcher(): Dispatcher | Promise<Dispatcher> {
-    this.#dispatcher ??= defaultDispatcher(this.timeoutMs, this.#proxy, this.#bulk).then((dispatcher) => (this.#dispatcher = dispatcher));
+    this.#dispatcher ??= defaultDispatcher(this.timeoutMs, this.#proxy, this.#bulk, this.#ca).then((dispatcher) => (this.#dispatcher = dispatcher));
     return this.#dispatcher;
   }
 
@@ -532,6 +533,9 @@ export class KbClient {
         ? { kind: 'timeout', reason: `timed out (no complete reply within ${this.timeoutMs} ms)`, retryable: false }
         : describeFailure(error);
       const proxy = this.#proxy && proxyFor(this.#proxy, url);
+      // A certificate refused is said with the host, its subject, and how to trust it (docs/contract.md, TLS).
+      const untrusted = failure.kind === 'tls' ? await untrustedCertificate(error, url, proxy === undefined, Math.min(this.timeoutMs, 5000)) : undefined;
+      if (untrusted !== undefined) return { failure: new NetworkError('tls', url, method, untrusted, { cause: error, help: TRUST_HELP }), retryable: false };
       const atProxy = proxy !== undefined && failure.kind !== 'timeout' && failedAtProxy(proxy, url, error) ? proxy : undefined;
       return { failure: new NetworkError(failure.kind, url, method, failure.reason, { cause: error, proxy: atProxy }), retryable: failure.retryable };
     } finally {

@@ -95,15 +95,20 @@ export class NetworkError extends KbClientError {
     readonly method: string,
     /** The cause in plain words, e.g. "connection refused". */
     readonly reason: string,
-    options?: { cause?: unknown; proxy?: Proxy | undefined },
+    options?: { cause?: unknown; proxy?: Proxy | undefined; help?: string | undefined },
   ) {
     const proxy = options?.proxy;
     super(proxy ? `cannot reach the proxy ${shownProxyUrl(proxy.url)} (${proxy.variable}) for ${url}: ${reason}` : `cannot reach ${url}: ${reason}`, options);
     this.proxy = proxy;
+    this.#help = options?.help;
   }
+
+  /** What to try next as the client found it out (how to trust a certificate), if it did. */
+  readonly #help: string | undefined;
 
   /** What to try next, where the kind of failure suggests something. */
   get help(): string | undefined {
+    if (this.#help !== undefined) return this.#help;
     if (this.proxy) {
       return `Check ${this.proxy.variable}, or list ${new URL(this.url).hostname} in NO_PROXY to reach it without the proxy.`;
     }

@@ -7,6 +7,7 @@ import type { Agent as AgentType, Dispatcher } from 'undici';
 // @ts-expect-error undici ships no types for its internal modules; their types are the public ones below.
 import AgentModule from 'undici/lib/dispatcher/agent.js';
 import { type Proxy, proxyFor, type ProxySettings } from './proxy.js';
+import { trustOptions } from './tls.js';
 
 /** undici's Agent: one pool of connections per origin. */
 export const Agent = AgentModule as typeof AgentType;
@@ -43,8 +44,15 @@ export const PROXY_CONNECTIONS = 16;
  * internal modules alone lack. Plain http goes to the proxy in absolute form (`GET http://host/path`), as curl and
  * Go send it; https goes through a CONNECT tunnel.
  */
-export async function defaultDispatcher(connectTimeoutMs: number, proxy: ProxySettings | undefined, bulk = false): Promise<Dispatcher> {
-  const connect = { timeout: connectTimeoutMs };
+export async function defaultDispatcher(
+  connectTimeoutMs: number,
+  proxy: ProxySettings | undefined,
+  bulk = false,
+  ca?: readonly string[],
+): Promise<Dispatcher> {
+  // CAs of the user's, on top of the system's (tls.ts): to the deployment, directly or through a proxy's tunnel.
+  const trust = await trustOptions(ca);
+  const connect = { timeout: connectTimeoutMs, ...trust };
   const pool = bulk ? { connections: BULK_CONNECTIONS, pipelining: PIPELINING } : { connections: CONNECTIONS, pipelining: 1 };
   if (proxy === undefined) return new Agent({ connect, ...pool });
   const undici = await import('undici');
@@ -57,7 +65,7 @@ export async function defaultDispatcher(connectTimeoutMs: number, proxy: ProxySe
     if (agent === undefined) {
       // The pools of the proxy agent: to the proxy itself (plain http, in absolute form) and through its tunnels (https).
       const factory = (origin: string | URL, options: object) => new Pool(origin, { ...options, connections: PROXY_CONNECTIONS });
-      agent = new ProxyAgent({ uri: via.url, connect, proxyTunnel: false, factory });
+      agent = new ProxyAgent({ uri: via.url, connect, proxyTunnel: false, factory, ...(trust === undefined ? {} : { requestTls: trust }) });
       agents.set(via.url, agent);
     }
     return agent;

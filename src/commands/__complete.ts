@@ -51,7 +51,8 @@ export default class CompleteWords extends KbCommand {
     const client = async (profile: string | undefined) => {
       const deployment = await this.context.deployment(profile);
       if (deployment.token === undefined) return undefined;
-      return this.context.client({ url: deployment.url, token: deployment.token, timeout: DEPLOYMENT_TIMEOUT, retries: 0 });
+      const profileCa = deployment.profile === undefined || deployment.ca === undefined ? undefined : { profile: deployment.profile, path: deployment.ca };
+      return this.context.client({ url: deployment.url, token: deployment.token, timeout: DEPLOYMENT_TIMEOUT, retries: 0, profileCa });
     };
     return {
       profiles: () => quietly(async () => [...(await this.context.profiles().read()).profiles.keys()]),

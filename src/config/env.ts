@@ -11,6 +11,8 @@ export interface KbEnvironment {
   url: string | undefined;
   /** KB_TOKEN: overrides the profile's token. */
   token: string | undefined;
+  /** KB_CA_CERT: a CA file (PEM) trusted on top of the system's, as curl's --cacert (the --cacert flag wins). */
+  caCert: string | undefined;
   /** KB_CONFIG_DIR: where the profiles are kept, as given (configDir() makes it absolute). */
   configDir: string | undefined;
   /** KB_DATA_DIR: where `kb serve` keeps its database, as given (dataDir() makes it absolute). */
@@ -92,6 +94,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): KbEnvironment {
     profile: text(env.KB_PROFILE),
     url: text(env.KB_URL),
     token: text(env.KB_TOKEN),
+    caCert: text(env.KB_CA_CERT),
     configDir: text(env.KB_CONFIG_DIR),
     dataDir: text(env.KB_DATA_DIR),
     databaseUrl: text(env.KB_DATABASE_URL),

@@ -7,6 +7,8 @@ import { isHttpUrl, PROFILE_NAME_PATTERN, PROFILE_NAME_RULE, type ConfigData, ty
 export interface Profile {
   url: string;
   token?: string | undefined;
+  /** A CA file (PEM) the CLI trusts for this deployment, on top of the system's (`kb auth login --cacert`, kb serve's TLS). */
+  ca?: string | undefined;
 }
 
 /** The config as read: profiles keyed by name in a Map, since names are data and `constructor` is a fine name. */
@@ -50,10 +52,16 @@ export function checkProfile(profile: Profile): void {
   if (profile.token === '') {
     throw new ConfigError('invalid_profile', 'the token is empty');
   }
+  if (profile.ca === '') {
+    throw new ConfigError('invalid_profile', 'the CA file is empty');
+  }
 }
 
 export function toStored(profile: Profile): StoredProfile {
-  return profile.token === undefined ? { url: profile.url } : { url: profile.url, token: profile.token };
+  const stored: StoredProfile = { url: profile.url };
+  if (profile.token !== undefined) stored.token = profile.token;
+  if (profile.ca !== undefined) stored.ca = profile.ca;
+  return stored;
 }
 
 function listNames(names: Iterable<string>): string {
@@ -106,7 +114,7 @@ export class ProfileStore {
     const draft = toDraft(await this.#file.read());
     const profiles = new Map<string, Profile>();
     for (const [name, stored] of draft.profiles) {
-      profiles.set(name, stored.token === undefined ? { url: stored.url } : { url: stored.url, token: stored.token });
+      profiles.set(name, { url: stored.url, ...(stored.token === undefined ? {} : { token: stored.token }), ...(stored.ca === undefined ? {} : { ca: stored.ca }) });
     }
     return { path: this.path, defaultProfile: draft.defaultProfile, profiles };
   }
@@ -201,6 +209,8 @@ export interface Deployment {
   token: string | undefined;
   urlSource: 'env' | 'profile';
   tokenSource: 'env' | 'profile' | 'none';
+  /** The profile's CA file, if it has one (src/cli/trust.ts adds it to the system's CAs). */
+  ca?: string | undefined;
 }
 
 export interface ResolveOptions {
@@ -254,5 +264,6 @@ export async function resolveDeployment(options: ResolveOptions = {}): Promise<D
     token,
     urlSource: envUrl !== undefined ? 'env' : 'profile',
     tokenSource: envToken !== undefined ? 'env' : token !== undefined ? 'profile' : 'none',
+    ...(profile?.ca === undefined ? {} : { ca: profile.ca }),
   };
 }

@@ -13,6 +13,7 @@ const ProfileName = z.string().check(z.regex(PROFILE_NAME_PATTERN, { error: PROF
 export const StoredProfileSchema = z.looseObject({
   url: z.string().check(z.refine(isHttpUrl, { error: 'must be an http:// or https:// URL' })),
   token: z.optional(z.string().check(z.minLength(1, { error: 'must not be empty' }))),
+  ca: z.optional(z.string().check(z.minLength(1, { error: 'must not be empty' }))),
 });
 
 /** The config file, `<config dir>/config.json`. */

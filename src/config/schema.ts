@@ -18,6 +18,8 @@ export function isHttpUrl(value: string): boolean {
 export interface StoredProfile {
   url: string;
   token?: string | undefined;
+  /** A CA file the CLI trusts for this deployment (profiles.ts). */
+  ca?: string | undefined;
   [field: string]: unknown;
 }
 
@@ -39,7 +41,7 @@ function plainObject(value: unknown): value is Record<string, unknown> {
   return isObject(value) && Object.getPrototypeOf(value) === Object.prototype && !Object.hasOwn(value, '__proto__');
 }
 
-const PROFILE_FIELDS = new Set(['url', 'token']);
+const PROFILE_FIELDS = new Set(['url', 'token', 'ca']);
 const CONFIG_FIELDS = new Set(['defaultProfile', 'profiles']);
 
 function quickProfile(value: unknown): StoredProfile | undefined {
@@ -48,6 +50,10 @@ function quickProfile(value: unknown): StoredProfile | undefined {
   if ('token' in value) {
     if (value.token !== undefined && (typeof value.token !== 'string' || value.token === '')) return undefined;
     profile.token = value.token;
+  }
+  if ('ca' in value) {
+    if (value.ca !== undefined && (typeof value.ca !== 'string' || value.ca === '')) return undefined;
+    profile.ca = value.ca;
   }
   for (const field in value) if (!PROFILE_FIELDS.has(field)) profile[field] = value[field];
   return profile;

@@ -9,6 +9,8 @@ export interface ServeProfileOptions {
   url: string;
   /** The token created on the first start. */
   token: string;
+  /** With TLS: the certificate file, saved as the profile's CA. */
+  ca?: string | undefined;
   /** The port the server listens on: names the fallback profile `local-<port>`. */
   port: number;
   /** From `kb serve --profile NAME`: the only name tried. */
@@ -39,7 +41,7 @@ export async function saveServeProfile(options: ServeProfileOptions): Promise<Se
   }
   const candidates = options.name === undefined ? [SERVE_PROFILE, `${SERVE_PROFILE}-${options.port}`] : [options.name];
   for (const name of candidates) checkName(name);
-  const profile = { url: options.url, token: options.token };
+  const profile = { url: options.url, token: options.token, ...(options.ca === undefined ? {} : { ca: options.ca }) };
   checkProfile(profile);
 
   const store = options.store ?? new ProfileStore();
@@ -51,7 +53,9 @@ export async function saveServeProfile(options: ServeProfileOptions): Promise<Se
       const free =
         saved === undefined || (saved.token === undefined ? options.name !== undefined : await options.ownsToken(saved.token));
       if (!free) continue;
-      draft.profiles.set(name, toStored(profile));
+      // A new token for a TLS server's profile (`kb serve token create --save`) keeps the CA it had for that URL.
+      const ca = profile.ca ?? (saved?.url === options.url ? saved.ca : undefined);
+      draft.profiles.set(name, toStored(ca === undefined ? profile : { ...profile, ca }));
       draft.defaultProfile ??= name;
       return { name, isDefault: draft.defaultProfile === name };
     }

@@ -1,3 +1,4 @@
+import type { Server as HttpsServer } from 'node:https';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { LIMITS } from '../api/schemas.js';
 import type { AuthFailureLimit, Store } from '../store/store.js';
@@ -8,6 +9,7 @@ import { idempotency } from './idempotency.js';
 import { createLogger, RequestLog, requestFields, requestIds, type RequestTold, type ServerLogger } from './logger.js';
 import type { AppObserver } from './observer.js';
 import { routes } from './routes.js';
+import { answerPlainHttp, plainHttpAnswer } from './tls.js';
 import { WarmUp } from './warm-up.js';
 import { WatchHub, watchRoute } from './watch.js';
 
@@ -32,6 +34,8 @@ export interface AppOptions {
   repeatWaitMs?: number;
   /** Told of every reply, kept answer and replay (metrics); none by default, and then no hook is registered. */
   observer?: AppObserver | undefined;
+  /** Serve HTTPS with this certificate and key (PEM, checked by tls.ts); plain HTTP by default. */
+  tls?: { cert: Buffer; key: Buffer } | undefined;
 }
 
 declare module 'fastify' {
@@ -63,6 +67,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const requestLog = new RequestLog((request, status, elapsedMs, error) => {
     if (!warmUp.of(request)) told(request.id, request.method, request.url, request.routeOptions.url, status, elapsedMs, error);
   });
+  const http = {
+    ServerResponse: requestLog.responses,
+    headersTimeout: options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS,
+    requestTimeout,
+    connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
+  };
+  const { tls } = options;
   const app = Fastify({
     // Fastify logs nothing itself: kb writes each request's line (RequestLog) and logs through its own logger.
     logger: false,
@@ -78,15 +89,13 @@ export function buildApp(options: AppOptions): FastifyInstance {
     exposeHeadRoutes: false,
     requestTimeout,
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
-    http: {
-      ServerResponse: requestLog.responses,
-      headersTimeout: options.headersTimeoutMs ?? HEADERS_TIMEOUT_MS,
-      requestTimeout,
-      connectionsCheckingInterval: CONNECTIONS_CHECK_INTERVAL_MS,
-    },
+    // With TLS, fastify gives its `https` options (the http ones among them) to https.createServer, and no `http`.
+    ...(tls === undefined ? { http } : { https: { ...http, cert: tls.cert, key: tls.key, handshakeTimeout: HEADERS_TIMEOUT_MS } }),
     frameworkErrors: frameworkError,
     clientErrorHandler: clientErrorHandler({ newRequestId: requestId, log: logger.pino, requestLog, observer }),
   });
+  // A plain HTTP request to the TLS port is answered (tls.ts), not left waiting for a handshake.
+  if (tls !== undefined) answerPlainHttp(app.server as unknown as HttpsServer, plainHttpAnswer(requestId, told), HEADERS_TIMEOUT_MS);
   app.decorate('store', options.store);
   app.decorate('warmUp', warmUp);
   app.register(httpRules, { requestId, told });

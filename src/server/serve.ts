@@ -1,9 +1,12 @@
+import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { AdminOptions, AdminServer } from './admin.js';
 import { buildApp } from './app.js';
 import type { ServerLogger } from './logger.js';
 import { tolerateStalls } from './stalls.js';
+import type { TlsPair } from './tls.js';
 import { generateToken } from './tokens.js';
+import { WARM_UP_LIMIT_MS, WARM_UP_REQUESTS } from './warm-up.js';
 import { describeStorage, openStore, type StorageOptions } from '../store/open.js';
 import type { Store } from '../store/store.js';
 
@@ -17,6 +20,8 @@ export interface ServeOptions {
   logger: ServerLogger;
   /** Where to serve /live, /ready and /metrics (admin.ts); none by default, and then nothing of it is loaded. */
   admin?: AdminOptions | undefined;
+  /** Serve HTTPS with this pair (tls.ts's loadTlsPair checked it); plain HTTP by default. The admin port stays plain. */
+  tls?: TlsPair | undefined;
 }
 
 export interface RunningServer {
@@ -28,6 +33,11 @@ export interface RunningServer {
   firstToken: { org: string; token: string } | undefined;
   /** Where the admin server answers, when there is one. */
   adminUrl: string | undefined;
+  /**
+   * Serves this pair from the next handshake on (SIGHUP's reload): connections already open keep theirs, none is
+   * dropped. Only for a server started with TLS.
+   */
+  setTls(pair: TlsPair): void;
   /** A signal began the drain: /ready answers 503 from now on, while the API goes on serving until close(). */
   drain(): void;
   /**
@@ -38,10 +48,10 @@ export interface RunningServer {
 }
 
 /** The URL a client should use: a wildcard bind is reached through loopback. */
-function publicUrl(host: string, address: AddressInfo): string {
+function publicUrl(host: string, address: AddressInfo, tls: boolean): string {
   const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
   const bracketed = shown.includes(':') ? `[${shown}]` : shown;
-  return `http://${bracketed}:${address.port}`;
+  return `${tls ? 'https' : 'http'}://${bracketed}:${address.port}`;
 }
 
 /**
@@ -64,15 +74,16 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     await admin?.close();
     throw error;
   }
-  const app = buildApp({ store, logger, observer: admin?.observer });
+  const { tls } = options;
+  const app = buildApp({ store, logger, observer: admin?.observer, tls });
   try {
     // Fastify logs nothing itself (app.ts): kb serve says it listens once, itself, after the first token is out.
     await app.listen({ host: options.host, port: options.port });
     // Before anything says the server listens: its request path is compiled before it may sit idle (warm-up.ts).
-    await app.warmUp.run(app.server.address() as AddressInfo);
+    await app.warmUp.run(app.server.address() as AddressInfo, WARM_UP_REQUESTS, WARM_UP_LIMIT_MS, tls !== undefined);
     admin?.serving(store);
     const stopTolerating = tolerateStalls(app.server);
-    const url = publicUrl(options.host, app.server.address() as AddressInfo);
+    const url = publicUrl(options.host, app.server.address() as AddressInfo, tls !== undefined);
     const first = generateToken();
     // Of several servers starting together on empty storage, only one creates it.
     const firstToken = (await store.createFirstToken(FIRST_ORG, first.id, first.hash)) ? { org: FIRST_ORG, token: first.token } : undefined;
@@ -90,6 +101,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       location: describeStorage(options.storage),
       firstToken,
       adminUrl,
+      setTls: (pair) => (app.server as unknown as HttpsServer).setSecureContext({ cert: pair.cert, key: pair.key }),
       drain: () => admin?.drain(),
       close(deadlineMs = 10_000) {
         closing ??= (async () => {

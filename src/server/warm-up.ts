@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { FastifyRequest } from 'fastify';
 import { REQUEST_ID_HEADER } from './logger.js';
@@ -18,7 +19,7 @@ export const WARM_UP_REQUESTS = 1000;
 /** Requests in flight at once, each on its own kept-open connection, one request at a time as most clients send them. */
 const WARM_UP_CONNECTIONS = 8;
 /** However slow the machine, the server says it listens no later than this after it began. */
-const WARM_UP_LIMIT_MS = 1000;
+export const WARM_UP_LIMIT_MS = 1000;
 
 /**
  * The warm-up of an app, and what tells its requests apart: they carry a request id of their own (random, so that no
@@ -40,18 +41,22 @@ export class WarmUp {
   /**
    * Sends `count` GET /v1/health to the server at `address` (a wildcard address through loopback) and resolves once
    * they are answered, or `limitMs` has passed, or a request failed: a warm-up that cannot run is skipped. At the limit,
-   * a request still unanswered (a connection that hangs) is cut, so the start never waits longer than that.
+   * a request still unanswered (a connection that hangs) is cut, so the start never waits longer than that. `tls`: the
+   * server speaks HTTPS, whose certificate need not name the loopback address: it is not checked, since the requests
+   * go to this process's own port and carry nothing secret.
    */
-  async run(address: AddressInfo, count = WARM_UP_REQUESTS, limitMs = WARM_UP_LIMIT_MS): Promise<void> {
+  async run(address: AddressInfo, count = WARM_UP_REQUESTS, limitMs = WARM_UP_LIMIT_MS, tls = false): Promise<void> {
     const id = `kb-warm-up-${randomBytes(12).toString('hex')}`;
     const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
-    const agent = new Agent({ keepAlive: true, maxSockets: WARM_UP_CONNECTIONS });
+    const pool = { keepAlive: true, maxSockets: WARM_UP_CONNECTIONS };
+    const agent = tls ? new HttpsAgent({ ...pool, rejectUnauthorized: false }) : new Agent(pool);
+    const request = tls ? httpsRequest : httpRequest;
     const deadline = Date.now() + limitMs;
     const cut = setTimeout(() => agent.destroy(), limitMs);
     let left = count;
     const one = () =>
       new Promise<void>((resolve, reject) => {
-        const sent = httpRequest({ host, port: address.port, path: '/v1/health', agent, headers: { [REQUEST_ID_HEADER]: id } }, (reply) => {
+        const sent = request({ host, port: address.port, path: '/v1/health', agent, headers: { [REQUEST_ID_HEADER]: id } }, (reply) => {
           reply.resume();
           reply.once('end', resolve);
           reply.once('error', reject);

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ProfileStore } from '../../src/config/profiles.js';
+import { closedPortUrl } from '../helpers/cli-e2e.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { freshEnv, kb } from './run.js';
 
@@ -44,6 +46,17 @@ describe('kb auth login', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr).not.toContain(server.token);
     expect((await kb(['auth', 'token'], { env })).stdout).toBe(`${server.token}\n`);
+  });
+
+  it('on a terminal offers the URL of a kb serve running on this machine, from the saved profiles that answer', async () => {
+    const env = freshEnv();
+    const profiles = new ProfileStore({ dir: env.KB_CONFIG_DIR });
+    // The default profile points at a local port where nothing runs any more: it is not offered.
+    await profiles.saveProfile('local', { url: await closedPortUrl(), token: 'kbt_gone' });
+    await profiles.saveProfile('local-2', { url: server.url, token: server.token });
+    const result = await kb(['auth', 'login', '--profile', 'work'], { env, tty: true, answers: ['', server.token] });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.asked).toEqual([`URL of the kb deployment: [${server.url}] `, `Token for ${server.url}: `]);
   });
 
   it('without a terminal and without --with-token, exits 2 naming the flag, and saves nothing', async () => {

@@ -5,6 +5,7 @@ const NOTHING: KbEnvironment = {
   profile: undefined,
   url: undefined,
   token: undefined,
+  caCert: undefined,
   configDir: undefined,
   dataDir: undefined,
   databaseUrl: undefined,
@@ -30,6 +31,7 @@ describe('readEnv: every environment variable kb reads, in one place', () => {
         KB_PROFILE: 'work',
         KB_URL: 'http://127.0.0.1:8080',
         KB_TOKEN: 'kbt_x',
+        KB_CA_CERT: 'ca.pem',
         KB_CONFIG_DIR: 'conf',
         KB_DATA_DIR: '/data',
         KB_DATABASE_URL: 'postgres://db/kb',
@@ -42,6 +44,7 @@ describe('readEnv: every environment variable kb reads, in one place', () => {
       profile: 'work',
       url: 'http://127.0.0.1:8080',
       token: 'kbt_x',
+      caCert: 'ca.pem',
       configDir: 'conf',
       dataDir: '/data',
       databaseUrl: 'postgres://db/kb',
@@ -53,7 +56,7 @@ describe('readEnv: every environment variable kb reads, in one place', () => {
 
   it('takes an empty variable as unset', () => {
     const empty = Object.fromEntries(
-      ['KB_PROFILE', 'KB_URL', 'KB_TOKEN', 'KB_CONFIG_DIR', 'KB_DATA_DIR', 'KB_DATABASE_URL', 'KB_TIMEOUT', 'KB_MAX_RESPONSE', 'KB_DEBUG', 'NO_COLOR', 'CI', 'HTTPS_PROXY', 'VISUAL', 'EDITOR'].map(
+      ['KB_PROFILE', 'KB_URL', 'KB_TOKEN', 'KB_CA_CERT', 'KB_CONFIG_DIR', 'KB_DATA_DIR', 'KB_DATABASE_URL', 'KB_TIMEOUT', 'KB_MAX_RESPONSE', 'KB_DEBUG', 'NO_COLOR', 'CI', 'HTTPS_PROXY', 'VISUAL', 'EDITOR'].map(
         (name) => [name, ''],
       ),
     );

@@ -61,6 +61,18 @@ describe('saveServeProfile: the profile kb serve saves on its first start (docs/
     expect(onDisk()).toEqual({ defaultProfile: 'local', profiles: { local: { url: 'http://127.0.0.1:8080', token: server.token } } });
   });
 
+  it('with TLS, saves the certificate as the profile\'s CA; a new token for the same URL keeps it, another URL does not', async () => {
+    const server = await start();
+    const url = 'https://127.0.0.1:8443';
+    const options: ServeProfileOptions = { url, token: server.token, port: 8443, ownsToken: server.ownsToken, store: profiles };
+    expect(await saveServeProfile({ ...options, ca: '/etc/kb/cert.pem' })).toEqual({ name: 'local', isDefault: true });
+    expect(onDisk().profiles.local).toEqual({ url, token: server.token, ca: '/etc/kb/cert.pem' });
+    await saveServeProfile({ ...options, name: 'local' });
+    expect(onDisk().profiles.local).toEqual({ url, token: server.token, ca: '/etc/kb/cert.pem' });
+    await saveServeProfile({ ...options, url: 'http://127.0.0.1:8080', port: 8080, name: 'local' });
+    expect(onDisk().profiles.local).toEqual({ url: 'http://127.0.0.1:8080', token: server.token });
+  });
+
   it('saves profile local and leaves an existing default alone', async () => {
     await profiles.saveProfile('work', { url: 'https://kb.example.com', token: 'kbt_work' });
     const server = await start();

@@ -197,7 +197,7 @@ describe(`kb serve, as a process on a real port (${ENGINE})`, () => {
 
   it('warns, once it listens, when its address can be reached from other machines: kb serve speaks plain HTTP', async () => {
     const [everywhere, loopback] = await Promise.all([serve(await storageEnv(), ['--host', '0.0.0.0']), serve(await storageEnv(), ['--host', 'localhost'])]);
-    const warning = '0.0.0.0 can be reached from other machines, and kb serve speaks plain HTTP: tokens and data would cross the network unencrypted. Put a TLS-terminating proxy in front of it.';
+    const warning = '0.0.0.0 can be reached from other machines, and kb serve speaks plain HTTP: tokens and data would cross the network unencrypted. Serve TLS with --tls-cert and --tls-key, or put a TLS-terminating proxy in front of it.';
     await expect.poll(() => logLines(everywhere.stderr())).toContainEqual({ level: 'warn', time: expect.any(Number), msg: warning });
     await expect.poll(() => logLines(loopback.stderr()).length).toBeGreaterThan(0);
     expect(logLines(loopback.stderr()).filter((line) => line.level === 'warn')).toEqual([]);

@@ -105,7 +105,7 @@ export function startServe(args: readonly string[], env: NodeJS.ProcessEnv): Pro
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(stderr);
+      const match = /listening on (https?:\/\/\S+)/.exec(stderr);
       if (match && !ready) {
         ready = true;
         clearTimeout(timer);

@@ -1,4 +1,5 @@
 import { constants } from 'node:os';
+import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { Flags } from '@oclif/core';
 import type { BaseLogger } from 'pino';
@@ -79,6 +80,11 @@ token of this server, or how to get one (\`kb serve token create --org local --s
 port, the server moves the profile holding its token to its new URL (the token stays), and says so; unless that
 URL is not a local one, or something listens there: then it names the command that points the profile here.
 
+With --tls-cert and --tls-key it serves HTTPS on the API port (the admin port stays plain HTTP), and every URL it
+prints says https; a first start saves the certificate's path as the profile's CA. SIGHUP reads both files again
+and serves them to new connections without dropping any; a pair that does not pass keeps the old one, and the log
+says why. A plain HTTP request to that port is answered 400, saying to use https.
+
 SIGINT or SIGTERM stops accepting and lets the requests in flight finish for up to --shutdown-timeout, then
 closes the database and exits 0; a second signal exits at once. Back up a running server with
 \`kb serve backup DEST\`.
@@ -101,6 +107,10 @@ with its bases when "cascade" is true), and its OpenAPI document at GET /v1/open
       command: 'KB_DATABASE_URL=postgres://kb:PASSWORD@db.internal:5432/kb <%= config.bin %> serve --host 0.0.0.0 --port 8080',
     },
     {
+      description: 'HTTPS on port 8443; after replacing the files, `kill -HUP PID` serves the new certificate without dropping a connection',
+      command: '<%= config.bin %> serve --port 8443 --tls-cert /etc/kb/cert.pem --tls-key /etc/kb/key.pem',
+    },
+    {
       description: 'Behind a load balancer: probes and Prometheus on port 9090, and 5 s for the balancer to stop sending after SIGTERM',
       command: '<%= config.bin %> serve --host 0.0.0.0 --admin-port 9090 --admin-host 0.0.0.0 --drain-delay 5s',
     },
@@ -108,7 +118,15 @@ with its bases when "cascade" is true), and its OpenAPI document at GET /v1/open
 
   static override flags = {
     port: Flags.integer({ char: 'p', summary: 'Port to listen on (0 picks a free one).', default: 8080, min: 0, max: 65535 }),
-    host: Flags.string({ summary: 'Address to listen on. kb serve speaks plain HTTP: beyond this machine, put a TLS-terminating proxy in front (it warns).', default: '127.0.0.1' }),
+    host: Flags.string({
+      summary: 'Address to listen on. Without --tls-cert kb serve speaks plain HTTP: beyond this machine, serve TLS or put a TLS-terminating proxy in front (it warns).',
+      default: '127.0.0.1',
+    }),
+    'tls-cert': Flags.string({
+      summary: 'Serve HTTPS on the API port with this PEM certificate (its chain after it), with --tls-key. SIGHUP reloads both files. The admin port stays plain HTTP.',
+      dependsOn: ['tls-key'],
+    }),
+    'tls-key': Flags.string({ summary: 'The PEM private key of --tls-cert (unencrypted).', dependsOn: ['tls-cert'] }),
     'log-level': Flags.option({ options: LOG_LEVELS, default: 'info' as const })({
       summary:
         'One line per request to stderr at info (time, level, request id, method, path, status, duration); warn and error log less; silent logs no request. kb serve\'s own lines (listening, profile, signals, stopped) are written at every level.',
@@ -148,6 +166,12 @@ with its bases when "cascade" is true), and its OpenAPI document at GET /v1/open
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Serve);
+    // A pair that cannot serve is refused before anything is created (docs/contract.md, TLS).
+    const tlsFiles = flags['tls-cert'] === undefined || flags['tls-key'] === undefined ? undefined : { cert: resolve(flags['tls-cert']), key: resolve(flags['tls-key']) };
+    const { loadTlsPair, TlsFilesError } = await import('../../server/tls.js');
+    const tls = tlsFiles && (await loadTlsPair(tlsFiles).catch((error: unknown) => {
+      throw error instanceof TlsFilesError ? new CliError(error.message, EXIT.usage, 'Nothing was started. Give a readable PEM certificate and its own key.') : error;
+    }));
     // V8's memory reducer collects garbage once a process sits idle, and a server that sat idle for a minute or so
     // then builds Node's process.nextTick objects through V8's slow paths for as long as it runs: 2 to 4 µs of CPU a
     // request (docs/performance.md). The reducer collects only by incremental marking; without it, it never starts.
@@ -179,7 +203,7 @@ with its bases when "cascade" is true), and its OpenAPI document at GET /v1/open
     let server: RunningServer;
     try {
       const { startServer } = await import('../../server/serve.js');
-      server = await startServer({ host: flags.host, port: flags.port, storage, logger, admin });
+      server = await startServer({ host: flags.host, port: flags.port, storage, logger, admin, tls });
     } catch (error) {
       // Written out before the error is, which goes to stderr apart from the log.
       await logger.close();
@@ -188,17 +212,31 @@ with its bases when "cascade" is true), and its OpenAPI document at GET /v1/open
     // Warnings about the config file go to the log, as every line of kb serve does.
     const profiles = new ProfileStore({ dir: this.context.configDir(), onWarning: (message) => log.warn(message), hold: uninterrupted });
     // The first token is out (and saved) before the server says it listens, so whoever waits for that line has it.
-    if (server.firstToken) await this.deliverFirstToken(server, server.firstToken.token, flags.profile, profiles, log);
+    if (server.firstToken) await this.deliverFirstToken(server, server.firstToken.token, { name: flags.profile, ca: tlsFiles?.cert }, profiles, log);
     else await this.sayWhoHoldsAToken(server, flags['data-dir'], profiles, log);
     // Before the line that says it listens, which whoever stops it may wait for: a signal from then on stops it cleanly,
     // never the re-raise of a listener the config code added.
     ownSignals();
+    if (tlsFiles !== undefined) {
+      const running = server;
+      // Read again and checked whole before it replaces anything: a bad pair keeps the one in use.
+      process.on('SIGHUP', () => {
+        loadTlsPair(tlsFiles).then(
+          (pair) => {
+            running.setTls(pair);
+            log.info(`SIGHUP: serving the TLS certificate ${pair.subject} (valid to ${pair.validTo}) from now on`);
+          },
+          (error: Error) => log.warn(`SIGHUP: kept the TLS certificate in use: ${error.message}`),
+        );
+      });
+      if (tls !== undefined) log.info(`TLS: certificate ${tls.subject} (valid to ${tls.validTo}); SIGHUP reloads ${tlsFiles.cert} and ${tlsFiles.key}`);
+    }
     if (server.adminUrl) log.info(`admin port: ${server.adminUrl}/live, /ready and /metrics`);
     log.info(`listening on ${server.url} (${server.location})`);
-    if (!isLoopback(flags.host)) {
+    if (!isLoopback(flags.host) && tls === undefined) {
       log.warn(
         `${flags.host} can be reached from other machines, and kb serve speaks plain HTTP: tokens and data would cross the ` +
-          'network unencrypted. Put a TLS-terminating proxy in front of it.',
+          'network unencrypted. Serve TLS with --tls-cert and --tls-key, or put a TLS-terminating proxy in front of it.',
       );
     }
 
@@ -223,19 +261,26 @@ with its bases when "cascade" is true), and its OpenAPI document at GET /v1/open
    * kill in between) never leaves a token that no one holds; a failed save says how to save it by hand. The token
    * goes to stdout, to the person who started the server, never into the log.
    */
-  private async deliverFirstToken(server: RunningServer, token: string, profile: string | undefined, profiles: ProfileStore, log: BaseLogger): Promise<void> {
+  private async deliverFirstToken(
+    server: RunningServer,
+    token: string,
+    profile: { name: string | undefined; ca: string | undefined },
+    profiles: ProfileStore,
+    log: BaseLogger,
+  ): Promise<void> {
     this.io.stdout(
       `Created the first token, for organization "local" at ${server.url}.\nIt is shown only this once:\n\n  ${token}\n\n`,
     );
     try {
-      const saved = await saveLocalProfile(server.store, profiles, { url: server.url, token, name: profile });
+      // With TLS, the certificate is the profile's CA (the client takes it as a trust anchor, chain or no chain).
+      const saved = await saveLocalProfile(server.store, profiles, { url: server.url, token, ...profile });
       const kb = kbCommand(this.context.env.searchPath);
       const tryIt = saved.isDefault ? `${kb} ns list` : `${kb} ns list --profile ${saved.name}`;
       this.io.stdout(`Saved as CLI profile "${saved.name}"${saved.isDefault ? ' (the default)' : ''}.\nTry \`${tryIt}\` in another terminal.\n`);
     } catch (error) {
       log.warn(
         `could not save the token as a CLI profile: ${(error as Error).message}. The token printed on stdout works: save it with ` +
-          `\`kb auth login --url ${server.url} --profile NAME --with-token\` (the token on stdin).`,
+          `\`kb auth login --url ${server.url}${profile.ca === undefined ? '' : ` --cacert ${profile.ca}`} --profile NAME --with-token\` (the token on stdin).`,
       );
     }
   }

@@ -1,0 +1,40 @@
+import { readFile } from 'node:fs/promises';
+import { UsageError } from './errors.js';
+
+/** A CA file to trust, and what named it, for the messages: `--cacert`, `KB_CA_CERT` or `profile "NAME"`. */
+export interface CaFile {
+  path: string;
+  from: string;
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+
+/**
+ * The certificates of a CA file (PEM, one or more), checked here so that a wrong file is one message naming it and
+ * where it came from (exit 2), not an OpenSSL error at the first connection.
+ */
+export async function readCaFile(file: CaFile): Promise<string[]> {
+  const named = `the CA file ${file.path} (from ${file.from})`;
+  let text: string;
+  try {
+    text = await readFile(file.path, 'utf8');
+  } catch (error) {
+    const { code, message } = error as NodeJS.ErrnoException;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : code === 'EISDIR' ? 'it is a directory' : message;
+    throw new UsageError(`cannot read ${named}: ${why}`, 'Nothing was sent. Give a readable PEM file of the CA that signed the deployment\'s certificate.');
+  }
+  const certificates = text.match(PEM_CERTIFICATE) ?? [];
+  const { X509Certificate } = await import('node:crypto');
+  const readable = certificates.every((pem) => {
+    try {
+      new X509Certificate(pem);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  if (certificates.length === 0 || !readable) {
+    throw new UsageError(`${named} holds no readable PEM certificate (-----BEGIN CERTIFICATE-----)`, 'Nothing was sent.');
+  }
+  return certificates;
+}
