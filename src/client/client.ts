@@ -13,6 +13,7 @@ import {
   type NetworkErrorKind,
 } from './errors.js';
 import { failedAtProxy, proxyFor, type ProxySettings } from './proxy.js';
+import { openStream, type OpenStream } from './stream.js';
 import { defaultDispatcher, exchange } from './undici.js';
 
 export interface KbClientOptions {
@@ -360,6 +361,12 @@ export class KbClient {
       status: reply.status, url: target.url, contentType: header(reply.headers, 'content-type'), requestId: header(reply.headers, 'x-request-id'),
       headers: reply.headers, text: reply.text,
     };
+  }
+
+  /** A GET under /v1 whose body goes to `onChunk` as it comes (kb watch), through this client's dispatcher: stream.ts. */
+  async stream(path: string, signal: AbortSignal, onChunk: (chunk: Buffer) => void): Promise<OpenStream> {
+    const headers: Record<string, string> = { accept: 'text/event-stream', ...(this.#token === undefined ? {} : { authorization: `Bearer ${this.#token}` }) };
+    return openStream(await this.#getDispatcher(), this.#target(path, false), headers, { headersTimeoutMs: this.timeoutMs, signal, onChunk });
   }
 
   /** Closes the connections of the default dispatcher; a dispatcher passed in belongs to the caller. */

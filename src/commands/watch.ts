@@ -1,6 +1,5 @@
 import { Args, Flags } from '@oclif/core';
 import { ApiCommand } from '../cli/api-command.js';
-import { escapeControls } from '../cli/text.js';
 
 export default class Watch extends ApiCommand {
   static override summary = 'Print each change of your organization as it happens (kb serve extension)';
@@ -24,23 +23,13 @@ export default class Watch extends ApiCommand {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(Watch);
-    const { deployment } = await this.connect(flags);
-    const { watchChanges } = await import('../cli/watch-stream.js');
-    const stop = new AbortController();
-    await watchChanges(
-      { url: deployment.url.replace(/\/+$/, '').replace(/\/v1$/, ''), token: deployment.token as string, namespace: args.namespace, since: flags.since },
-      (change) => {
-        if (flags.json) {
-          this.io.stdout(`${JSON.stringify({ cursor: change.cursor, type: change.type, kind: change.kind, object: change.object })}\n`);
-          return;
-        }
-        const name = change.kind === 'base' ? `${change.object.namespace}/${change.object.key}` : change.object.key;
-        this.io.stdout(`${change.type} ${change.kind} ${escapeControls(name)}\n`);
-      },
-      stop.signal,
-      (reason) => {
+    const { client } = await this.connect(flags);
+    const { changeJson, changeLine, watchChanges } = await import('../cli/watch-stream.js');
+    await watchChanges(client, { namespace: args.namespace, since: flags.since }, {
+      onChange: (change) => this.io.stdout(flags.json ? changeJson(change) : changeLine(change)),
+      onRetry: (reason) => {
         if (this.io.isStderrTTY) this.io.stderr(`${reason}\n`);
       },
-    );
+    }, new AbortController().signal);
   }
 }
