@@ -24,7 +24,8 @@ export default class Watch extends ApiCommand {
   async run(): Promise<void> {
     const { args, flags } = await this.parse(Watch);
     const { client } = await this.connect(flags);
-    const { changeJson, changeLine, watchChanges } = await import('../cli/watch-stream.js');
+    const { changeJson, changeLine } = await import('../cli/watch-stream.js');
+    const { watchChanges } = await import('../client/watch.js');
     await watchChanges(client, { namespace: args.namespace, since: flags.since }, {
       onChange: (change) => this.io.stdout(flags.json ? changeJson(change) : changeLine(change)),
       onRetry: (reason) => {
