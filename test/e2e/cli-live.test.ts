@@ -1,9 +1,8 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, KB_BIN, killedAfterEach, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
 import { createTestDatabase, droppedAfterAll, ENGINE } from '../helpers/database.js';
+import { withoutWatch } from '../helpers/watch.js';
 
 // kb ns list --watch, kb base list NS --watch and kb wait (docs/contract.md, Live changes), the built CLI against the
 // built kb serve on the engine under test, and against a deployment without GET /v1/watch.
@@ -60,28 +59,6 @@ function start(args: string[], env: NodeJS.ProcessEnv): Running {
 async function kbOk(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const result = await runKb(args, { env });
   expect(result.code, result.stderr).toBe(0);
-}
-
-/**
- * A deployment as one without GET /v1/watch would be: every request is passed to a real kb serve but the watch route,
- * which is a 404 (kb serve itself cannot be made to lack the route).
- */
-async function withoutWatch(upstream: string): Promise<{ url: string; server: Server }> {
-  const { hostname, port } = new URL(upstream);
-  const server = createServer((request, response) => {
-    if ((request.url ?? '').startsWith('/v1/watch')) {
-      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ success: false, message: 'No such route: GET /v1/watch' }));
-      return;
-    }
-    const forwarded = httpRequest({ hostname, port, method: request.method, path: request.url, headers: request.headers }, (reply) => {
-      response.writeHead(reply.statusCode ?? 502, reply.headers);
-      reply.pipe(response);
-    });
-    forwarded.on('error', () => response.destroy());
-    request.pipe(forwarded);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
 describe(`kb ns list --watch, kb base list --watch and kb wait (${ENGINE})`, () => {
