@@ -4,7 +4,7 @@ import { ApiCommand } from '../cli/api-command.js';
 export default class Watch extends ApiCommand {
   static override summary = 'Print each change of your organization as it happens (kb serve extension)';
 
-  static override description = `Streams GET /v1/watch, an extension of kb serve: one line per change, such as \`created base docs/faq\`, or with --json one JSON object a line (NDJSON) with its cursor. A dropped connection or a restarted server is resumed from the last cursor, so nothing is lost or repeated. Ctrl-C ends it. A deployment without /v1/watch is an error (exit 3).`;
+  static override description = `Streams GET /v1/watch, an extension of kb serve: one line per change, such as \`created base docs/faq\`, or with --json one JSON object a line (NDJSON) with its cursor. A dropped connection or a restarted server is resumed from the last cursor, so nothing is lost or repeated. Ctrl-C ends it. It streams through the same connections as every request, proxies (HTTPS_PROXY...) included. A deployment without /v1/watch is an error (exit 3); \`kb ns list --watch\` and \`kb wait\` poll such a one instead. To filter, pipe --json to \`jq -c\`.`;
 
   static override examples = [
     '<%= config.bin %> watch',
