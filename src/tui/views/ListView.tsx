@@ -106,14 +106,20 @@ export function ListView(props: ListViewProps) {
   // While the changes stream (the parent applies them), no timer: the stream says what changed, the moment it does.
   useAutoRefresh(source.reload, { seconds: props.autoRefresh && live.mode !== 'live' ? refreshSeconds : 0, idle, loading: source.loading });
   // Once the stream opens (again), one load more: what changed between the last load and the stream is in it. Not
-  // when the list opens with the stream open already: its first load is that.
+  // when the list opens with the stream open already (its first load is that), and, as the timer's, only while idle
+  // (a load under an open form made its save fail to show).
   const reload = useRef(source.reload);
   reload.current = source.reload;
   const wasLive = useRef(live.mode);
+  const reloadWhenIdle = useRef(false);
   useEffect(() => {
-    if (live.mode === 'live' && wasLive.current !== 'live' && props.autoRefresh) reload.current();
+    if (live.mode === 'live' && wasLive.current !== 'live' && props.autoRefresh) reloadWhenIdle.current = true;
     wasLive.current = live.mode;
-  }, [live.mode, props.autoRefresh]);
+    if (reloadWhenIdle.current && idle) {
+      reloadWhenIdle.current = false;
+      reload.current();
+    }
+  }, [live.mode, props.autoRefresh, idle]);
 
   const markedRows = all.filter((row) => marked.has(row.key));
   const onListKey = (input: string, key: Keypress) => {
