@@ -12,7 +12,7 @@ export interface ListWatch<T> {
   kind: WatchChange['kind'];
   /** The list out of the state, as the list command orders it. */
   items(state: WatchedState): T[];
-  /** The list as the command prints it (a table), or undefined when empty (`empty` is said instead). */
+  /** The list as the command prints it (a table); an empty list says `empty` on stderr instead. */
   table(items: T[]): string;
   empty: string;
   json: boolean;
