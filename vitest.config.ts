@@ -12,7 +12,7 @@ const inkAsBundled: Plugin = {
 const inlineInk = { server: { deps: { inline: [/[\\/]node_modules[\\/]ink[\\/]/, /[\\/]node_modules[\\/]ink-testing-library[\\/]/] } } };
 
 /** Engine-neutral suites, run once per engine: the server (in process and as a process), the store contract, kill -9 cycles. */
-const BOTH_ENGINES = ['test/server/**/*.test.ts', 'test/store/contract.test.ts', 'test/e2e/serve.test.ts', 'test/e2e/crash.test.ts', 'test/e2e/admin.test.ts', 'test/e2e/tokens.test.ts', 'test/e2e/watch.test.ts'];
+const BOTH_ENGINES = ['test/server/**/*.test.ts', 'test/store/contract.test.ts', 'test/e2e/serve.test.ts', 'test/e2e/crash.test.ts', 'test/e2e/admin.test.ts', 'test/e2e/tokens.test.ts', 'test/e2e/watch.test.ts', 'test/e2e/cli-live.test.ts'];
 
 /** The PostgreSQL engine's own tests: its schema and connections, replicas behind one URL, docs/scaling.md's session. */
 const POSTGRES_ONLY = ['test/store/postgres.test.ts', 'test/e2e/replicas.test.ts', 'test/e2e/replicas-log.test.ts', 'test/e2e/postgres.test.ts', 'test/e2e/postgres-faults.test.ts', 'test/e2e/postgres-stalls.test.ts', 'test/server/postgres-load.test.ts', 'test/e2e/watch-replicas.test.ts'];

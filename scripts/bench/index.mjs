@@ -17,6 +17,7 @@ import { replicasSection } from './sections/replicas.mjs';
 import { scaleSection } from './sections/scale.mjs';
 import { serverSection } from './sections/server.mjs';
 import { tuiSection } from './sections/tui.mjs';
+import { watchersSection } from './sections/watchers.mjs';
 import { writesSection } from './sections/writes.mjs';
 
 const RUNNERS = {
@@ -29,9 +30,10 @@ const RUNNERS = {
   scale: scaleSection,
   replicas: replicasSection,
   writes: writesSection,
+  watchers: watchersSection,
 };
 /** Sections that start servers of their own: the main one would only add noise. */
-const OWN_SERVERS = new Set(['scale', 'replicas', 'profile', 'writes']);
+const OWN_SERVERS = new Set(['scale', 'replicas', 'profile', 'writes', 'watchers']);
 const SMALL = 100;
 
 const kb = {

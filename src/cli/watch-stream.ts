@@ -1,93 +1,138 @@
-import type { EventSourceMessage } from 'eventsource-parser';
-import { WATCH_CURSOR_HEADER, type WatchChange } from '../api/watch.js';
-import { EXIT } from '../client/exit-codes.js';
-import { CliError } from './errors.js';
+import type { Base, Namespace } from '../api/schemas.js';
+import type { WatchChange } from '../api/watch.js';
+import type { KbClient } from '../client/client.js';
+import { ApiError, NetworkError } from '../client/errors.js';
+import { type CursorChange, pause, watchChanges, WatchUnsupportedError } from '../client/watch.js';
+import { escapeControls } from './text.js';
 
-// The client side of GET /v1/watch (docs/contract.md, Live changes), loaded by kb watch only: one stream, resumed
-// with its last cursor after a dropped connection or a server restart, so that nothing is lost or repeated.
+// What the CLI makes of the one stream of GET /v1/watch (src/client/watch.ts): kb watch's lines, and `follow`, the
+// current state first (?initial=true) then its changes, polling instead against a deployment without the route.
 
-export interface WatchTarget {
-  url: string;
-  token: string;
+/** How often `follow` lists again against a deployment without /v1/watch. */
+export const POLL_MS = 2000;
+
+/** What kb watch and the lists' --watch print of a change: `created base docs/faq`, control characters shown. */
+export function changeLine(change: WatchChange): string {
+  const name = change.kind === 'base' ? `${change.object.namespace}/${change.object.key}` : change.object.key;
+  return `${change.type} ${change.kind} ${escapeControls(name)}\n`;
+}
+
+/** A change as one NDJSON line: `{"cursor","type","kind","object"}` (cursor null for one seen by polling). */
+export function changeJson(change: CursorChange): string {
+  return `${JSON.stringify({ cursor: change.cursor ?? null, type: change.type, kind: change.kind, object: change.object })}\n`;
+}
+
+/** What `follow` needs of a client. */
+export type FollowClient = Pick<KbClient, 'stream' | 'baseUrl' | 'nsList' | 'baseList'>;
+
+/** The state `follow` keeps: namespaces by key, bases by `NS/KEY`. */
+export interface WatchedState {
+  namespaces: Map<string, Namespace>;
+  bases: Map<string, Base>;
+}
+
+export interface FollowHandlers {
+  /** The state first (the stream's `synced`, or the first poll), then each change after it. */
+  onSynced(state: WatchedState): void;
+  onChange(change: CursorChange, state: WatchedState): void;
+  /** A notice for a terminal: polling instead of watching, or a dropped connection being resumed. */
+  onNotice?(text: string): void;
+}
+
+/** A scope to follow: `bases` says whether its bases are wanted (polling then lists them too). */
+export interface FollowScope {
   namespace?: string | undefined;
-  since?: string | undefined;
+  bases: boolean;
 }
-
-/** A change as kb watch hands it on: the event's data and its cursor. */
-export type CursorChange = WatchChange & { cursor: string };
-
-/** Thrown when the deployment does not serve GET /v1/watch (a 404): callers may poll instead. */
-export class WatchUnsupportedError extends CliError {
-  constructor(url: string) {
-    super(`${url} does not serve GET /v1/watch (kb serve's extension for live changes)`, EXIT.notFound, 'Use `kb ns list` or `kb base list NS` to see the current state.');
-  }
-}
-
-const RETRY_MIN_MS = 250;
-const RETRY_MAX_MS = 5000;
 
 /**
- * Streams the changes to `onChange` until `signal` aborts; resolves then. Reconnects after a dropped connection
- * with the last cursor; a refusal (401, 404, 410, 400) ends it with a CliError.
+ * The state in scope, then its changes, with nothing lost between (?initial=true): kb ns list --watch, kb base list
+ * --watch and kb wait. Against a deployment without /v1/watch, lists again every POLL_MS and hands on what changed.
  */
-export async function watchChanges(target: WatchTarget, onChange: (change: CursorChange) => void, signal: AbortSignal, onRetry?: (reason: string) => void): Promise<void> {
-  const { createParser } = await import('eventsource-parser');
-  let cursor = target.since;
-  let delay = RETRY_MIN_MS;
-  while (!signal.aborted) {
-    const query = target.namespace === undefined ? '' : `?namespace=${encodeURIComponent(target.namespace)}`;
-    let response: Response;
-    try {
-      response = await fetch(`${target.url}/v1/watch${query}`, {
-        headers: { authorization: `Bearer ${target.token}`, accept: 'text/event-stream', ...(cursor === undefined ? {} : { 'last-event-id': cursor }) },
-        signal,
-      });
-    } catch (error) {
-      if (signal.aborted) return;
-      onRetry?.(`cannot reach ${target.url} (${(error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message})`);
-      await pause(delay, signal);
-      delay = Math.min(delay * 2, RETRY_MAX_MS);
-      continue;
-    }
-    if (response.status !== 200) {
-      const body = (await response.json().catch(() => ({}))) as { message?: string; help?: string };
-      if (response.status === 404 && body.message?.startsWith('No such route')) throw new WatchUnsupportedError(target.url);
-      if (response.status >= 500 || response.status === 429) {
-        onRetry?.(`${target.url} answered ${response.status}`);
-        await pause(delay, signal);
-        delay = Math.min(delay * 2, RETRY_MAX_MS);
-        continue;
-      }
-      const code = response.status === 401 || response.status === 403 ? EXIT.auth : response.status === 404 ? EXIT.notFound : EXIT.usage;
-      throw new CliError(body.message ?? `GET /v1/watch answered ${response.status}`, code, body.help);
-    }
-    delay = RETRY_MIN_MS;
-    cursor ??= response.headers.get(WATCH_CURSOR_HEADER) ?? undefined;
-    const parser = createParser({
-      onEvent(message: EventSourceMessage) {
-        if (message.event !== 'change' || message.id === undefined) return;
-        cursor = message.id;
-        onChange({ cursor: message.id, ...(JSON.parse(message.data) as WatchChange) });
+export async function follow(client: FollowClient, scope: FollowScope, handlers: FollowHandlers, signal: AbortSignal): Promise<void> {
+  const state: WatchedState = { namespaces: new Map(), bases: new Map() };
+  try {
+    await watchChanges(client, { namespace: scope.namespace, initial: true }, {
+      onSynced(objects) {
+        for (const change of objects) apply(state, change);
+        handlers.onSynced(state);
       },
-    });
-    const decoder = new TextDecoder();
-    try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
-    } catch {
-      // Cut (a server stopped, a network dropped) or aborted: resumed below unless aborted.
-    }
-    if (signal.aborted) return;
-    onRetry?.('the stream ended; resuming');
-    await pause(RETRY_MIN_MS, signal);
+      onChange(change) {
+        apply(state, change);
+        handlers.onChange(change, state);
+      },
+      onRetry: handlers.onNotice,
+    }, signal);
+  } catch (error) {
+    if (!(error instanceof WatchUnsupportedError)) throw error;
+    handlers.onNotice?.(`${client.baseUrl} does not serve GET /v1/watch: listing every ${POLL_MS / 1000} s instead`);
+    await poll(client, scope, state, handlers, signal);
   }
 }
 
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
+function apply(state: WatchedState, change: WatchChange): void {
+  const object = change.object as Namespace & Base;
+  const [map, key] = change.kind === 'namespace' ? [state.namespaces as Map<string, unknown>, object.key] : [state.bases as Map<string, unknown>, `${object.namespace}/${object.key}`];
+  if (change.type === 'deleted') map.delete(key);
+  else map.set(key, object);
+}
+
+async function poll(client: FollowClient, scope: FollowScope, state: WatchedState, handlers: FollowHandlers, signal: AbortSignal): Promise<void> {
+  let first = true;
+  while (!signal.aborted) {
+    let next: WatchedState;
+    try {
+      next = await readState(client, scope);
+    } catch (error) {
+      if (!(error instanceof NetworkError) && !(error instanceof ApiError && error.status >= 500)) throw error;
+      handlers.onNotice?.(`${error.message}; listing again in ${POLL_MS / 1000} s`);
+      await pause(POLL_MS, signal);
+      continue;
+    }
+    if (signal.aborted) return;
+    if (first) {
+      first = false;
+      for (const [key, namespace] of next.namespaces) state.namespaces.set(key, namespace);
+      for (const [key, base] of next.bases) state.bases.set(key, base);
+      handlers.onSynced(state);
+    } else {
+      // Namespaces created before their bases, bases deleted before their namespaces, as a stream would have them.
+      for (const change of [...diff('namespace', state.namespaces, next.namespaces, 'created'), ...diff('base', state.bases, next.bases, 'created'), ...diff('base', state.bases, next.bases, 'deleted'), ...diff('namespace', state.namespaces, next.namespaces, 'deleted')]) {
+        apply(state, change);
+        handlers.onChange(change, state);
+      }
+    }
+    await pause(POLL_MS, signal);
+  }
+}
+
+/** The changes from `before` to `after` of one kind: `created` covers updates too (an object there before and changed). */
+function diff(kind: WatchChange['kind'], before: Map<string, WatchChange['object']>, after: Map<string, WatchChange['object']>, which: 'created' | 'deleted'): WatchChange[] {
+  const changes: WatchChange[] = [];
+  if (which === 'deleted') {
+    for (const [key, object] of before) if (!after.has(key)) changes.push({ type: 'deleted', kind, object });
+    return changes;
+  }
+  for (const [key, object] of after) {
+    const old = before.get(key);
+    if (old === undefined) changes.push({ type: 'created', kind, object });
+    else if (JSON.stringify(old) !== JSON.stringify(object)) changes.push({ type: 'updated', kind, object });
+  }
+  return changes;
+}
+
+/** The lists in scope; a namespace that does not exist (404) has no bases, so that kb wait can wait for it. */
+async function readState(client: FollowClient, scope: FollowScope): Promise<WatchedState> {
+  const namespaces = await client.nsList();
+  let bases: Base[] = [];
+  if (scope.bases && scope.namespace !== undefined && namespaces.some((ns) => ns.key === scope.namespace)) {
+    try {
+      bases = await client.baseList(scope.namespace);
+    } catch (error) {
+      // Deleted between the two requests: none.
+      if (!(error instanceof ApiError && error.status === 404 && !error.local)) throw error;
+    }
+  }
+  const inScope = namespaces.filter((ns) => scope.namespace === undefined || ns.key === scope.namespace);
+  return { namespaces: new Map(inScope.map((ns) => [ns.key, ns])), bases: new Map(bases.map((base) => [`${base.namespace}/${base.key}`, base])) };
 }

@@ -13,8 +13,10 @@ import {
   type NetworkErrorKind,
 } from './errors.js';
 import { failedAtProxy, proxyFor, type ProxySettings } from './proxy.js';
+import { openStream, type OpenStream } from './stream.js';
 import { isTlsCode, TRUST_HELP, untrustedCertificate } from './tls.js';
 import { defaultDispatcher, exchange } from './undici.js';
+import { normalizeBaseUrl } from './base-url.js';
 
 export interface KbClientOptions {
   /** The deployment's base URL without /v1, e.g. http://127.0.0.1:8080; the client adds /v1. */
@@ -182,31 +184,6 @@ function isRemote404(error: unknown): error is ApiError | ResponseFormatError {
 }
 
 /**
- * The deployment's base URL as the client uses it: http or https, no credentials, query or fragment, no trailing
- * slash. A URL that ends in the API's own prefix (/v1) is taken without it, and `withoutApiPrefix` says so.
- */
-export function normalizeBaseUrl(url: string): { url: string; withoutApiPrefix: boolean } {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new ClientOptionsError(`not a URL: ${JSON.stringify(url)} (expected e.g. http://127.0.0.1:8080)`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new ClientOptionsError(`the URL must start with http:// or https://, not ${parsed.protocol}//`);
-  }
-  if (parsed.username !== '' || parsed.password !== '') {
-    throw new ClientOptionsError('the URL must not carry a user name or password; the token authenticates');
-  }
-  if (parsed.search !== '' || parsed.hash !== '') {
-    throw new ClientOptionsError('the URL must not carry a query string or fragment');
-  }
-  const href = parsed.href.replace(/\/+$/, '');
-  const prefix = new RegExp(`${API_PREFIX}$`);
-  return prefix.test(href) ? { url: href.replace(prefix, ''), withoutApiPrefix: true } : { url: href, withoutApiPrefix: false };
-}
-
-/**
  * The kb API over undici. Typed methods are thin wrappers over one function driven by the ROUTE_TABLE
  * of src/api; `request` reaches any route for its data, and `raw` returns any reply as it came (for `kb api`).
  */
@@ -361,6 +338,12 @@ export class KbClient {
       status: reply.status, url: target.url, contentType: header(reply.headers, 'content-type'), requestId: header(reply.headers, 'x-request-id'),
       headers: reply.headers, text: reply.text,
     };
+  }
+
+  /** A GET under /v1 whose body goes to `onChunk` as it comes (kb watch), through this client's dispatcher: stream.ts. */
+  async stream(path: string, signal: AbortSignal, onChunk: (chunk: Buffer) => void): Promise<OpenStream> {
+    const headers: Record<string, string> = { accept: 'text/event-stream', ...(this.#token === undefined ? {} : { authorization: `Bearer ${this.#token}` }) };
+    return openStream(await this.#getDispatcher(), this.#target(path, false), headers, { headersTimeoutMs: this.timeoutMs, signal, onChunk });
   }
 
   /** Closes the connections of the default dispatcher; a dispatcher passed in belongs to the caller. */

@@ -10,6 +10,8 @@ export const EXIT = {
   auth: 4,
   conflict: 5,
   network: 6,
+  /** `kb wait`: the condition did not hold within --timeout. */
+  timedOut: 7,
   /** Ctrl-C, as shells report a process that SIGINT ended (128 + 2). */
   interrupted: 130,
 } as const;
@@ -25,6 +27,7 @@ export const EXIT_MEANINGS: readonly (readonly [ExitCode, string])[] = [
   [EXIT.auth, 'authentication: no token configured, 401/403'],
   [EXIT.conflict, 'conflict (409)'],
   [EXIT.network, 'network: unreachable, DNS, timeout, TLS'],
+  [EXIT.timedOut, 'kb wait: the condition did not hold within --timeout'],
   [EXIT.interrupted, 'interrupted (Ctrl-C)'],
 ];
 

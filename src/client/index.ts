@@ -3,9 +3,9 @@ export {
   DEFAULT_RETRIES,
   DEFAULT_TIMEOUT_MS,
   KbClient,
-  normalizeBaseUrl,
   type KbClientOptions,
 } from './client.js';
+export { normalizeBaseUrl } from './base-url.js';
 export {
   ApiError,
   BaseListUnsupportedError,

@@ -10,7 +10,8 @@ export default class Tui extends ApiCommand {
   static override description = `Lists the namespaces of your organization, and the bases of each (through base_list, an extension of
 kb serve, where the deployment offers it; otherwise it opens bases by key). Create, edit descriptions and delete
 bases without leaving it. The profile, URL and organization stay on the top line, the keys on the bottom line.
-Lists refresh by themselves while idle (every 5 seconds; --refresh).
+Lists are live where the deployment serves GET /v1/watch (kb serve does): a change made elsewhere shows at once,
+and the top line ends with "live". Elsewhere they refresh by themselves while idle (every 5 seconds; --refresh).
 
 Keys on a list (k9s's where k9s has one): up/down or j/k move, PgUp/PgDn, g/G (Home/End) jump, enter opens,
 d describes, n new, e edit description, E edit it in $VISUAL/$EDITOR, ctrl-d delete (asks; y confirms, any other key
@@ -38,7 +39,7 @@ It needs an interactive terminal: without one (a script, a pipe, CI) it exits 2.
 
   static override flags = {
     readonly: Flags.boolean({ summary: 'Offer and do no create, edit or delete (as k9s --readonly).', default: false }),
-    refresh: Flags.integer({ summary: 'Seconds between refreshes of an idle list; 0 turns them off.', default: 5, min: 0, max: 86_400 }),
+    refresh: Flags.integer({ summary: 'Seconds between refreshes of an idle list where the changes are not streamed (no GET /v1/watch); 0 turns them off.', default: 5, min: 0, max: 86_400 }),
   };
 
   async run(): Promise<void> {

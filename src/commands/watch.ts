@@ -1,11 +1,10 @@
 import { Args, Flags } from '@oclif/core';
 import { ApiCommand } from '../cli/api-command.js';
-import { escapeControls } from '../cli/text.js';
 
 export default class Watch extends ApiCommand {
   static override summary = 'Print each change of your organization as it happens (kb serve extension)';
 
-  static override description = `Streams GET /v1/watch, an extension of kb serve: one line per change, such as \`created base docs/faq\`, or with --json one JSON object a line (NDJSON) with its cursor. A dropped connection or a restarted server is resumed from the last cursor, so nothing is lost or repeated. Ctrl-C ends it. A deployment without /v1/watch is an error (exit 3).`;
+  static override description = `Streams GET /v1/watch, an extension of kb serve: one line per change, such as \`created base docs/faq\`, or with --json one JSON object a line (NDJSON) with its cursor. A dropped connection or a restarted server is resumed from the last cursor, so nothing is lost or repeated. Ctrl-C ends it. It streams through the same connections as every request, proxies (HTTPS_PROXY...) included. A deployment without /v1/watch is an error (exit 3); \`kb ns list --watch\` and \`kb wait\` poll such a one instead. To filter, pipe --json to \`jq -c\`.`;
 
   static override examples = [
     '<%= config.bin %> watch',
@@ -24,23 +23,14 @@ export default class Watch extends ApiCommand {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(Watch);
-    const { deployment } = await this.connect(flags);
-    const { watchChanges } = await import('../cli/watch-stream.js');
-    const stop = new AbortController();
-    await watchChanges(
-      { url: deployment.url.replace(/\/+$/, '').replace(/\/v1$/, ''), token: deployment.token as string, namespace: args.namespace, since: flags.since },
-      (change) => {
-        if (flags.json) {
-          this.io.stdout(`${JSON.stringify({ cursor: change.cursor, type: change.type, kind: change.kind, object: change.object })}\n`);
-          return;
-        }
-        const name = change.kind === 'base' ? `${change.object.namespace}/${change.object.key}` : change.object.key;
-        this.io.stdout(`${change.type} ${change.kind} ${escapeControls(name)}\n`);
-      },
-      stop.signal,
-      (reason) => {
+    const { client } = await this.connect(flags);
+    const { changeJson, changeLine } = await import('../cli/watch-stream.js');
+    const { watchChanges } = await import('../client/watch.js');
+    await watchChanges(client, { namespace: args.namespace, since: flags.since }, {
+      onChange: (change) => this.io.stdout(flags.json ? changeJson(change) : changeLine(change)),
+      onRetry: (reason) => {
         if (this.io.isStderrTTY) this.io.stderr(`${reason}\n`);
       },
-    );
+    }, new AbortController().signal);
   }
 }

@@ -5,6 +5,7 @@ import { Header, organizationLabel } from './components/Header.js';
 import { type TuiActions, TuiProvider } from './context.js';
 import { loadHistory, PROFILE_WORDS, saveHistory, withLine } from './history.js';
 import { KeyRouter } from './hooks/useKeys.js';
+import { useLiveChanges } from './hooks/useLiveChanges.js';
 import { useRemote } from './hooks/useRemote.js';
 import { useTerminalSize } from './hooks/useTerminalSize.js';
 import { type HelpTopic, WRITES } from './keymap.js';
@@ -92,6 +93,7 @@ export function App(props: AppProps) {
     [historyFile],
   );
   const memory = useRef<BaseListMemory>({ supported: undefined, session: new Map() });
+  const live = useLiveChanges(client);
 
   const switchProfile = useCallback(
     (name: string, report: (status: Status | undefined) => void): Status | undefined => {
@@ -154,6 +156,7 @@ export function App(props: AppProps) {
       deployment,
       terminal,
       refreshSeconds,
+      live,
       readonly,
       disabled: readonly ? WRITES : [],
       history,
@@ -167,7 +170,7 @@ export function App(props: AppProps) {
       showHelp: setHelp,
       showYaml: (title: string, text: string) => setYaml({ title, text }),
     }),
-    [client, deployment, terminal, refreshSeconds, readonly, history, remember, profiles.data, run, write, exit],
+    [client, deployment, terminal, refreshSeconds, live, readonly, history, remember, profiles.data, run, write, exit],
   );
 
   const height = appHeight(size.rows);
@@ -178,7 +181,7 @@ export function App(props: AppProps) {
       <TuiProvider value={actions}>
         <KeyRouter>
           <Box flexDirection="column" width={size.columns} height={height}>
-            <Header deployment={deployment} organization={org} width={size.columns} readonly={readonly} />
+            <Header deployment={deployment} organization={org} width={size.columns} readonly={readonly} refresh={live.mode === 'live' ? 'live' : refreshSeconds > 0 ? `every ${refreshSeconds}s` : undefined} />
             <NamespacesView
               key={`namespaces-${connection.generation}`}
               active={!covered && namespace === undefined}

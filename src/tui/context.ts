@@ -1,4 +1,5 @@
 import { createContext, type RefObject, useContext } from 'react';
+import type { LiveChanges } from './hooks/useLiveChanges.js';
 import type { Command, HelpTopic } from './keymap.js';
 import type { Terminal } from './terminal.js';
 import type { Status, TuiClient, TuiDeployment } from './types.js';
@@ -8,8 +9,10 @@ export interface TuiActions {
   client: TuiClient;
   deployment: TuiDeployment;
   terminal: Terminal;
-  /** Seconds between refreshes of an idle list; 0: never by itself. */
+  /** Seconds between refreshes of an idle list; 0: never by itself. Not while `live` streams the changes. */
   refreshSeconds: number;
+  /** The organization's changes as they happen, where the deployment streams them. */
+  live: LiveChanges;
   /** No create, edit or delete (`--readonly`). */
   readonly: boolean;
   /** The commands no screen offers (those --readonly takes away). */

@@ -2,14 +2,14 @@
  * The built CLI (bin/run.js, the esbuild bundle users run) in networks as users have them: behind a forward proxy,
  * against replies too large to hold, a server that is not running, a URL pasted with its /v1.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { isolatedEnv, startServe } from '../helpers/cli.js';
+import { isolatedEnv, KB_BIN, startServe } from '../helpers/cli.js';
 import { apiData, closedPortUrl, describeRun, expectFailure, jsonOut, kb, lines, orgEnv, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
 import { startTestServer, tempDir, type TestServer } from '../helpers/server.js';
 
@@ -156,6 +156,24 @@ describe.concurrent('kb behind a forward proxy (HTTPS_PROXY, HTTP_PROXY, NO_PROX
     expect(applied.code, describeRun(applied)).toBe(0);
     expect(proxy.forwarded.filter((line) => line === `POST ${url}/v1/ns_create`)).toHaveLength(100);
     expect(proxy.connections()).toBeLessThanOrEqual(16);
+  });
+
+  it('kb watch streams through the proxy too, as every other request', async ({ expect }) => {
+    const proxy = await startForwardProxy(serverPort);
+    const { env } = await orgEnv(server, 'proxy-watch');
+    const url = `http://${UNRESOLVABLE}:${serverPort()}`;
+    const proxied = { ...env, KB_URL: url, HTTP_PROXY: proxy.url };
+    const watch = spawn(process.execPath, [KB_BIN, 'watch', '--json'], { env: proxied, stdio: ['ignore', 'pipe', 'pipe'] });
+    cleanups.push(() => void watch.kill('SIGKILL'));
+    let out = '';
+    watch.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    // It is watching once a change made now reaches it.
+    let probes = 0;
+    await expect.poll(async () => {
+      expect((await kb(['ns', 'create', `probe-${probes++}`], { env: proxied })).code).toBe(0);
+      return out;
+    }, { timeout: 30_000, interval: 500 }).toContain('"created"');
+    expect(proxy.forwarded).toContain(`GET ${url}/v1/watch`);
   });
 
   it.for(['HTTPS_PROXY', 'https_proxy'])('%s: an https deployment is reached through a CONNECT tunnel', async (variable, { expect }) => {

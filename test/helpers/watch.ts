@@ -1,3 +1,5 @@
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
 /** An event of GET /v1/watch as a test reads it. */
@@ -215,4 +217,26 @@ export class ChurningWatcher {
     this.stream?.close();
     await this.done;
   }
+}
+
+/**
+ * A deployment as one without GET /v1/watch would be: every request is passed to a real kb serve but the watch route,
+ * which is a 404 (kb serve itself cannot be made to lack the route).
+ */
+export async function withoutWatch(upstream: string): Promise<{ url: string; server: Server }> {
+  const { hostname, port } = new URL(upstream);
+  const server = createServer((request, response) => {
+    if ((request.url ?? '').startsWith('/v1/watch')) {
+      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ success: false, message: 'No such route: GET /v1/watch' }));
+      return;
+    }
+    const forwarded = httpRequest({ hostname, port, method: request.method, path: request.url, headers: request.headers }, (reply) => {
+      response.writeHead(reply.statusCode ?? 502, reply.headers);
+      reply.pipe(response);
+    });
+    forwarded.on('error', () => response.destroy());
+    request.pipe(forwarded);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }

@@ -6,8 +6,8 @@ import type { Proxy } from './proxy.js';
 
 const tui = tuiFixture('tui-errors');
 
-function open(client: KbClient, url: string): Screen {
-  return tui.open({ client, deployment: { profile: 'work', url } });
+function open(client: KbClient, url: string, live = false): Screen {
+  return tui.open({ client, deployment: { profile: 'work', url }, live });
 }
 
 /** An organization with namespace "docs", seen through a proxy that can play dead. */
@@ -61,6 +61,24 @@ describe('kb tui: errors appear in place, say what to do, and the UI keeps runni
   it('a change that fails keeps the form open with the error; the same enter succeeds once the server is back', async () => {
     const { proxy, client, direct } = await behindProxy('errors-submit');
     const screen = open(client, proxy.url);
+    await screen.waitFor('> docs');
+    proxy.mode = 'down';
+    await screen.press('e', KEY.ctrlU);
+    await screen.type('Fresh');
+    await screen.press(KEY.enter);
+    const frame = await screen.waitFor('Error: cannot reach');
+    expect(frame).toContain('Description of namespace docs');
+    expect(await direct.nsList()).toEqual([{ key: 'docs', description: 'Docs' }]);
+
+    proxy.mode = 'forward';
+    await screen.press(KEY.enter);
+    await screen.waitFor('Saved the description of namespace docs.');
+    expect(await direct.nsList()).toEqual([{ key: 'docs', description: 'Fresh' }]);
+  });
+
+  it('the same with the list kept live by the stream, which opens while the form is open: the save shows', async () => {
+    const { proxy, client, direct } = await behindProxy('errors-submit-live');
+    const screen = open(client, proxy.url, true);
     await screen.waitFor('> docs');
     proxy.mode = 'down';
     await screen.press('e', KEY.ctrlU);

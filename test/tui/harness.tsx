@@ -58,6 +58,11 @@ export interface AppOptions {
   rows?: number;
   /** Seconds between refreshes of an idle list: 0 (off) unless told, so a test sees only the loads it makes. */
   refreshSeconds?: number;
+  /**
+   * The lists kept live by GET /v1/watch: off unless told (the client's `stream` hidden, as a client that cannot
+   * stream), for the same reason. test/e2e/tui-live.test.ts drives the live lists in a real terminal.
+   */
+  live?: boolean;
   /** The editor of `E` (run through the shell, as kb tui runs it). */
   editor?: string;
   namespace?: string;
@@ -86,6 +91,18 @@ export class RecordingTerminal implements Terminal {
 
 export const WAIT_MS = 10_000;
 
+/** The client without `stream`: the app then refreshes its lists on its timer alone, as against a deployment without watch. */
+function withoutStream(client: TuiClient): TuiClient {
+  return new Proxy(client, {
+    get(target, property) {
+      if (property === 'stream') return undefined;
+      const value: unknown = Reflect.get(target, property, target);
+      // Bound to the client itself: its private fields are not the proxy's.
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 /**
  * The app in ink-testing-library's fake terminal, which is 100 columns wide and does not say its height; the
  * harness gives it a fixed height (24 rows unless told), since the lists render only the rows that fit.
@@ -96,7 +113,7 @@ export function renderApp(options: AppOptions): Screen {
   const terminal = new RecordingTerminal(options.editor ?? 'false');
   const app = render(
     <App
-      client={options.client}
+      client={options.live === true ? options.client : withoutStream(options.client)}
       deployment={deployment}
       terminal={terminal}
       refreshSeconds={options.refreshSeconds ?? 0}
@@ -104,7 +121,10 @@ export function renderApp(options: AppOptions): Screen {
       color={options.color ?? false}
       namespace={options.namespace}
       readonly={options.readonly}
-      connect={options.connect}
+      connect={options.connect && (options.live === true ? options.connect : async (profile) => {
+        const next = await (options.connect as NonNullable<AppOptions['connect']>)(profile);
+        return { ...next, client: withoutStream(next.client) };
+      })}
       profiles={options.profiles}
       historyFile={options.historyFile}
     />,

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-export const SECTIONS = ['cli', 'node-versions', 'tui', 'server', 'profile', 'export-scale', 'scale', 'replicas', 'writes'];
+export const SECTIONS = ['cli', 'node-versions', 'tui', 'server', 'profile', 'export-scale', 'scale', 'replicas', 'writes', 'watchers'];
 /** What a run without --only runs: perf may be missing, or not allowed to sample. */
 const DEFAULT_SECTIONS = SECTIONS.filter((s) => s !== 'profile' && s !== 'writes');
 

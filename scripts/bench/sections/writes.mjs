@@ -10,7 +10,7 @@ import { median } from '../lib/stats.mjs';
 import { LUA } from '../lib/wrk.mjs';
 
 /** kb serve from `bin` on a new data dir: its URL, pid and first token. */
-function startKb(bin, env, dataDir) {
+export function startKb(bin, env, dataDir) {
   return new Promise((resolve, reject) => {
     const child = spawnTracked(process.execPath, [bin, 'serve', '--port', '0', '--log-level', 'warn', '--data-dir', dataDir], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';

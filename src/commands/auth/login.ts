@@ -5,7 +5,7 @@ import { DEFAULT_URL } from '../../cli/auth.js';
 import { UsageError } from '../../cli/errors.js';
 import { ask, askSecret } from '../../cli/prompt.js';
 import { ClientOptionsError } from '../../client/errors.js';
-import { normalizeBaseUrl } from '../../client/client.js';
+import { normalizeBaseUrl } from '../../client/base-url.js';
 import type { ProfilesConfig } from '../../config/profiles.js';
 
 /** How long a local server has to answer GET /v1/health to be offered at the prompt. */

@@ -17,6 +17,7 @@ export default class BaseList extends ApiCommand {
     '<%= config.bin %> base list docs',
     '<%= config.bin %> base list docs --json',
     { description: 'Every base of every namespace', command: '<%= config.bin %> base list -A' },
+    { description: 'The list, then each change as it happens, until Ctrl-C (kubectl get -w)', command: '<%= config.bin %> base list docs --watch' },
   ];
 
   static override enableJsonFlag = true;
@@ -29,6 +30,11 @@ export default class BaseList extends ApiCommand {
 
   static override flags = {
     'all-namespaces': Flags.boolean({ char: 'A', summary: 'The bases of every namespace, ordered by namespace key, then key.' }),
+    watch: Flags.boolean({
+      char: 'w',
+      summary: 'Print the list, then each change as it happens (`created base docs/faq`), until Ctrl-C; with --json the list as one line, then NDJSON. Polls every 2 s where GET /v1/watch is not served.',
+      exclusive: ['all-namespaces'],
+    }),
   };
 
   async run(): Promise<Base[]> {
@@ -39,6 +45,17 @@ export default class BaseList extends ApiCommand {
     }
     const { client } = await this.connect(flags);
     const namespace = args.namespace ?? '';
+    if (flags.watch) {
+      const { checkWatchFlags, watchList, byKey } = await import('../../cli/list-watch.js');
+      checkWatchFlags(flags, 'base list');
+      // A namespace that does not exist is said as by the list, with the closest keys, before watching.
+      await this.request('Listing bases', this.suggestOnNotFound(client, client.baseList(namespace), namespace));
+      await watchList(this.io, client, {
+        scope: { namespace, bases: true }, kind: 'base', json: this.jsonEnabled(), items: (state) => byKey(state.bases.values()),
+        table: (items) => baseTable(this.io, items, { wide: this.wide() }), empty: `No bases in ${namespace} yet: create one with \`kb base create ${namespace} KEY\`.`,
+      });
+      return [];
+    }
     const bases = all
       ? await this.request('Listing bases', client.baseListAll())
       : await this.request('Listing bases', this.suggestOnNotFound(client, client.baseList(namespace), namespace));

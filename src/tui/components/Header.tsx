@@ -24,14 +24,18 @@ export function headerValues(values: { profile: string; url: string; org: string
 
 const READ_ONLY = '  read-only';
 
-/** The line always on top: which profile, URL and organization the UI works on, and --readonly. */
-export function Header(props: { deployment: TuiDeployment; organization: Remote<string>; width: number; readonly?: boolean | undefined }) {
-  const { deployment, organization, width } = props;
+/**
+ * The line always on top: which profile, URL and organization the UI works on, --readonly, and how the lists are kept
+ * fresh (`refresh`: "live" while the changes stream, or the period of the refresh).
+ */
+export function Header(props: { deployment: TuiDeployment; organization: Remote<string>; width: number; readonly?: boolean | undefined; refresh?: string | undefined }) {
+  const { deployment, organization, width, refresh } = props;
   const readonly = props.readonly ?? false;
+  const refreshText = refresh === undefined ? '' : `  ${refresh}`;
   const theme = useTheme();
   const org = organization.data === undefined && !organization.loading ? '? (not verified)' : organizationLabel(organization);
   // --readonly is said first, where no narrow terminal cuts it (as k9s marks its read-only mode in its header).
-  const shown = headerValues({ profile: printable(deployment.profile ?? '(none: KB_URL)'), url: printable(deployment.url), org: printable(org) }, width - (readonly ? READ_ONLY.length : 0));
+  const shown = headerValues({ profile: printable(deployment.profile ?? '(none: KB_URL)'), url: printable(deployment.url), org: printable(org) }, width - (readonly ? READ_ONLY.length : 0) - refreshText.length);
   return (
     <Text wrap="truncate-end">
       <Text bold color={theme.accent}>kb</Text>
@@ -42,6 +46,7 @@ export function Header(props: { deployment: TuiDeployment; organization: Remote<
       <Text bold>{shown.url}</Text>
       {'  org '}
       <Text bold color={organization.error === undefined ? undefined : theme.error}>{shown.org}</Text>
+      {refresh === 'live' ? <Text color={theme.success}>{refreshText}</Text> : refreshText}
     </Text>
   );
 }

@@ -1,4 +1,4 @@
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { ApiError, BaseListUnsupportedError } from '../../client/errors.js';
 import { useTui } from '../context.js';
 import { useRemote } from '../hooks/useRemote.js';
@@ -62,7 +62,7 @@ const MISSING_NAMESPACE_OFFERS_NO: readonly Command[] = ['new', 'edit', 'editInE
  * opens bases by key, and lists those opened or created this session, so it still works with only the documented API.
  */
 export function BasesView(props: BasesViewProps) {
-  const { client, disabled } = useTui();
+  const { client, disabled, live: { subscribe } } = useTui();
   const { namespace, memory } = props;
   const [status, setStatus] = useState<Status | undefined>(undefined);
   const [openKey, setOpenKey] = useState<string | undefined>(undefined);
@@ -83,6 +83,18 @@ export function BasesView(props: BasesViewProps) {
   }, [client, namespace]);
 
   const listed = bases.data?.supported !== false;
+  // A base of this namespace created, changed or deleted elsewhere shows at once; a namespace not there yet is read
+  // again once it is created.
+  const { mutate, reload } = bases;
+  useEffect(() => subscribe((change) => {
+    if (change.kind === 'namespace') {
+      if (change.object.key === namespace && change.type === 'created') reload();
+      return;
+    }
+    if (change.object.namespace !== namespace) return;
+    const row = toRow(change.object);
+    mutate((data) => (data === undefined || !data.supported ? data : { ...data, rows: change.type === 'deleted' ? removeRow(data.rows, row.key) : upsertRow(data.rows, row) }));
+  }), [subscribe, mutate, reload, namespace]);
   /** Applies a change to the list at once; with base_list, a reload then confirms it from the server. */
   const change = (edit: (rows: readonly Row[]) => readonly Row[]) => {
     if (!listed) memory.session.set(namespace, edit(memory.session.get(namespace) ?? []));

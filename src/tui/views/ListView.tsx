@@ -1,5 +1,5 @@
 import { Text } from 'ink';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Form, type FormValues } from '../components/Form.js';
 import { bodyHeight, Screen } from '../components/Screen.js';
 import { COMMAND_LINE_HINT, type CommandLine, commandLineKey, EMPTY_COMMAND_LINE, PromptLines, promptKey } from '../components/Prompt.js';
@@ -80,7 +80,7 @@ export interface ListViewProps {
  * view owns what the user is doing with the list.
  */
 export function ListView(props: ListViewProps) {
-  const { showHelp, showYaml, quit, deployment, terminal, refreshSeconds, run, readonly, disabled: disabledEverywhere, history, remember, namespaceKeys, profileNames } = useTui();
+  const { showHelp, showYaml, quit, deployment, terminal, refreshSeconds, live, run, readonly, disabled: disabledEverywhere, history, remember, namespaceKeys, profileNames } = useTui();
   const theme = useTheme();
   const [mode, setMode] = useState<Mode>({ kind: 'list' });
   // The keys marked with space, for one d to delete them all.
@@ -103,7 +103,23 @@ export function ListView(props: ListViewProps) {
   }
 
   const idle = props.active && props.visible && mode.kind === 'list' && !flow.open;
-  useAutoRefresh(source.reload, { seconds: props.autoRefresh ? refreshSeconds : 0, idle, loading: source.loading });
+  // While the changes stream (the parent applies them), no timer: the stream says what changed, the moment it does.
+  useAutoRefresh(source.reload, { seconds: props.autoRefresh && live.mode !== 'live' ? refreshSeconds : 0, idle, loading: source.loading });
+  // Once the stream opens (again), one load more: what changed between the last load and the stream is in it. Not
+  // when the list opens with the stream open already (its first load is that), and, as the timer's, only while idle
+  // (a load under an open form made its save fail to show).
+  const reload = useRef(source.reload);
+  reload.current = source.reload;
+  const wasLive = useRef(live.mode);
+  const reloadWhenIdle = useRef(false);
+  useEffect(() => {
+    if (live.mode === 'live' && wasLive.current !== 'live' && props.autoRefresh) reloadWhenIdle.current = true;
+    wasLive.current = live.mode;
+    if (reloadWhenIdle.current && idle) {
+      reloadWhenIdle.current = false;
+      reload.current();
+    }
+  }, [live.mode, props.autoRefresh, idle]);
 
   const markedRows = all.filter((row) => marked.has(row.key));
   const onListKey = (input: string, key: Keypress) => {

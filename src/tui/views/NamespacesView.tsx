@@ -1,8 +1,8 @@
-import { useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Namespace } from '../../api/schemas.js';
 import { useTui } from '../context.js';
 import { useRemote } from '../hooks/useRemote.js';
-import { upsertRow } from '../text.js';
+import { removeRow, upsertRow } from '../text.js';
 import type { Row, Status } from '../types.js';
 import { type ListOps, ListView } from './ListView.js';
 
@@ -20,7 +20,7 @@ export interface NamespacesViewProps {
 
 /** The organization's namespaces: the first screen. */
 export function NamespacesView(props: NamespacesViewProps) {
-  const { client, namespaceKeys } = useTui();
+  const { client, namespaceKeys, live: { subscribe } } = useTui();
   const initial = useRef(props.initial);
   const namespaces = useRemote<readonly Namespace[]>(
     () => {
@@ -33,6 +33,12 @@ export function NamespacesView(props: NamespacesViewProps) {
   );
   const [status, setStatus] = useState<Status | undefined>(undefined);
   const { mutate, reload } = namespaces;
+  // A namespace created, changed or deleted elsewhere shows at once; the selection follows its key, the filter stays.
+  useEffect(() => subscribe((change) => {
+    if (change.kind !== 'namespace') return;
+    const row = { key: change.object.key, description: change.object.description };
+    mutate((rows) => (rows === undefined ? rows : change.type === 'deleted' ? removeRow(rows, row.key) : upsertRow(rows, row)));
+  }), [subscribe, mutate]);
   // For Tab after `:ns ` on any screen.
   if (namespaces.data !== undefined) namespaceKeys.current = namespaces.data.map((namespace) => namespace.key);
 
