@@ -24,6 +24,18 @@ export interface WatchStats {
   eventsSent(): number;
 }
 
+/** The event of each change read, made once for all the watchers it goes to (1,000 watchers: 1 JSON.stringify, not 1,000). */
+const eventTexts = new WeakMap<Change, string>();
+
+function eventText(change: Change): string {
+  let text = eventTexts.get(change);
+  if (text === undefined) {
+    text = `id: ${change.seq}\nevent: change\ndata: ${JSON.stringify({ type: change.type, kind: change.kind, object: change.object })}\n\n`;
+    eventTexts.set(change, text);
+  }
+  return text;
+}
+
 /** One open stream: where it is in its organization's log, and what of it it wants. */
 class Watcher {
   /** The last change sent or skipped (cursor): the next one it may take is cursor + 1. */
@@ -52,7 +64,7 @@ class Watcher {
     const namespace = change.kind === 'namespace' ? change.object.key : change.object.namespace;
     if (this.namespace !== undefined && namespace !== this.namespace) return true;
     this.counted(1);
-    return this.write(`id: ${change.seq}\nevent: change\ndata: ${JSON.stringify({ type: change.type, kind: change.kind, object: change.object })}\n\n`);
+    return this.write(eventText(change));
   }
 
   /** Writes, and ends a reader that has left too much unread: it reconnects with its last id and loses nothing. */
