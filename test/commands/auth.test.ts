@@ -105,11 +105,43 @@ describe('kb auth status', () => {
         `profile:      default\nurl:          ${server.url}\norganization: auth-cmd\ntoken:        kbt_…${server.token.slice(-4)} (from the profile)\n` +
         'scope:        full\nexpires:      never\n' +
         '\nProfiles (* in use):\n' +
-        `   NAME               URL${' '.repeat(server.url.length - 1)}TOKEN  ORGANIZATION\n` +
-        `*  default (default)  ${server.url}  yes    auth-cmd\n`,
+        `   NAME               URL${' '.repeat(server.url.length - 1)}TOKEN  ORGANIZATION  SCOPE  EXPIRES\n` +
+        `*  default (default)  ${server.url}  yes    auth-cmd      full   never\n`,
       stderr: '',
       asked: [],
     });
+  });
+
+  it("checks every profile's token: its organization, scope and expiry, a warning for one that expires within 7 days, and why one could not be checked", async () => {
+    const env = freshEnv();
+    await login(env, server.token);
+    const soon = new Date(Date.now() + 2 * 24 * 3_600_000).toISOString();
+    await login(env, await server.newToken('auth-ro', { scope: 'read-only', expiresAt: soon }), 'reader');
+    const profiles = new ProfileStore({ dir: env.KB_CONFIG_DIR });
+    const gone = await closedPortUrl();
+    await profiles.saveProfile('gone', { url: gone, token: 'kbt_0123456789abcdefghijklmnopqrstuvwxyz0123456' });
+    await profiles.saveProfile('revoked', { url: server.url, token: 'kbt_abcdefghijklmnopqrstuvwxyz0123456789abcdefg' });
+
+    const human = await kb(['auth', 'status'], { env });
+    expect(human.code, human.stderr).toBe(0);
+    const table = human.stdout.split('Profiles (* in use):\n')[1]?.split('\n') ?? [];
+    expect(table[0]).toMatch(/^ {3}NAME +URL +TOKEN +ORGANIZATION +SCOPE +EXPIRES$/);
+    expect(table[1]).toMatch(new RegExp(`^\\*  default \\(default\\) +${server.url} +yes +auth-cmd +full +never$`));
+    expect(table[2]).toMatch(new RegExp(`^ {3}gone +${gone} +yes +\\(.*${gone.replace(/[.:/]/g, '\\$&')}.*\\)$`));
+    expect(table[3]).toMatch(new RegExp(`^ {3}reader +${server.url} +yes +auth-ro +read-only +${soon.replace(/[.:]/g, '\\$&')}$`));
+    expect(table[4]).toMatch(new RegExp(`^ {3}revoked +${server.url} +yes +\\(.+\\)$`));
+    expect(human.stderr).toMatch(new RegExp(`^Warning: the token of profile "reader" expires at ${soon.replace(/[.:]/g, '\\$&')} \\(in 4[78] hours\\)\\. .*kb auth login --profile reader\`\\.\\n$`));
+
+    const json = await kb(['auth', 'status', '--json'], { env });
+    const entries = (JSON.parse(json.stdout) as { profiles: Array<Record<string, unknown>> }).profiles;
+    expect(entries.map(({ name, organization, scope, expiresAt }) => ({ name, organization, scope, expiresAt }))).toEqual([
+      { name: 'default', organization: 'auth-cmd', scope: 'full', expiresAt: null },
+      { name: 'gone', organization: null, scope: null, expiresAt: null },
+      { name: 'reader', organization: 'auth-ro', scope: 'read-only', expiresAt: soon },
+      { name: 'revoked', organization: null, scope: null, expiresAt: null },
+    ]);
+    expect(entries.map((entry) => entry.problem === null)).toEqual([true, false, true, false]);
+    expect(json.stdout + json.stderr + human.stdout + human.stderr).not.toMatch(/kbt_(?!…)[\w-]{8}/);
   });
 
   it('with --json prints the status, and exits 4 without a token, the status still on stdout', async () => {

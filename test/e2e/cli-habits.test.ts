@@ -150,21 +150,21 @@ describe.concurrent('kb auth status with two profiles', { timeout: TEST_TIMEOUT_
     expect(human.code, describeRun(human)).toBe(0);
     expect(human.stdout).toContain(
       'Profiles (* in use):\n' +
-        `   NAME               URL${' '.repeat(server.url.length - 1)}TOKEN  ORGANIZATION\n` +
-        `*  default (default)  ${server.url}  yes    habits-status-main\n` +
+        `   NAME               URL${' '.repeat(server.url.length - 1)}TOKEN  ORGANIZATION        SCOPE  EXPIRES\n` +
+        `*  default (default)  ${server.url}  yes    habits-status-main  full   never\n` +
         `   staging            ${server.url}  none\n`,
     );
     const status = jsonOut(expect, json) as { profile: string; organization: string; profiles: unknown[] };
     // What scripts read today is where it was.
     expect(status).toMatchObject({ profile: 'default', url: server.url, organization: 'habits-status-main', tokenSource: 'profile' });
     expect(status.profiles).toEqual([
-      { name: 'default', url: server.url, active: true, default: true, token: true, organization: 'habits-status-main' },
-      { name: 'staging', url: server.url, active: false, default: false, token: false, organization: null },
+      { name: 'default', url: server.url, active: true, default: true, token: true, organization: 'habits-status-main', scope: 'full', expiresAt: null, problem: null },
+      { name: 'staging', url: server.url, active: false, default: false, token: false, organization: null, scope: null, expiresAt: null, problem: null },
     ]);
 
     // The profile in use has no token: exit 4 as before, the list still shown.
     expect(other.code, describeRun(other)).toBe(4);
-    expect(other.stdout).toContain(`   default (default)  ${server.url}  yes\n*  staging            ${server.url}  none\n`);
+    expect(other.stdout).toContain(`   default (default)  ${server.url}  yes    habits-status-main  full   never\n*  staging            ${server.url}  none\n`);
     expect(otherJson.code, describeRun(otherJson)).toBe(4);
     expect((JSON.parse(otherJson.stdout) as { profiles: { active: boolean }[] }).profiles.map((entry) => entry.active)).toEqual([false, true]);
 

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/server/app.js';
 import { createLogger } from '../../src/server/logger.js';
 import { generateToken } from '../../src/server/tokens.js';
-import type { Store } from '../../src/store/store.js';
+import type { Store, TokenOptions } from '../../src/store/store.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export { tempDir } from './temp.js';
@@ -18,7 +18,7 @@ export interface TestServer {
   token: string;
   org: string;
   /** Creates a further token, for the same or another organization. */
-  newToken(org: string): Promise<string>;
+  newToken(org: string, options?: TokenOptions): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -30,9 +30,9 @@ export async function startTestServer(options: { org?: string; listen?: boolean;
   const database = await createTestDatabase();
   const store = await database.open(options.roundTripMs === undefined ? {} : { roundTripMs: options.roundTripMs });
   const app = buildApp({ store, logger: createLogger('silent') });
-  const newToken = async (org: string) => {
+  const newToken = async (org: string, tokenOptions?: TokenOptions) => {
     const token = generateToken();
-    await store.createToken(org, token.id, token.hash);
+    await store.createToken(org, token.id, token.hash, tokenOptions);
     return token.token;
   };
   const org = options.org ?? 'acme';
