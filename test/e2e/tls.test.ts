@@ -86,7 +86,7 @@ async function logLine(server: ServeProcess, match: (msg: string) => boolean): P
 }
 
 describe('kb serve --tls-cert --tls-key', () => {
-  it('serves HTTPS: the listening line, the first-start profile and its URL say https; the profile trusts the certificate', { timeout: TEST_TIMEOUT_MS }, async () => {
+  it('serves HTTPS: the listening line, the first-start profile and its URL say https; the profile trusts the certificate, for requests and the change stream', { timeout: TEST_TIMEOUT_MS }, async () => {
     const pki = makePki();
     const pair = pki.issue('kb-first');
     const env = isolatedEnv();
@@ -98,6 +98,10 @@ describe('kb serve --tls-cert --tls-key', () => {
     // The profile's CA is the server's own certificate, not its CA: trusted all the same.
     const listed = await kb(['ns', 'list', '--json'], { env });
     expect(jsonOut(expect, listed)).toEqual([]);
+    // The change stream goes through the same client and trusts the same CA: kb wait reads the state from it.
+    expect((await kb(['ns', 'create', 'docs'], { env })).code).toBe(0);
+    const waited = await kb(['wait', 'ns', 'docs', '--timeout', '20s'], { env });
+    expect(waited.code, describeRun(waited)).toBe(0);
     // The token travels and is logged nowhere.
     const token = lines(server.stdout())[3]?.trim() as string;
     expect(token).toMatch(/^kbt_/);
