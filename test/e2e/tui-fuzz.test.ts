@@ -1,9 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import stringWidth from '../../node_modules/ink/node_modules/string-width/index.js';
-import { runKb, startServe, type ServeProcess } from '../helpers/cli.js';
-import { SKIPPED, terminalEnv, TMUX, TmuxSession } from '../helpers/tmux.js';
+import { servedForTmux, SKIPPED, TMUX } from '../helpers/tmux.js';
 
 /**
  * The built kb tui in a real terminal (tmux), against a real kb serve, fed random byte streams: every CSI, SS3 and
@@ -58,28 +57,8 @@ function insane(screen: string): string | undefined {
 }
 
 describe('kb tui fuzzed in a real terminal (tmux), against kb serve', () => {
-  let serve: ServeProcess | undefined;
-  let env: NodeJS.ProcessEnv;
-  const sessions: TmuxSession[] = [];
-
-  beforeAll(async () => {
-    if (!TMUX) return;
-    // $EDITOR for E: one that changes nothing and returns at once.
-    env = terminalEnv({ EDITOR: 'true', VISUAL: undefined });
-    serve = await startServe([], env);
-    for (const args of [['ns', 'create', 'docs', '--description', 'Product docs'], ['base', 'create', 'docs', 'faq', '--description', 'Questions']]) {
-      const created = await runKb(args, { env });
-      expect(created.code, created.stderr).toBe(0);
-    }
-  });
-
-  afterAll(async () => {
-    await Promise.all(sessions.map((session) => session.kill()));
-    if (serve) {
-      serve.child.kill('SIGTERM');
-      await serve.exited;
-    }
-  });
+  // $EDITOR for E: one that changes nothing and returns at once.
+  const served = servedForTmux([['ns', 'create', 'docs', '--description', 'Product docs'], ['base', 'create', 'docs', 'faq', '--description', 'Questions']], { EDITOR: 'true', VISUAL: undefined });
 
   const screens: readonly { name: string; flags: readonly string[]; setup: readonly string[]; ready: string }[] = [
     { name: 'the namespaces list', flags: [], setup: [], ready: 'namespaces (' },
@@ -92,8 +71,7 @@ describe('kb tui fuzzed in a real terminal (tmux), against kb serve', () => {
     it.skipIf(!TMUX)(`${name}: random byte streams end nothing, the screen stays the app's, and keys still work${SKIPPED}`, async () => {
       const seed = SEED + i;
       const replay = `(seed ${seed}: KB_TUI_FUZZ_SEED=${SEED} replays the run)`;
-      const tui = new TmuxSession(env);
-      sessions.push(tui);
+      const tui = served.session();
       await tui.start(COLUMNS, ROWS, ...flags, '--refresh', '0');
       await tui.waitFor((s) => /^kb {2}(read-only {2})?profile local/.test(s) && /(namespaces|bases) \(\d+\)/.test(s), 'the first list');
       if (setup.length > 0) await tui.keys(...setup);

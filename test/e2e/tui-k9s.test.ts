@@ -1,44 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runKb, startServe, type ServeProcess } from '../helpers/cli.js';
-import { SKIPPED, terminalEnv, TMUX, TmuxSession } from '../helpers/tmux.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { runKb } from '../helpers/cli.js';
+import { servedForTmux, SKIPPED, TMUX } from '../helpers/tmux.js';
 
 /** The built kb tui in tmux against kb serve: what a k9s user tries first, and nothing created by accident. */
 describe("kb tui in a real terminal (tmux): k9s's habits, nothing created by accident", () => {
-  let serve: ServeProcess | undefined;
-  let env: NodeJS.ProcessEnv;
-  const sessions: TmuxSession[] = [];
-
+  const served = servedForTmux([['ns', 'create', 'docs', '--description', 'Product docs'], ['base', 'create', 'docs', 'faq', '--description', 'Questions']]);
+  // A second profile, `staging`, points at the same server.
   beforeAll(async () => {
     if (!TMUX) return;
-    env = terminalEnv();
-    // Saves the profile `local`; a second profile, `staging`, points at the same server.
-    serve = await startServe([], env);
-    const token = /shown only this once:\s+(\S+)/.exec(serve.stdout())?.[1] ?? '';
-    expect(token).not.toBe('');
-    for (const args of [['ns', 'create', 'docs', '--description', 'Product docs'], ['base', 'create', 'docs', 'faq', '--description', 'Questions']]) {
-      const created = await runKb(args, { env });
-      expect(created.code, created.stderr).toBe(0);
-    }
-    const login = await runKb(['auth', 'login', '--profile', 'staging', '--url', serve.url, '--with-token'], { env, input: `${token}\n` });
+    const login = await runKb(['auth', 'login', '--profile', 'staging', '--url', served.server?.url ?? '', '--with-token'], { env: served.env, input: `${served.token}\n` });
     expect(login.code, login.stderr).toBe(0);
   });
 
-  afterAll(async () => {
-    await Promise.all(sessions.map((session) => session.kill()));
-    if (serve) {
-      serve.child.kill('SIGTERM');
-      await serve.exited;
-    }
-  });
-
-  function session(): TmuxSession {
-    const created = new TmuxSession(env);
-    sessions.push(created);
-    return created;
-  }
-
   it.skipIf(!TMUX)(`n, enter, enter shows a generated key and creates nothing; enter then creates it${SKIPPED}`, async () => {
-    const tui = session();
+    const tui = served.session();
     await tui.start(120, 30, '--refresh', '0');
     await tui.waitFor((s) => /^> docs +Product docs/m.test(s));
     await tui.keys('n');
@@ -47,18 +22,18 @@ describe("kb tui in a real terminal (tmux): k9s's habits, nothing created by acc
     const screen = await tui.waitFor('was empty: enter accepts');
     const generated = /enter accepts (ns_[0-9a-f-]{36})/.exec(screen)?.[1] ?? '';
     expect(generated).not.toBe('');
-    let listed = await runKb(['ns', 'list', '--json'], { env });
+    let listed = await runKb(['ns', 'list', '--json'], { env: served.env });
     expect(JSON.parse(listed.stdout).map((ns: { key: string }) => ns.key)).toEqual(['docs']);
     await tui.keys('Enter');
     await tui.waitFor(`Created namespace ${generated}.`);
-    listed = await runKb(['ns', 'list', '--json'], { env });
+    listed = await runKb(['ns', 'list', '--json'], { env: served.env });
     expect(JSON.parse(listed.stdout).map((ns: { key: string }) => ns.key)).toEqual(['docs', generated].sort());
     await tui.keys('q');
     expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
   }, 120_000);
 
   it.skipIf(!TMUX)(`d describes a base, ctrl-d asks before it deletes; :ctx picks a profile; a wrong name lists them all${SKIPPED}`, async () => {
-    const tui = session();
+    const tui = served.session();
     await tui.start(120, 30, 'docs', '--refresh', '0');
     await tui.waitFor((s) => /^> faq +Questions/m.test(s));
     await tui.keys('d');

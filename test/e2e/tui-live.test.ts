@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runKb, startServe, type ServeProcess } from '../helpers/cli.js';
-import { SKIPPED, terminalEnv, TMUX, TmuxSession } from '../helpers/tmux.js';
+import { describe, expect, it } from 'vitest';
+import { runKb } from '../helpers/cli.js';
+import { servedForTmux, SKIPPED, TMUX } from '../helpers/tmux.js';
 import { withoutWatch } from '../helpers/watch.js';
 
 /**
@@ -8,45 +8,15 @@ import { withoutWatch } from '../helpers/watch.js';
  * list, so only the stream can show what another process changed, and no key is pressed for it.
  */
 describe('kb tui in a real terminal (tmux): lists kept live by the stream', () => {
-  let serve: ServeProcess | undefined;
-  let env: NodeJS.ProcessEnv;
-  let token = '';
-  const sessions: TmuxSession[] = [];
-
-  beforeAll(async () => {
-    if (!TMUX) return;
-    env = terminalEnv();
-    // Saves the profile `local`, which the TUI and the other process use.
-    serve = await startServe([], env);
-    token = /shown only this once:\s+(\S+)/.exec(serve.stdout())?.[1] ?? '';
-    expect(token).not.toBe('');
-    for (const args of [['ns', 'create', 'docs'], ['ns', 'create', 'zeta']]) {
-      const created = await runKb(args, { env });
-      expect(created.code, created.stderr).toBe(0);
-    }
-  });
-
-  afterAll(async () => {
-    await Promise.all(sessions.map((session) => session.kill()));
-    if (serve) {
-      serve.child.kill('SIGTERM');
-      await serve.exited;
-    }
-  });
-
-  function session(sessionEnv = env): TmuxSession {
-    const created = new TmuxSession(sessionEnv);
-    sessions.push(created);
-    return created;
-  }
+  const served = servedForTmux([['ns', 'create', 'docs'], ['ns', 'create', 'zeta']]);
 
   async function kbOk(args: string[]): Promise<void> {
-    const result = await runKb(args, { env });
+    const result = await runKb(args, { env: served.env });
     expect(result.code, result.stderr).toBe(0);
   }
 
   it.skipIf(!TMUX)(`a namespace created by another process appears with no key pressed, the selection and the filter kept; the header says live${SKIPPED}`, async () => {
-    const tui = session();
+    const tui = served.session();
     await tui.start(100, 30, '--refresh', '0');
     const first = await tui.waitFor((s) => /^kb .* live$/m.test(s) && /^> docs/m.test(s));
     expect(first.split('\n')[0]).toMatch(/org local {2}live$/);
@@ -74,9 +44,9 @@ describe('kb tui in a real terminal (tmux): lists kept live by the stream', () =
   }, 120_000);
 
   it.skipIf(!TMUX)(`against a deployment without GET /v1/watch the header gives the refresh period${SKIPPED}`, async () => {
-    const old = await withoutWatch(serve?.url ?? '');
+    const old = await withoutWatch(served.server?.url ?? '');
     try {
-      const tui = session({ ...env, KB_URL: old.url, KB_TOKEN: token });
+      const tui = served.session({ ...served.env, KB_URL: old.url, KB_TOKEN: served.token });
       await tui.start(100, 30, '--refresh', '3');
       const screen = await tui.waitFor((s) => /^[> ] docs/m.test(s));
       expect(screen.split('\n')[0]).toMatch(/ {2}every 3s$/);

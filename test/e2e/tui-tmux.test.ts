@@ -1,93 +1,14 @@
-import { execFile, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import stringWidth from '../../node_modules/ink/node_modules/string-width/index.js';
 import { chmodSync, writeFileSync } from 'node:fs';
-import { isolatedEnv, KB_BIN, runKb, startServe, type ServeProcess } from '../helpers/cli.js';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runKb } from '../helpers/cli.js';
 import { tempDir } from '../helpers/server.js';
+import { servedForTmux, SKIPPED, terminalEnv, TMUX, type TmuxSession, WAIT_MS } from '../helpers/tmux.js';
 import { startProxy } from '../tui/proxy.js';
 
-const run = promisify(execFile);
-const TMUX = spawnSync('tmux', ['-V'], { encoding: 'utf8' }).status === 0;
-const SKIPPED = TMUX ? '' : ' [skipped: tmux is not installed]';
-const WAIT_MS = 20_000;
 const ESC = '\u001B';
-
-/** The environment of an interactive shell: not CI (kb tui refuses CI), not inside another tmux. */
-function terminalEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  return isolatedEnv({ CI: undefined, CONTINUOUS_INTEGRATION: undefined, TMUX: undefined, TMUX_PANE: undefined, FORCE_COLOR: undefined, ...extra });
-}
-
-function quote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
-}
-
-/** `kb tui` in a detached tmux session of its own (its own server, on a socket in a temp dir), 100x30 unless told, then its exit code on screen. */
-class TmuxSession {
-  readonly dir = tempDir('kb-tmux-');
-
-  constructor(private readonly env: NodeJS.ProcessEnv) {}
-
-  tmux(...args: string[]): Promise<{ stdout: string }> {
-    return run('tmux', ['-S', join(this.dir, 'socket'), '-f', '/dev/null', ...args], { env: this.env });
-  }
-
-  async start(...flags: string[]): Promise<void> {
-    await this.startSized(100, 30, ...flags);
-  }
-
-  async startSized(columns: number, rows: number, ...flags: string[]): Promise<void> {
-    const command = `${quote(process.execPath)} ${quote(KB_BIN)} tui ${flags.map(quote).join(' ')}; echo "kb-exit=$?"; sleep 120`;
-    await this.tmux('new-session', '-d', '-s', 'tui', '-x', String(columns), '-y', String(rows), command);
-  }
-
-  /** The screen as text, lines wrapped by the terminal joined again; with `escapes`, with its colors too. */
-  async screen(escapes = false): Promise<string> {
-    return (await this.tmux('capture-pane', '-p', '-J', ...(escapes ? ['-e'] : []), '-t', 'tui')).stdout;
-  }
-
-  async waitFor(check: string | ((screen: string) => boolean), escapes = false): Promise<string> {
-    const test = typeof check === 'string' ? (s: string) => s.includes(check) : check;
-    const deadline = Date.now() + WAIT_MS;
-    for (;;) {
-      const screen = await this.screen(escapes);
-      if (test(screen)) return screen;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${String(check)}; the screen:\n${screen}`);
-      await sleep(50);
-    }
-  }
-
-  async keys(...keys: string[]): Promise<void> {
-    await this.tmux('send-keys', '-t', 'tui', ...keys);
-  }
-
-  async text(text: string): Promise<void> {
-    await this.tmux('send-keys', '-t', 'tui', '-l', text);
-  }
-
-  /**
-   * One key (a tmux key name), then a frame only it can make: a key sent before the last one's frame was drawn may be
-   * read with it in one chunk (ESC and "/" are then one alt key), and a check met by an older frame proves nothing.
-   */
-  async press(key: string, frame: string | ((screen: string) => boolean)): Promise<string> {
-    await this.keys(key);
-    return this.waitFor(frame);
-  }
-
-  /** Text typed in one write (send-keys -l), then a frame only it can make. */
-  async type(text: string, frame: string | ((screen: string) => boolean)): Promise<string> {
-    await this.text(text);
-    return this.waitFor(frame);
-  }
-
-  async kill(): Promise<void> {
-    await this.tmux('kill-server').catch(() => undefined);
-    rmSync(this.dir, { recursive: true, force: true });
-  }
-}
 
 /**
  * A test here takes a step per key, each waiting up to WAIT_MS for its frame: its own bound is above a few of those, so
@@ -96,39 +17,11 @@ class TmuxSession {
 const TEST_TIMEOUT_MS = 120_000;
 
 describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_TIMEOUT_MS }, () => {
-  let serve: ServeProcess | undefined;
-  let env: NodeJS.ProcessEnv;
-  let token: string;
-  const sessions: TmuxSession[] = [];
-
-  beforeAll(async () => {
-    if (!TMUX) return;
-    env = terminalEnv();
-    // A first start saves the profile `local` (the default) in this environment's config dir, and prints the token.
-    serve = await startServe([], env);
-    token = /shown only this once:\s+(\S+)/.exec(serve.stdout())?.[1] ?? '';
-    expect(token).not.toBe('');
-    const created = await runKb(['ns', 'create', 'docs', '--description', 'Product docs'], { env });
-    expect(created.code, created.stderr).toBe(0);
-  });
-
-  afterAll(async () => {
-    await Promise.all(sessions.map((session) => session.kill()));
-    if (serve) {
-      serve.child.kill('SIGTERM');
-      await serve.exited;
-    }
-  });
-
-  function session(sessionEnv: NodeJS.ProcessEnv): TmuxSession {
-    const created = new TmuxSession(sessionEnv);
-    sessions.push(created);
-    return created;
-  }
+  const served = servedForTmux([['ns', 'create', 'docs', '--description', 'Product docs']]);
 
   it.skipIf(!TMUX)(`creates a base with keys sent to the built kb tui, and the API has it; q exits 0${SKIPPED}`, async () => {
-    const tui = session(env);
-    await tui.start();
+    const tui = served.session();
+    await tui.start(100, 30);
     let screen = await tui.waitFor((s) => s.includes('org local') && /^> docs +Product docs/m.test(s));
     expect(screen.split('\n')[0]).toMatch(/^kb {2}profile local {2}url http:\/\/127\.0\.0\.1:\d+ {2}org local/);
     expect(screen).toContain('? help  q quit');
@@ -141,7 +34,7 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
     screen = await tui.press('Enter', 'Created base faq.');
     expect(screen).toMatch(/^> faq +Frequently asked/m);
 
-    const reply = await fetch(`${serve?.url}/v1/base_list?namespace=docs`, { headers: { authorization: `Bearer ${token}` } });
+    const reply = await fetch(`${served.server?.url}/v1/base_list?namespace=docs`, { headers: { authorization: `Bearer ${served.token}` } });
     expect(await reply.json()).toEqual({ success: true, data: [{ namespace: 'docs', key: 'faq', description: 'Frequently asked' }] });
 
     await tui.keys('q');
@@ -152,13 +45,13 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
   });
 
   it.skipIf(!TMUX)(`shows column headers and counts, sorts with s, and picks up a namespace that kb ns create made in another process${SKIPPED}`, async () => {
-    const tui = session(env);
-    await tui.start('--refresh', '1');
+    const tui = served.session();
+    await tui.start(100, 30, '--refresh', '1');
     let screen = await tui.waitFor((s) => /^local › namespaces \(1\) +1\/1$/m.test(s));
     expect(screen).toMatch(/^ {2}KEY↑ +DESCRIPTION$/m);
     expect(screen).toMatch(/^> docs +Product docs$/m);
 
-    const created = await runKb(['ns', 'create', 'from-another-process', '--description', 'made by kb ns create'], { env });
+    const created = await runKb(['ns', 'create', 'from-another-process', '--description', 'made by kb ns create'], { env: served.env });
     expect(created.code, created.stderr).toBe(0);
     screen = await tui.waitFor('from-another-process');
     expect(screen).toContain('local › namespaces (2)');
@@ -177,14 +70,14 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
     const editor = join(dir, 'editor');
     writeFileSync(editor, `#!/bin/sh\n[ -t 0 ] || exit 7\nsed -i 's/Product docs/Product documentation, edited/' "$1"\n`);
     chmodSync(editor, 0o755);
-    const tui = session({ ...env, EDITOR: editor, VISUAL: undefined });
-    await tui.start('--refresh', '0');
+    const tui = served.session({ ...served.env, EDITOR: editor, VISUAL: undefined });
+    await tui.start(100, 30, '--refresh', '0');
     await tui.waitFor((s) => /^> docs +Product docs$/m.test(s));
     await tui.keys('E');
     const screen = await tui.waitFor('Saved the description of namespace docs.');
     expect(screen.split('\n')[0]).toMatch(/^kb {2}profile local {2}url http:\/\/127\.0\.0\.1:\d+ {2}org local/);
     expect(screen).toMatch(/^> docs +Product documentation, edited$/m);
-    const listed = await runKb(['ns', 'list', '--json'], { env });
+    const listed = await runKb(['ns', 'list', '--json'], { env: served.env });
     expect(JSON.parse(listed.stdout)).toContainEqual({ key: 'docs', description: 'Product documentation, edited' });
     await tui.keys('q');
     expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
@@ -192,10 +85,10 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
 
   it.skipIf(!TMUX)(`at 60 columns, wide characters and emoji are cut with "…" and nothing wraps${SKIPPED}`, async () => {
     const wide = '日本語のドキュメントと説明文がここに長く続きます 🎉🎉🎉';
-    const created = await runKb(['ns', 'create', 'wide-text', '--description', wide], { env });
+    const created = await runKb(['ns', 'create', 'wide-text', '--description', wide], { env: served.env });
     expect(created.code, created.stderr).toBe(0);
-    const tui = session(env);
-    await tui.startSized(60, 20, '--refresh', '0');
+    const tui = served.session();
+    await tui.start(60, 20, '--refresh', '0');
     const screen = await tui.waitFor('wide-text');
     const lines = screen.split('\n');
     // capture-pane -J joins what the terminal wrapped: a line over 60 columns is one that wrapped.
@@ -210,10 +103,10 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
   it.skipIf(!TMUX)(`a server's escape sequences and bidi overrides show as escapes, as the CLI shows them, and drive nothing${SKIPPED}`, async () => {
     // Clears the screen, retitles the window, then reverses the rest of the line.
     const hostile = `ok${ESC}[2J${ESC}]0;pwned\u0007\u202Eexe.txt`;
-    const created = await runKb(['ns', 'create', 'hostile-text', '--description', hostile], { env });
+    const created = await runKb(['ns', 'create', 'hostile-text', '--description', hostile], { env: served.env });
     expect(created.code, created.stderr).toBe(0);
-    const tui = session(env);
-    await tui.startSized(120, 20, '--refresh', '0');
+    const tui = served.session();
+    await tui.start(120, 20, '--refresh', '0');
     const screen = await tui.waitFor('hostile-text');
     const row = screen.split('\n').find((line) => line.includes('hostile-text')) ?? '';
     expect(row).toContain('ok\\x1b[2J\\x1b]0;pwned\\x07\\u202eexe.txt');
@@ -225,8 +118,8 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
 
   for (const columns of [60, 120]) {
     it.skipIf(!TMUX)(`at ${columns} columns the key line names enter, n, e, ? help and q first (s/S and : where they fit), and ? lists every key in columns that stay apart${SKIPPED}`, async () => {
-      const tui = session(env);
-      await tui.startSized(columns, 50, '--refresh', '0');
+      const tui = served.session();
+      await tui.start(columns, 50, '--refresh', '0');
       // The tests before this one have edited docs' description: only its key is certain.
       let screen = await tui.waitFor((s) => /^> docs /m.test(s));
       const keyLine = screen.split('\n').find((line) => line.includes('? help')) ?? '';
@@ -250,10 +143,10 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
   }
 
   it.skipIf(!TMUX)(`at 80x24 a namespace's bases keep enter, n, e and ctrl-d on the key line, and an empty namespace shows the n it names${SKIPPED}`, async () => {
-    const created = await runKb(['ns', 'create', 'empty-80', '--description', 'nothing in it'], { env });
+    const created = await runKb(['ns', 'create', 'empty-80', '--description', 'nothing in it'], { env: served.env });
     expect(created.code, created.stderr).toBe(0);
-    const tui = session(env);
-    await tui.startSized(80, 24, 'docs', '--refresh', '0');
+    const tui = served.session();
+    await tui.start(80, 24, 'docs', '--refresh', '0');
     // The first test created faq in docs.
     let screen = await tui.waitFor((s) => /^> faq /m.test(s));
     let keyLine = screen.split('\n').find((line) => line.includes('? help')) ?? '';
@@ -270,8 +163,8 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
   });
 
   it.skipIf(!TMUX)(`quits on :q sent at once, as a quick typist over ssh sends it${SKIPPED}`, async () => {
-    const tui = session(env);
-    await tui.start();
+    const tui = served.session();
+    await tui.start(100, 30);
     await tui.waitFor((s) => /^> docs /m.test(s));
     // One write: the list reads ":" (opening the command line) and hands it the rest.
     await tui.text(':q');
@@ -282,14 +175,14 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
   it.skipIf(!TMUX)(`marks the selection with ">" and uses no color with NO_COLOR; with color, the selection is colored${SKIPPED}`, async () => {
     // An SGR sequence that sets a foreground color (16 colors, bright, or 256/RGB).
     const color = new RegExp(`${ESC}\\[[0-9;]*(3[0-7]|9[0-7]|38;[0-9;]+)m`);
-    const colored = session(env);
-    await colored.start();
-    const withColor = await colored.waitFor((s) => s.includes('> docs'), true);
+    const colored = served.session();
+    await colored.start(100, 30);
+    const withColor = await colored.waitFor((s) => s.includes('> docs'), 'the list, in color', true);
     expect(withColor).toMatch(color);
 
-    const plain = session({ ...env, NO_COLOR: '1' });
-    await plain.start();
-    const withoutColor = await plain.waitFor((s) => s.includes('> docs'), true);
+    const plain = served.session({ ...served.env, NO_COLOR: '1' });
+    await plain.start(100, 30);
+    const withoutColor = await plain.waitFor((s) => s.includes('> docs'), 'the list, without color', true);
     expect(withoutColor).not.toMatch(color);
     expect(withoutColor).toMatch(/^.*> docs/m);
   });
@@ -302,18 +195,18 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
   }
 
   it.skipIf(!TMUX)(`reads every key: send-keys -l jjj moves three rows, j j k one, twenty j twenty; a bracketed paste of dd runs nothing${SKIPPED}`, async () => {
-    const created = await runKb(['ns', 'create', 'keys'], { env });
+    const created = await runKb(['ns', 'create', 'keys'], { env: served.env });
     expect(created.code, created.stderr).toBe(0);
     for (let i = 1; i <= 30; i++) {
-      const reply = await fetch(`${serve?.url}/v1/base_create`, {
+      const reply = await fetch(`${served.server?.url}/v1/base_create`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${served.token}`, 'content-type': 'application/json' },
         body: JSON.stringify({ namespace: 'keys', key: `k${String(i).padStart(2, '0')}` }),
       });
       expect(reply.status).toBe(200);
     }
-    const tui = session(env);
-    await tui.startSized(100, 40, '--refresh', '0');
+    const tui = served.session();
+    await tui.start(100, 40, '--refresh', '0');
     await tui.waitFor((s) => /^> docs /m.test(s));
     await tui.type(':', (s) => /^: *$/m.test(s));
     await tui.type('ns keys', (s) => /^:ns keys *$/m.test(s));
@@ -332,7 +225,7 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
     await tui.keys('k');
     expect(await selectedAfterAll(tui)).toBe('k24');
     expect(await tui.screen()).not.toContain('Delete base');
-    const listed = await runKb(['base', 'list', 'keys', '--json'], { env });
+    const listed = await runKb(['base', 'list', 'keys', '--json'], { env: served.env });
     expect(JSON.parse(listed.stdout)).toHaveLength(30);
 
     await tui.keys('q');
@@ -341,8 +234,8 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
 
   it.skipIf(!TMUX)(`kb tui NS --readonly starts in that namespace and offers no create, edit or delete${SKIPPED}`, async () => {
     // The namespace keys and its bases come from the test before.
-    const tui = session(env);
-    await tui.startSized(120, 30, 'keys', '--readonly', '--refresh', '0');
+    const tui = served.session();
+    await tui.start(120, 30, 'keys', '--readonly', '--refresh', '0');
     let screen = await tui.waitFor((s) => /^> k01 /m.test(s));
     expect(screen).toContain('local › keys › bases (30)');
     const keyLine = screen.trimEnd().split('\n').at(-1) ?? '';
@@ -359,13 +252,13 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
     expect(screen).not.toMatch(/delete the base/);
     await tui.keys('q');
     expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
-    const listed = await runKb(['base', 'list', 'keys', '--json'], { env });
+    const listed = await runKb(['base', 'list', 'keys', '--json'], { env: served.env });
     expect(JSON.parse(listed.stdout)).toHaveLength(30);
   });
 
   it.skipIf(!TMUX)(`refuses --verbose on the terminal it draws on (the trace would scribble over it), exit 2${SKIPPED}`, async () => {
-    const tui = session(env);
-    await tui.start('--verbose');
+    const tui = served.session();
+    await tui.start(100, 30, '--verbose');
     const screen = await tui.waitFor('kb-exit=');
     expect(screen).toContain('kb-exit=2');
     expect(screen).toContain('Error: --verbose (or KB_DEBUG=1) writes a trace to stderr, which is the terminal kb tui draws on');
@@ -373,8 +266,8 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
   });
 
   it.skipIf(!TMUX)(`with no profile configured, says how to log in or start kb serve, and exits 4${SKIPPED}`, async () => {
-    const tui = session(terminalEnv());
-    await tui.start();
+    const tui = served.session(terminalEnv());
+    await tui.start(100, 30);
     const screen = await tui.waitFor('kb-exit=');
     expect(screen).toContain('kb-exit=4');
     expect(screen).toContain('Error: no kb deployment is configured');
@@ -389,13 +282,13 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
     // back out and into another namespace, shows its bases while the first list is still unanswered.
     // Namespaces of its own, listed after every other test's, which it runs after.
     for (const args of [['ns', 'create', 'zz-held'], ['ns', 'create', 'zz-open'], ['base', 'create', 'zz-open', 'guide-slow', '--description', 'while another waits']]) {
-      const created = await runKb(args, { env });
+      const created = await runKb(args, { env: served.env });
       expect(created.code, created.stderr).toBe(0);
     }
-    const proxy = await startProxy(serve?.url ?? '', { hold: (url) => url.includes('base_list') && url.includes('namespace=zz-held') });
+    const proxy = await startProxy(served.server?.url ?? '', { hold: (url) => url.includes('base_list') && url.includes('namespace=zz-held') });
     try {
-      const tui = session({ ...env, KB_URL: proxy.url, KB_TOKEN: token });
-      await tui.start();
+      const tui = served.session({ ...served.env, KB_URL: proxy.url, KB_TOKEN: served.token });
+      await tui.start(100, 30);
       await tui.waitFor('zz-held');
       await tui.type('/', (s) => s.includes('esc clears it'));
       await tui.type('zz-held', (s) => /^\/zz-held *$/m.test(s) && s.includes('1 match'));
