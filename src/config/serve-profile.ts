@@ -64,8 +64,9 @@ export async function saveServeProfile(options: ServeProfileOptions): Promise<Se
 }
 
 /**
- * Whether a profile's URL names a server on this machine as kb serve saves it: plain http to a loopback address. Only
- * such a profile follows its server to another port; any other (https, a proxy's name) was set up by a person.
+ * Whether a profile's URL names a server on this machine as kb serve saves it: http, or https with --tls-cert, to a
+ * loopback address. Only such a profile follows its server to another port; any other (a proxy's name, a path) was
+ * set up by a person.
  */
 export function isLocalServerUrl(url: string): boolean {
   let parsed: URL;
@@ -76,7 +77,7 @@ export function isLocalServerUrl(url: string): boolean {
   }
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
   const loopback = host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-  return parsed.protocol === 'http:' && loopback && parsed.pathname === '/' && parsed.search === '' && parsed.username === '';
+  return (parsed.protocol === 'http:' || parsed.protocol === 'https:') && loopback && parsed.pathname === '/' && parsed.search === '' && parsed.username === '';
 }
 
 export interface FollowOptions {

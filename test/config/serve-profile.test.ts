@@ -224,9 +224,9 @@ describe('followServeProfile: a profile follows its local server to another port
     expect(JSON.parse(raw())).toEqual(JSON.parse(before));
   });
 
-  it('counts as local only plain http to a loopback address, without a path', () => {
-    for (const url of ['http://127.0.0.1:8080', 'http://127.9.0.1:1/', 'http://localhost:8080', 'http://[::1]:8080']) expect(isLocalServerUrl(url), url).toBe(true);
-    for (const url of ['https://127.0.0.1:8080', 'http://10.0.0.2:8080', 'http://kb.example.com', 'http://127.0.0.1:8080/kb', 'http://u:p@127.0.0.1:1', 'not a url']) {
+  it('counts as local only http or https (a kb serve with --tls-cert) to a loopback address, without a path', () => {
+    for (const url of ['http://127.0.0.1:8080', 'http://127.9.0.1:1/', 'http://localhost:8080', 'http://[::1]:8080', 'https://127.0.0.1:8443']) expect(isLocalServerUrl(url), url).toBe(true);
+    for (const url of ['ftp://127.0.0.1:8080', 'https://10.0.0.2:8443', 'http://10.0.0.2:8080', 'http://kb.example.com', 'http://127.0.0.1:8080/kb', 'http://u:p@127.0.0.1:1', 'not a url']) {
       expect(isLocalServerUrl(url), url).toBe(false);
     }
   });

@@ -108,6 +108,21 @@ describe('kb serve --tls-cert --tls-key', () => {
     expect(server.stderr()).not.toContain(token);
   });
 
+  it('started again on another port, its first-start profile follows it, https and its CA kept', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const pki = makePki();
+    const pair = pki.issue('kb-moves');
+    const env = isolatedEnv();
+    const first = await serveTls(env, pair);
+    first.child.kill('SIGTERM');
+    await first.exited;
+    const again = await serveTls(env, pair);
+    expect(again.url).not.toBe(first.url);
+    expect(again.stderr()).toContain(`"msg":"CLI profile \\"local\\" holds a token of this server: its URL was ${first.url}, it is now ${again.url}"`);
+    const config = JSON.parse(readFileSync(join(env.KB_CONFIG_DIR as string, 'config.json'), 'utf8')) as { profiles: Record<string, { url: string; ca?: string }> };
+    expect(config.profiles.local).toMatchObject({ url: again.url, ca: pair.cert });
+    expect(jsonOut(expect, await kb(['ns', 'list', '--json'], { env }))).toEqual([]);
+  });
+
   it('the CLI trusts a CA from --cacert or KB_CA_CERT; without one it exits 6 naming the host, the subject and the fix', { timeout: TEST_TIMEOUT_MS }, async () => {
     const pki = makePki();
     // For 127.0.0.1 only: `localhost` reaches the server under a name the certificate does not hold.
