@@ -16,12 +16,19 @@ const { Config, execute } = (await import(pathToFileURL(join(ROOT, 'dist/cli/run
 
 const RUNS = Number(process.env.KB_FUZZ_RUNS ?? 150);
 /**
- * Commands fuzzed as processes of the built CLI, a run for every 50 of the others: `kb serve` runs until it is
- * stopped, and the autocomplete plugin's commands are classes oclif can load only once a process.
+ * Commands fuzzed as processes of the built CLI, a run for every 50 of the others: `kb serve` and the STREAMING ones
+ * run until they are stopped, and the autocomplete plugin's commands are classes oclif can load only once a process.
  */
 const PROCESS_RUNS = Math.max(10, Math.ceil(RUNS / 50));
 /** Flags naming a path: fuzzed, they could point anywhere on the machine; the environment gives temp dirs instead. */
 const PATH_FLAGS = new Set(['output', 'data-dir']);
+/**
+ * Commands that run until stopped or until their condition holds (kb watch follows the changes; kb wait waits up to
+ * 30 s): fuzzed as processes, each stopped after a few seconds. In process, one valid argv hung the property.
+ */
+const STREAMING = new Set(['watch', 'wait:ns', 'wait:base']);
+/** The lists' --watch (-w) streams as kb watch does: the in-process fuzz leaves it out (the processes do not need it). */
+const STREAM_FLAGS = new Set(['watch']);
 
 interface Outcome {
   code: number;
@@ -97,8 +104,8 @@ describe('the CLI\'s argument parsing, fuzzed', () => {
     const config = await Config.load(ROOT);
     const all = config.commands.map((command) => ({
       id: command.id,
-      inProcess: command.id !== 'serve' && command.pluginName === config.name,
-      flags: Object.values(command.flags).filter((flag) => !PATH_FLAGS.has(flag.name)).map((flag) => flag.name),
+      inProcess: command.id !== 'serve' && !STREAMING.has(command.id) && command.pluginName === config.name,
+      flags: Object.values(command.flags).filter((flag) => !PATH_FLAGS.has(flag.name) && !STREAM_FLAGS.has(flag.name)).map((flag) => flag.name),
       args: Object.keys(command.args).length,
     }));
     commands = all.filter((command) => command.inProcess);
@@ -130,7 +137,7 @@ describe('the CLI\'s argument parsing, fuzzed', () => {
     expect(outcome.stderr, context).not.toMatch(/ESCAPED|TypeError|ReferenceError|Cannot read properties/);
   }
 
-  it(`never lets an exception or a stack trace reach the user, and exits 0 to 6 (${RUNS} argvs over every command of kb's own but serve)`, async () => {
+  it(`never lets an exception or a stack trace reach the user, and exits 0 to 6 (${RUNS} argvs over every command of kb's own but serve, watch and wait)`, async () => {
     const argv = fc.integer({ min: 0, max: 1000 }).chain((pick) => {
       const command = commands[pick % commands.length] as (typeof commands)[number];
       return argsFor(command.flags, command.args).map((rest) => [...command.id.split(':'), ...rest]);
@@ -152,8 +159,8 @@ describe('the CLI\'s argument parsing, fuzzed', () => {
     );
   }, 60_000 + RUNS * 200);
 
-  it(`kb serve and the autocomplete plugin, as processes of the built CLI: exit 0 to 6 without a stack trace, or serve (${PROCESS_RUNS} argvs)`, async () => {
-    expect(outOfProcess.map((command) => command.id)).toContain('serve');
+  it(`kb serve, kb watch, kb wait and the autocomplete plugin, as processes of the built CLI: exit 0 to 6 (7 for wait) without a stack trace, or still running (${PROCESS_RUNS} argvs)`, async () => {
+    expect(outOfProcess.map((command) => command.id)).toEqual(expect.arrayContaining(['serve', ...STREAMING]));
     const argv = fc.integer({ min: 0, max: 1000 }).chain((pick) => {
       const command = outOfProcess[pick % outOfProcess.length] as (typeof outOfProcess)[number];
       return argsFor(command.flags, command.args).map((rest) => [...command.id.split(':'), ...rest]);
@@ -166,10 +173,14 @@ describe('the CLI\'s argument parsing, fuzzed', () => {
         // A server that starts keeps running: it is stopped after a few seconds, which is a pass once it listens.
         const outcome = await runKb(args, { env, cwd: process.cwd(), timeoutMs: 5000 });
         const context = `kb ${JSON.stringify(args)} -> ${outcome.code ?? outcome.signal}\n${outcome.stderr}`;
-        if (outcome.code === null) expect(outcome.stderr, context).toMatch(/listening on/);
-        else {
+        const streaming = STREAMING.has(args.slice(0, 2).join(':')) || args[0] === 'watch';
+        // Stopped while it ran: kb serve once it listens, kb watch or kb wait while they follow the changes.
+        if (outcome.code === null) {
+          if (!streaming) expect(outcome.stderr, context).toMatch(/listening on/);
+        } else {
           expect(outcome.code, context).toBeGreaterThanOrEqual(0);
-          expect(outcome.code, context).toBeLessThanOrEqual(6);
+          // 7: kb wait's condition did not hold by its --timeout.
+          expect(outcome.code, context).toBeLessThanOrEqual(streaming ? 7 : 6);
         }
         expectHandled(outcome, context);
       }),
