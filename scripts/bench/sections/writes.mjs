@@ -43,8 +43,8 @@ export async function writesSection(ctx) {
       try {
         const wrk = { script: LUA.create, duration: options.duration, connections: options.connections, threads: options.wrkThreads };
         // A first run compiles the hot paths; the second is measured.
-        await runWrkCpu([server.url], [server.child.pid], { ...wrk, duration: 1, env: { ...env, KB_BENCH_TOKEN: server.token, KB_BENCH_RUN: `w${round}` } });
-        const run = await runWrkCpu([server.url], [server.child.pid], { ...wrk, env: { ...env, KB_BENCH_TOKEN: server.token, KB_BENCH_RUN: `m${round}` } });
+        await runWrkCpu([`${server.url}/v1/base_create`], [server.child.pid], { ...wrk, duration: 1, env: { ...env, KB_BENCH_TOKEN: server.token, KB_BENCH_RUN: `w${round}` } });
+        const run = await runWrkCpu([`${server.url}/v1/base_create`], [server.child.pid], { ...wrk, env: { ...env, KB_BENCH_TOKEN: server.token, KB_BENCH_RUN: `m${round}` } });
         if (run.errors > 0) throw new Error(`${side.name}: ${run.errors} writes not answered 200`);
         side.rps.push(run.rps);
         side.cpu.push(run.cpuUsPerRequest);
