@@ -105,6 +105,8 @@ class Feed {
   private seq: number | undefined;
   private queue: Promise<void> = Promise.resolve();
   private fanOutQueued = false;
+  /** Watchers reading their backlog, not yet among `watchers`: a feed is dropped only when it has neither. */
+  private joining = 0;
 
   constructor(
     private readonly log: ChangeLog,
@@ -149,14 +151,24 @@ class Feed {
    * is read in the queue, between two fan-outs.
    */
   async join(watcher: Watcher): Promise<void> {
-    if (await this.catchUp(watcher, true)) return;
-    return this.run(async () => {
-      if (await this.catchUp(watcher, false)) return;
-      this.watchers.add(watcher);
-      this.seq ??= watcher.cursor;
-      // Whatever was committed while it read is read by the next fan-out.
-      this.poke();
-    });
+    this.joining++;
+    try {
+      if (await this.catchUp(watcher, true)) return;
+      await this.run(async () => {
+        if (await this.catchUp(watcher, false)) return;
+        this.watchers.add(watcher);
+        this.seq ??= watcher.cursor;
+        // Whatever was committed while it read is read by the next fan-out.
+        this.poke();
+      });
+    } finally {
+      this.joining--;
+    }
+  }
+
+  /** No watcher fed and none joining: the hub may drop the feed (a watcher joining a dropped feed was never fed). */
+  get idle(): boolean {
+    return this.watchers.size === 0 && this.joining === 0;
   }
 
   /** Reads and sends the watcher's backlog; true when the watcher is gone (closed, or its cursor no longer kept). */
@@ -218,12 +230,16 @@ export class WatchHub implements WatchStats {
     const watcher = new Watcher(reply, namespace, cursor, this.counted);
     this.count++;
     const owner = feed;
+    const forget = () => {
+      if (owner.idle && this.feeds.get(orgId) === owner) this.feeds.delete(orgId);
+    };
     reply.raw.once('close', () => {
       this.count--;
       owner.watchers.delete(watcher);
-      if (owner.watchers.size === 0 && this.feeds.get(orgId) === owner) this.feeds.delete(orgId);
+      forget();
     });
-    return feed.join(watcher);
+    // A watcher that closed while it joined leaves its feed idle only once the join is over.
+    return feed.join(watcher).finally(forget);
   }
 
   /** Ends every stream (a server that stops): clients reconnect, to another replica, with their last id. */
