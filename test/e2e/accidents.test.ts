@@ -162,7 +162,11 @@ const token = (index: number): Step => ({
     const model = world.dirs.get(name) as DirModel;
     const result = await runKb(['serve', 'token', 'create', '--org', 'local', '--data-dir', pathOf(world, name)], { env: world.env, timeoutMs: 60_000 });
     if (result.code === 0) {
-      model.tokens.add(result.stdout.trim().split('\n').pop() as string);
+      const created = result.stdout.trim().split('\n').pop() as string;
+      model.tokens.add(created);
+      // Into a dir with no database yet, the token command makes it: its token is the dir's, and the next start, which
+      // finds a token, prints none of its own.
+      model.apiToken ??= created;
       return;
     }
     world.log.push(`  token refused: ${result.stderr.slice(0, 300)}`);
