@@ -410,8 +410,15 @@ function awaitHolder(dataDir: string, path: string, serving: boolean): void {
  * were in that log, and serving kb.db alone would forget them (SQLite's "How To Corrupt An SQLite Database File": "Deleting a hot journal").
  */
 function refuseLostLog(dataDir: string, path: string): void {
-  if (fileMeta(path)?.clean !== false || lstatSync(`${path}-wal`, { throwIfNoEntry: false }) !== undefined) return;
-  if (liveHolder(fileMeta(path)?.holder) !== undefined) return;
+  const lost = () =>
+    fileMeta(path)?.clean === false && lstatSync(`${path}-wal`, { throwIfNoEntry: false }) === undefined && liveHolder(fileMeta(path)?.holder) === undefined;
+  if (!lost()) return;
+  // Another process's last close marks kb.db clean, then removes the -wal: read between the two, kb.db looks crashed for
+  // an instant. A crashed kb.db looks the same each time: it is looked at again for a moment before it is believed.
+  for (let look = 0; look < 5; look++) {
+    pause(50);
+    if (!lost()) return;
+  }
   throw new StoreOpenError(
     `${path} was not closed cleanly (its server was killed, or it was copied alone from a data dir in use) and its ` +
       `write-ahead log ${path}-wal is not beside it: the last writes it acknowledged are in that log. Nothing was changed.`,
