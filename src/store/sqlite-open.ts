@@ -47,7 +47,10 @@ function describeOpenError(path: string, error: unknown): string {
     return `${path} is locked by another process (${reason}).`;
   }
   if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
-    return `cannot open ${path}: the disk is full (${reason}). Free space in the data dir and start again.`;
+    // A start copies the -wal into kb.db (markInUse): kb.db may grow by as much as the log holds.
+    const log = statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0;
+    const room = log > 0 ? `: a start copies its -wal into it, which may need up to ${Math.ceil(log / 2 ** 20)} MiB more` : '';
+    return `cannot open ${path}: the disk is full (${reason})${room}. Free space in the data dir and start again.`;
   }
   return `cannot open ${path}: ${reason}`;
 }
