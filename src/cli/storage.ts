@@ -109,7 +109,7 @@ export async function withStorage<T>(
  * Backs up the SQLite database of a data dir into dest, reading it read-only (`kb serve backup`); the engine is loaded
  * only here. Throws a CliError.
  */
-export async function backupDataDir(dataDir: string, dest: string): Promise<{ path: string; bytes: number }> {
+export async function backupDataDir(dataDir: string, dest: string): Promise<{ path: string; bytes: number; warning?: string }> {
   const { backupDataDir: backup } = await import('../store/sqlite-backup.js');
   try {
     return await backup(dataDir, dest);

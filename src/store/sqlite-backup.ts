@@ -102,7 +102,7 @@ export function backupDatabase(source: Database.Database, destDir: string): Prom
  * Backs up the database of a data dir into destDir, reading it read-only: a data dir with no database is an error that
  * creates nothing (DEST included), and a read-only data dir or filesystem can be backed up.
  */
-export async function backupDataDir(dataDir: string, destDir: string): Promise<{ path: string; bytes: number }> {
+export async function backupDataDir(dataDir: string, destDir: string): Promise<{ path: string; bytes: number; warning?: string }> {
   checkDestination(destDir);
   let made = false;
   const scratchDir = () => {
@@ -113,7 +113,8 @@ export async function backupDataDir(dataDir: string, destDir: string): Promise<{
   try {
     const source = openSourceDatabase(dataDir, scratchDir);
     try {
-      return await copyDatabase(source.db, scratchDir());
+      const copy = await copyDatabase(source.db, scratchDir());
+      return source.warning === undefined ? copy : { ...copy, warning: source.warning };
     } finally {
       source.close();
     }

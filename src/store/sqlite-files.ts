@@ -1,5 +1,7 @@
-import { realpathSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
+import { syncDirectory } from '../os/files.js';
 import { processRuns } from '../os/processes.js';
 
 /**
@@ -13,6 +15,35 @@ import { processRuns } from '../os/processes.js';
 
 export const SIDECAR_WAL = '-wal';
 export const SIDECAR_SHM = '-shm';
+/**
+ * `kb.db-open`: beside kb.db from before a connection's first write until the database's last connection closes it
+ * clean, naming the kb serve that holds it. SQLite keeps no trace of a database whose kb.db and -wal are both gone
+ * (moved or deleted while kb serve ran, the server killed before it noticed): this file outlives them, and a data dir
+ * that has it and no kb.db is refused, never given a new, empty database (sqlite-open.ts).
+ */
+export const SIDECAR_OPEN = '-open';
+
+/** The kb serve an `-open` file names when it still runs, or undefined (none named, or one that exited). */
+export function openFileHolder(path: string): number | undefined {
+  let text: string;
+  try {
+    text = readFileSync(`${path}${SIDECAR_OPEN}`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const pid = Number.parseInt(text, 10);
+  return Number.isSafeInteger(pid) && pid !== process.pid && processRuns(pid) ? pid : undefined;
+}
+
+/** Puts the `-open` file beside kb.db (kb serve names itself in it); true when this call made it. */
+function markOpen(path: string, serving: boolean): boolean {
+  const file = `${path}${SIDECAR_OPEN}`;
+  const made = statSync(file, { throwIfNoEntry: false }) === undefined;
+  if (serving) writeFileSync(file, `${process.pid}\n`, { mode: 0o600 });
+  else closeSync(openSync(file, 'a', 0o600));
+  if (made) syncDirectory(dirname(path));
+  return made;
+}
 
 /** A file's identity, `device:inode`, or undefined when there is no file at the path. */
 function fileId(path: string): string | undefined {
@@ -84,19 +115,28 @@ export function checkpointWhole(db: Database.Database, mode: 'FULL' | 'TRUNCATE'
  * connection reads an older snapshot all that time).
  */
 export function markInUse(db: Database.Database, path: string, dataDir: string, serving: boolean, waitMs: number): DatabaseFiles | undefined {
-  const held = filesAt(path);
-  if (serving) {
-    const holder: Holder = { pid: process.pid, dir: realpathSync(dataDir), ...held };
-    db.prepare('UPDATE meta SET clean = 0, holder = ? WHERE id = 1').run(JSON.stringify(holder));
-  } else {
-    db.prepare('UPDATE meta SET clean = 0 WHERE id = 1').run();
+  const made = markOpen(path, serving);
+  try {
+    const held = filesAt(path);
+    if (serving) {
+      const holder: Holder = { pid: process.pid, dir: realpathSync(dataDir), ...held };
+      db.prepare('UPDATE meta SET clean = 0, holder = ? WHERE id = 1').run(JSON.stringify(holder));
+    } else {
+      db.prepare('UPDATE meta SET clean = 0 WHERE id = 1').run();
+    }
+    // A checkpoint meets another process's checkpoint (each opening or last-closing connection runs one) with SQLITE_BUSY
+    // at once, without the busy handler: tried again until the busy timeout, as a write would wait.
+    for (const deadline = Date.now() + waitMs; ; pause(CHECKPOINT_RETRY_MS)) {
+      if (checkpointWhole(db)) return held;
+      if (Date.now() >= deadline) break;
+    }
+  } catch (error) {
+    if (made) rmSync(`${path}${SIDECAR_OPEN}`, { force: true });
+    throw error;
   }
-  // A checkpoint meets another process's checkpoint (each opening or last-closing connection runs one) with SQLITE_BUSY
-  // at once, without the busy handler: tried again until the busy timeout, as a write would wait.
-  for (const deadline = Date.now() + waitMs; ; pause(CHECKPOINT_RETRY_MS)) {
-    if (checkpointWhole(db)) return held;
-    if (Date.now() >= deadline) return undefined;
-  }
+  // A start refused leaves the data dir as it found it.
+  if (made) rmSync(`${path}${SIDECAR_OPEN}`, { force: true });
+  return undefined;
 }
 
 const CHECKPOINT_RETRY_MS = 10;
@@ -118,7 +158,8 @@ export function closeMarkingClean(db: Database.Database): void {
     db.exec('BEGIN IMMEDIATE');
     db.exec(MARK_CLEAN);
     db.exec('COMMIT');
-    checkpointWhole(db, 'TRUNCATE');
+    // Under the exclusive lock, so that no connection opens between: kb.db holds everything, and no longer needs its mark.
+    if (checkpointWhole(db, 'TRUNCATE')) rmSync(`${db.name}${SIDECAR_OPEN}`, { force: true });
   } catch {
     // Another connection holds kb.db open: it stays marked in use, for that connection's last close to mark.
     if (db.inTransaction) db.exec('ROLLBACK');

@@ -1,4 +1,4 @@
-import { accessSync, chmodSync, closeSync, constants, copyFileSync, linkSync, lstatSync, openSync, readdirSync, readSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, closeSync, constants, copyFileSync, existsSync, linkSync, lstatSync, openSync, readdirSync, readSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -8,7 +8,7 @@ import { processRuns } from '../os/processes.js';
 import { shellQuote } from '../os/shell.js';
 import { StoreOpenError } from './errors.js';
 import { APPLICATION_ID, migrate, SCHEMA_VERSION } from './migrations.js';
-import { type DatabaseFiles, type Holder, liveHolder, MARK_CLEAN, markInUse, moved, pause } from './sqlite-files.js';
+import { type DatabaseFiles, type Holder, liveHolder, MARK_CLEAN, markInUse, moved, openFileHolder, pause, SIDECAR_OPEN } from './sqlite-files.js';
 import { fileMeta, logMismatch } from './sqlite-wal.js';
 
 /**
@@ -409,19 +409,48 @@ function awaitHolder(dataDir: string, path: string, serving: boolean): void {
 }
 
 /**
- * Refuses a kb.db that was not closed cleanly (a crash, kill -9) and whose -wal is gone: the writes it acknowledged last
- * were in that log, and serving kb.db alone would forget them (SQLite's "How To Corrupt An SQLite Database File": "Deleting a hot journal").
+ * kb.db moved or deleted while kb serve runs: the server puts a copy back within a second of noticing (sqlite-recover.ts).
+ * A command beside it that finds no kb.db, and the `-open` file (sqlite-files.ts) naming a kb serve that runs, waits for
+ * that, rather than refuse the -wal left without kb.db or make a database of its own.
  */
-function refuseLostLog(dataDir: string, path: string): void {
+function awaitPutBack(path: string): void {
+  for (let look = 0; look < 40 && !existsSync(path) && openFileHolder(path) !== undefined; look++) pause(100);
+}
+
+/**
+ * A data dir with no kb.db but its `-open` file lost a database in use (kb.db moved or deleted with its -wal while kb
+ * serve ran, the server killed before it noticed): refused, not given a new, empty database in place of the one that
+ * held the writes.
+ */
+function refuseLostDatabase(dataDir: string, path: string): void {
+  if (lstatSync(`${path}${SIDECAR_OPEN}`, { throwIfNoEntry: false }) === undefined) return;
+  throw new StoreOpenError(
+    `${path} is gone, and ${path}${SIDECAR_OPEN} says it was in use and never closed cleanly: it was moved or deleted ` +
+      `while kb serve ran, and the writes it acknowledged went with it. Nothing was changed.`,
+    `Put kb.db back (with its -wal, if that was moved too) and start again. ${freshStartSteps(dataDir)}`,
+  );
+}
+
+/** Whether kb.db was not closed cleanly (a crash, kill -9) and its -wal is gone, with no kb serve holding it. */
+function lostLog(path: string): boolean {
   const lost = () =>
     fileMeta(path)?.clean === false && lstatSync(`${path}-wal`, { throwIfNoEntry: false }) === undefined && liveHolder(fileMeta(path)?.holder) === undefined;
-  if (!lost()) return;
+  if (!lost()) return false;
   // Another process's last close marks kb.db clean, then removes the -wal: read between the two, kb.db looks crashed for
   // an instant. A crashed kb.db looks the same each time: it is looked at again for a moment before it is believed.
   for (let look = 0; look < 5; look++) {
     pause(50);
-    if (!lost()) return;
+    if (!lost()) return false;
   }
+  return true;
+}
+
+/**
+ * Refuses a kb.db that was not closed cleanly (a crash, kill -9) and whose -wal is gone: the writes it acknowledged last
+ * were in that log, and serving kb.db alone would forget them (SQLite's "How To Corrupt An SQLite Database File": "Deleting a hot journal").
+ */
+function refuseLostLog(dataDir: string, path: string): void {
+  if (!lostLog(path)) return;
   throw new StoreOpenError(
     `${path} was not closed cleanly (its server was killed, or it was copied alone from a data dir in use) and its ` +
       `write-ahead log ${path}-wal is not beside it: the last writes it acknowledged are in that log. Nothing was changed.`,
@@ -451,7 +480,9 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): OpenDa
   }
   const path = join(dataDir, DATABASE_FILE);
   refuseSaved(dataDir, path);
+  awaitPutBack(path);
   if (lookAt(dataDir, path) === 'none') {
+    refuseLostDatabase(dataDir, path);
     refuseUnwritable(path, dataDir, 'data dir');
     createDatabase(dataDir, path);
   }
@@ -490,6 +521,8 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): OpenDa
 export interface SourceDatabase {
   db: Database.Database;
   close(): void;
+  /** Said when what is copied is not every write the database acknowledged: a kb.db whose -wal was lost. */
+  warning?: string;
 }
 
 /**
@@ -518,8 +551,14 @@ export function openSourceDatabase(dataDir: string, scratchDir: () => string): S
     if (error instanceof StoreOpenError) throw error;
     throw new StoreOpenError(describeOpenError(path, error));
   }
+  // The refusal of kb serve's start offers a backup as the way to serve such a kb.db knowingly: copied, and said.
+  const warning = lostLog(path)
+    ? `${path} was not closed cleanly and its write-ahead log ${path}-wal is not beside it: the copy holds ${path} alone, without the last writes that log held.`
+    : undefined;
   const writable = unwritableReason(dataDir) === undefined;
   const created = writable && sidecarsOf(path).length === 0;
+  // Read from a copy, too: SQLite would make an empty -wal beside it, and kb.db would no longer look as it is.
+  if (warning !== undefined) return { ...atRest(path, scratchDir(), busyTimeout), warning };
   if (!writable && sidecarsOf(path).length === 0) return atRest(path, scratchDir(), busyTimeout);
   verifyLog(dataDir, path);
   inspectReadOnly(path, busyTimeout);
@@ -531,6 +570,7 @@ export function openSourceDatabase(dataDir: string, scratchDir: () => string): S
   }
   return {
     db,
+    warning,
     close: () => {
       db.close();
       if (!created) return;

@@ -508,6 +508,9 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    // Files deleted or replaced since the last write or look (keepFiles) are put right first: closing a kb.db no longer
+    // at its name would take its last writes with it.
+    this.keepFiles();
     this.flush(this.queue.takeAll());
     this.closed = true;
     clearInterval(this.watching);

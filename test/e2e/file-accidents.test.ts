@@ -188,8 +188,47 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
     const aside = tempDir('kb-acc-aside-');
     renameSync(join(dir, 'kb.db-wal'), join(aside, 'kb.db-wal'));
     await refused(expect, dir, env, /kb\.db was not closed cleanly .* its write-ahead log .*kb\.db-wal is not beside it/);
+    // The refusal's way to serve kb.db knowingly without those writes: a backup, which copies it and says what it lacks.
+    const before = contents(dir);
+    const backup = await runKb(['serve', 'backup', join(aside, 'backup'), '--data-dir', dir], { env, timeoutMs: 60_000 });
+    expect(backup.code, backup.stderr).toBe(0);
+    expect(backup.stderr).toMatch(/^Warning: .*kb\.db was not closed cleanly and its write-ahead log .*kb\.db-wal is not beside it: the copy holds .*kb\.db alone, without the last writes that log held\.$/m);
+    expect(contents(dir)).toEqual(before);
+    expect(await keys(await serve(join(aside, 'backup'), env))).toEqual([]);
     renameSync(join(aside, 'kb.db-wal'), join(dir, 'kb.db-wal'));
     expect(await keys(await serve(dir, env, first.token))).toEqual(['in-the-log']);
+  });
+
+  it('kb.db moved and its -wal and -shm deleted while kb serve runs, then a kill -9 before it notices: the start refuses by name, not afresh', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'in-the-log');
+    // Stopped, so that its watch of the files cannot notice before the kill: the accident in one instant.
+    first.server.child.kill('SIGSTOP');
+    renameSync(join(dir, 'kb.db'), join(dir, 'kb.db.moved'));
+    rmSync(join(dir, 'kb.db-wal'));
+    rmSync(join(dir, 'kb.db-shm'));
+    await stop(first, 'SIGKILL');
+    await refused(expect, dir, env, /kb\.db is gone, and .*kb\.db-open says it was in use and never closed cleanly.*mv .*kb\.db\*/s);
+    // A token command beside it refuses as well, and creates nothing.
+    const before = contents(dir);
+    const token = await runKb(['serve', 'token', 'create', '--org', 'local', '--data-dir', dir], { env, timeoutMs: 60_000 });
+    expect(token.code, token.stderr).toBe(1);
+    expect(token.stderr).toMatch(/kb\.db is gone/);
+    expect(contents(dir)).toEqual(before);
+  });
+
+  it('kb.db moved away while kb serve runs, a token command beside it: it waits for the server to put a copy back, and its token is read', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'kept');
+    renameSync(join(dir, 'kb.db'), join(dir, 'kb.db.moved'));
+    const made = await runKb(['serve', 'token', 'create', '--org', 'local', '--data-dir', dir], { env, timeoutMs: 60_000 });
+    expect(made.code, made.stderr).toBe(0);
+    const token = made.stdout.trim().split('\n').pop() as string;
+    expect(await keys({ ...first, token })).toEqual(['kept']);
   });
 
   it('kb.db replaced while kb serve runs: writes answer 503, its database is saved, and the next start says which to keep', async ({ expect }) => {

@@ -38,6 +38,7 @@ On PostgreSQL (--database or KB_DATABASE_URL) use PostgreSQL's own tool instead,
       );
     }
     const copy = await backupDataDir(storage.dataDir, args.dest);
+    if (copy.warning !== undefined) this.io.stderr(`Warning: ${copy.warning}\n`);
     if (!this.jsonEnabled()) {
       this.io.stderr(`Backed up to ${copy.path} (${copy.bytes} bytes). Serve it with \`${serveCommand(args.dest)}\`.\n`);
     }
