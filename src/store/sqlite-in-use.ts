@@ -27,6 +27,22 @@ export function freshStartSteps(dataDir: string): string {
 }
 
 /**
+ * Refuses a kb.db that a running kb serve holds through another data dir (the same file under two names): this name's
+ * -wal is not that server's, so a server here would lose one side's writes, and a copy through it would miss the
+ * server's latest ones.
+ */
+export function refuseHeldElsewhere(dataDir: string, path: string, holder = liveHolder(fileMeta(path)?.holder), copying = false): void {
+  if (holder === undefined || holder.dir === realpathSync(dataDir)) return;
+  const why = copying
+    ? 'its latest writes are in that data dir\'s -wal, which a copy through this name would miss. Nothing was copied.'
+    : 'the same database under two names would have two -wal files, and one server\'s writes would be lost. Nothing was changed.';
+  throw new StoreOpenError(
+    `${path} is open already by kb serve (pid ${holder.pid}) of the data dir ${holder.dir}: ${why}`,
+    copying ? `Back up that data dir: kb serve backup DEST --data-dir ${shellQuote(holder.dir)}` : `Stop that server, or serve ${holder.dir} itself.`,
+  );
+}
+
+/**
  * Waits for a kb serve that holds this database with files no longer at its names (a -wal or -shm deleted or replaced
  * while it runs) to reopen them, as it does within a second; refuses when it does not, and, for kb serve, refuses a
  * database another kb serve holds through another data dir (the same file under two names).
@@ -36,13 +52,7 @@ export function awaitHolder(dataDir: string, path: string, serving: boolean): vo
   for (let look = 0; look < 40; look++) {
     const holder = liveHolder(fileMeta(path)?.holder);
     if (holder === undefined) return;
-    if (serving && holder.dir !== realpathSync(dataDir)) {
-      throw new StoreOpenError(
-        `${path} is open already by kb serve (pid ${holder.pid}) of the data dir ${holder.dir}: the same database under two names ` +
-          'would have two -wal files, and one server\'s writes would be lost. Nothing was changed.',
-        `Stop that server, or serve ${holder.dir} itself.`,
-      );
-    }
+    if (serving) refuseHeldElsewhere(dataDir, path, holder);
     const gone = moved(path, holder);
     if (gone === undefined) return;
     last = { holder, what: gone.what };

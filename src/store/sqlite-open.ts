@@ -9,7 +9,7 @@ import { shellQuote } from '../os/shell.js';
 import { StoreOpenError } from './errors.js';
 import { APPLICATION_ID, migrate, SCHEMA_VERSION } from './migrations.js';
 import { type DatabaseFiles, MARK_CLEAN, markInUse, pause } from './sqlite-files.js';
-import { awaitHolder, awaitPutBack, freshStartSteps, lostLog, moveAside, refuseLostDatabase, refuseLostLog } from './sqlite-in-use.js';
+import { awaitHolder, awaitPutBack, freshStartSteps, lostLog, moveAside, refuseHeldElsewhere, refuseLostDatabase, refuseLostLog } from './sqlite-in-use.js';
 import { logMismatch } from './sqlite-wal.js';
 
 /**
@@ -452,6 +452,7 @@ export function openSourceDatabase(dataDir: string, scratchDir: () => string): S
   const busyTimeout = 5000;
   try {
     inspectFile(path);
+    refuseHeldElsewhere(dataDir, path, undefined, true);
   } catch (error) {
     if (error instanceof StoreOpenError) throw error;
     throw new StoreOpenError(describeOpenError(path, error));

@@ -179,6 +179,23 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
     await refused(expect, b, env, /kb\.db is a symbolic link/);
   });
 
+  it('a backup through a hard link of a kb.db its kb serve holds in another data dir is refused, naming that dir', async ({ expect }) => {
+    const env = isolatedEnv();
+    const a = tempDir('kb-acc-');
+    const first = await serve(a, env);
+    await create(expect, first, 'in-the-log');
+    const b = tempDir('kb-acc-');
+    linkSync(join(a, 'kb.db'), join(b, 'kb.db'));
+    const dest = join(tempDir('kb-acc-'), 'backup');
+    const before = contents(b);
+    const result = await runKb(['serve', 'backup', dest, '--data-dir', b], { env, timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(new RegExp(`kb\\.db is open already by kb serve \\(pid ${first.server.child.pid}\\) of the data dir ${a}: its latest writes .* Nothing was copied`));
+    expect(result.stderr).toContain(`kb serve backup DEST --data-dir ${a}`);
+    expect(contents(b)).toEqual(before);
+    expect(existsSync(dest)).toBe(false);
+  });
+
   it('a hot -wal moved away after a kill -9: the start refuses, naming kb.db and its lost log; putting it back serves everything', async ({ expect }) => {
     const env = isolatedEnv();
     const dir = tempDir('kb-acc-');
