@@ -58,27 +58,12 @@ describe('kb tui: errors appear in place, say what to do, and the UI keeps runni
     expect(frame).toMatch(/^> docs +Docs$/m);
   });
 
-  it('a change that fails keeps the form open with the error; the same enter succeeds once the server is back', async () => {
-    const { proxy, client, direct } = await behindProxy('errors-submit');
-    const screen = open(client, proxy.url);
-    await screen.waitFor('> docs');
-    proxy.mode = 'down';
-    await screen.press('e', KEY.ctrlU);
-    await screen.type('Fresh');
-    await screen.press(KEY.enter);
-    const frame = await screen.waitFor('Error: cannot reach');
-    expect(frame).toContain('Description of namespace docs');
-    expect(await direct.nsList()).toEqual([{ key: 'docs', description: 'Docs' }]);
-
-    proxy.mode = 'forward';
-    await screen.press(KEY.enter);
-    await screen.waitFor('Saved the description of namespace docs.');
-    expect(await direct.nsList()).toEqual([{ key: 'docs', description: 'Fresh' }]);
-  });
-
-  it('the same with the list kept live by the stream, which opens while the form is open: the save shows', async () => {
-    const { proxy, client, direct } = await behindProxy('errors-submit-live');
-    const screen = open(client, proxy.url, true);
+  it.each([
+    { live: false, org: 'errors-submit', what: 'the list refreshed by polling' },
+    { live: true, org: 'errors-submit-live', what: 'the list kept live by the stream, which opens while the form is open' },
+  ])('a change that fails keeps the form open with the error; the same enter succeeds once the server is back ($what)', async ({ live, org }) => {
+    const { proxy, client, direct } = await behindProxy(org);
+    const screen = open(client, proxy.url, live);
     await screen.waitFor('> docs');
     proxy.mode = 'down';
     await screen.press('e', KEY.ctrlU);
