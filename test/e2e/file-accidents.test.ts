@@ -236,6 +236,22 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
     expect(contents(dir)).toEqual(before);
   });
 
+  it('kb.db deleted while kb serve runs, then SIGTERM at once: it puts a copy back before it stops, and leaves kb.db alone, marked clean', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'kept');
+    // Stopped, so that only the SIGTERM's own look can find kb.db gone.
+    first.server.child.kill('SIGSTOP');
+    rmSync(join(dir, 'kb.db'));
+    first.server.child.kill('SIGTERM');
+    first.server.child.kill('SIGCONT');
+    await first.server.exited;
+    running.splice(running.indexOf(first.server), 1);
+    expect(readdirSync(dir)).toEqual(['kb.db']);
+    expect(await keys(await serve(dir, env, first.token))).toEqual(['kept']);
+  });
+
   it('kb.db moved away while kb serve runs, a token command beside it: it waits for the server to put a copy back, and its token is read', async ({ expect }) => {
     const env = isolatedEnv();
     const dir = tempDir('kb-acc-');
