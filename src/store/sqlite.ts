@@ -520,6 +520,8 @@ export class SqliteStore implements Store {
   /** Reads after close() fail as writes do (503), not with better-sqlite3's "connection is not open" (500). */
   private ensureOpen(): void {
     if (this.closed) throw failures.shuttingDown();
+    // Its files could not be reopened after an accident (keepFiles): 503 until a restart, as writes are.
+    if (!this.db.open) throw failures.databaseGone();
   }
 
   private namespace(orgId: number, key: string): NamespaceRow {

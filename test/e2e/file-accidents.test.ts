@@ -196,6 +196,23 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
     expect(existsSync(dest)).toBe(false);
   });
 
+  it('a -wal deleted and kb.db hard-linked while kb serve runs: it cannot reopen, and answers every request 503 (never 500) until a restart', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'one');
+    first.server.child.kill('SIGSTOP');
+    rmSync(join(dir, 'kb.db-wal'));
+    linkSync(join(dir, 'kb.db'), join(tempDir('kb-acc-'), 'kb.db'));
+    first.server.child.kill('SIGCONT');
+    const headers = { authorization: `Bearer ${first.token}`, 'content-type': 'application/json' };
+    for (const [path, body] of [['ns_create', { key: 'two' }], ['ns_create', { key: 'three' }], ['ns_list', undefined], ['auth', undefined]] as const) {
+      const reply = await fetch(`${first.server.url}/v1/${path}`, { method: body ? 'POST' : 'GET', headers, ...(body ? { body: JSON.stringify(body) } : {}) });
+      expect(reply.status, `${path}: ${await reply.clone().text()}`).toBe(503);
+      expect(((await reply.json()) as { message: string }).message).toMatch(/removed or replaced while the server ran/);
+    }
+  });
+
   it('a hot -wal moved away after a kill -9: the start refuses, naming kb.db and its lost log; putting it back serves everything', async ({ expect }) => {
     const env = isolatedEnv();
     const dir = tempDir('kb-acc-');
