@@ -1,6 +1,10 @@
+import { accessSync, constants } from 'node:fs';
+import { resolve } from 'node:path';
 import type { ProfileStore } from '../config/profiles.js';
 import type { Store } from '../store/store.js';
+import { shellQuote } from '../os/shell.js';
 import type { Context } from './context.js';
+import { UsageError } from './errors.js';
 
 /** Whether a token belongs to the server over this store: its hash is the hash of an active token. */
 function ownsToken(store: Store): (token: string) => Promise<boolean> {
@@ -93,4 +97,20 @@ export async function findTokenHolder(store: Store, context: Pick<Context, 'env'
   const moved = await followServeProfile({ name: holder.name, from: holder.url, token: holder.token, to: url, store: context.profiles() });
   if (moved) return { kind: 'moved', name: holder.name, from: holder.url };
   return { kind: 'elsewhere', name: holder.name, url: holder.url, why: 'it changed while kb serve started' };
+}
+
+/** The absolute path of the CA file --cacert names, once it is known to be readable: a usage error before anything is made. */
+export function readableCaFile(file: string): string {
+  const path = resolve(file);
+  try {
+    accessSync(path, constants.R_OK);
+  } catch (error) {
+    throw new UsageError(`--cacert ${path}: ${(error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : 'cannot be read'}. Nothing was created.`);
+  }
+  return path;
+}
+
+/** The command that saves a token as a profile by hand, the token given on stdin (never in argv). */
+export function loginCommand(url: string, ca: string | undefined): string {
+  return `kb auth login --url ${shellQuote(url)}${ca === undefined ? '' : ` --cacert ${shellQuote(ca)}`} --with-token`;
 }

@@ -166,6 +166,22 @@ describe('kb serve --tls-cert --tls-key', () => {
     expect(jsonOut(expect, await kb(['ns', 'list', '--json'], { env }))).toEqual([]);
   });
 
+  it('kb serve token create --save --cacert saves the CA in the profile, which later commands trust; a --cacert that is not there creates nothing', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const pki = makePki();
+    const serverEnv = isolatedEnv();
+    const server = await serveTls(serverEnv, pki.issue('kb-save'));
+    const env: NodeJS.ProcessEnv = { ...isolatedEnv(), KB_DATA_DIR: serverEnv.KB_DATA_DIR };
+    const missing = await kb(['serve', 'token', 'create', '--org', 'local', '--save', '--url', server.url, '--cacert', join(pki.dir, 'nope.pem')], { env });
+    expectFailure(expect, missing, 2, `--cacert ${join(pki.dir, 'nope.pem')}: no such file. Nothing was created.`);
+    const saved = await kb(['serve', 'token', 'create', '--org', 'local', '--save', '--url', server.url, '--cacert', pki.ca], { env });
+    expect(saved.code, describeRun(saved)).toBe(0);
+    const config = JSON.parse(readFileSync(join(env.KB_CONFIG_DIR as string, 'config.json'), 'utf8')) as { profiles: Record<string, { ca?: string; url?: string }> };
+    expect(config.profiles.local).toMatchObject({ url: server.url, ca: pki.ca });
+    expect(jsonOut(expect, await kb(['ns', 'list', '--json'], { env }))).toEqual([]);
+    // The first start's token and the saved one: the refused command made none.
+    expect(jsonOut(expect, await kb(['serve', 'token', 'list', '--json'], { env }))).toHaveLength(2);
+  });
+
   it('answers plain HTTP on the TLS port with a 400 saying to use https, logged and counted as a request; the admin port stays plain', { timeout: TEST_TIMEOUT_MS }, async () => {
     const pki = makePki();
     const server = await serveTls(isolatedEnv(), pki.issue('kb-plain'), '--admin-port', '0');

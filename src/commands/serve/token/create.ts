@@ -5,7 +5,7 @@ import { EXIT } from '../../../client/exit-codes.js';
 import { KbCommand } from '../../../cli/base-command.js';
 import { parseExpiry } from '../../../cli/duration.js';
 import { UsageError } from '../../../cli/errors.js';
-import { saveLocalProfile } from '../../../cli/serve-profile.js';
+import { loginCommand, readableCaFile, saveLocalProfile } from '../../../cli/serve-profile.js';
 import { storageFlags, withStorage } from '../../../cli/storage.js';
 
 const DEFAULT_URL = 'http://127.0.0.1:8080';
@@ -25,7 +25,8 @@ with them is answered 403. Without these flags a token has full scope and never 
 With --save the token is also saved as a CLI profile for the server at --url, so \`kb\` works at once: the profile
 "local" (or "local-<port>" when "local" holds another server's token), or the one --profile names. A profile that
 holds another server's token is never replaced. A profile with no token (after \`kb auth logout\`) is
-taken only when --profile names it.`;
+taken only when --profile names it. For a server with TLS (\`kb serve --tls-cert\`), --cacert FILE is saved in the
+profile, as \`kb auth login --cacert\` does.`;
 
   static override examples = [
     { description: 'Create a token for organization acme', command: '<%= config.bin %> serve token create --org acme' },
@@ -35,6 +36,10 @@ taken only when --profile names it.`;
     {
       description: 'Get a token of the local server into a CLI profile (when the first one was lost)',
       command: '<%= config.bin %> serve token create --org local --save --url http://127.0.0.1:8080',
+    },
+    {
+      description: 'The same for a local server with TLS, trusting its CA',
+      command: '<%= config.bin %> serve token create --org local --save --url https://127.0.0.1:8443 --cacert ./ca.pem',
     },
     {
       description: 'Give the profile "local" a token again, after `kb auth logout`',
@@ -52,6 +57,7 @@ taken only when --profile names it.`;
     save: Flags.boolean({ summary: 'Also save the token as a CLI profile for the server at --url.' }),
     url: Flags.string({ summary: `The server's URL, for --save. Default: ${DEFAULT_URL}.`, dependsOn: ['save'] }),
     profile: Flags.string({ summary: 'The profile --save writes. Default: local, or local-<port> when local holds another server\'s token.', dependsOn: ['save'] }),
+    cacert: Flags.string({ summary: 'For --save: the CA certificate (PEM file) the profile trusts for an https --url.', dependsOn: ['save'] }),
     ...storageFlags,
   };
 
@@ -62,6 +68,7 @@ taken only when --profile names it.`;
     const expiresAt = flags.expires === undefined ? undefined : parseExpiry(flags.expires);
     const url = flags.url ?? DEFAULT_URL;
     if (flags.save && !/^https?:\/\/[^\s/]+/.test(url)) throw new UsageError(`Invalid --url ${JSON.stringify(url)}: expected http://HOST:PORT`);
+    const ca = flags.cacert === undefined ? undefined : readableCaFile(flags.cacert);
     const { generateToken } = await import('../../../server/tokens.js');
     const minted = generateToken();
     return withStorage(flags, this.context, 'kb serve token', async (store) => {
@@ -75,13 +82,13 @@ taken only when --profile names it.`;
       }
       if (!flags.save) return { org: info.org, token: minted.token };
       try {
-        const saved = await saveLocalProfile(store, this.context.profiles(), { url, token: minted.token, name: flags.profile });
+        const saved = await saveLocalProfile(store, this.context.profiles(), { url, token: minted.token, name: flags.profile, ca });
         this.io.stderr(`Saved as CLI profile "${saved.name}" for ${url}${saved.isDefault ? ' (the default)' : ''}.\n`);
         return { org: info.org, token: minted.token, profile: saved.name };
       } catch (error) {
         this.io.stderr(
           `Could not save it as a CLI profile: ${(error as Error).message}\n` +
-            `The token works; save it yourself with \`kb auth login --url ${url} --with-token\`, giving it on stdin.\n`,
+            `The token works; save it yourself with \`${loginCommand(url, ca)}\`, giving it on stdin.\n`,
         );
         process.exitCode = EXIT.failure;
         return { org: info.org, token: minted.token };
