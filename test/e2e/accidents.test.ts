@@ -1,4 +1,4 @@
-import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, type ExpectStatic, it } from 'vitest';
@@ -64,6 +64,12 @@ function newDir(world: World): string {
   const name = `d${world.counter++}`;
   mkdirSync(pathOf(world, name), { mode: 0o700 });
   return name;
+}
+
+/** Whether two paths name one file (a hard link). */
+function sameFile(a: string, b: string): boolean {
+  const [x, y] = [statSync(a, { throwIfNoEntry: false }), statSync(b, { throwIfNoEntry: false })];
+  return x !== undefined && y !== undefined && x.dev === y.dev && x.ino === y.ino;
 }
 
 /** Every file of a dir with its bytes, to tell that a refusal changed nothing. */
@@ -237,14 +243,17 @@ const copySidecar = (index: number, into: number, whichIndex: number): Step => (
     const which = pick(WHICH, whichIndex);
     const from = pick(names(world), index);
     const to = target(world, into);
-    if (from === to || !existsSync(fileOf(world, from, which))) return;
-    const model = world.dirs.get(to) as DirModel;
-    const running = world.server?.name === to;
+    if (from === to || !existsSync(fileOf(world, from, which)) || sameFile(fileOf(world, from, which), fileOf(world, to, which))) return;
     const hadLog = existsSync(fileOf(world, to, '-wal')) || existsSync(fileOf(world, to, '-shm'));
+    // Written in place: every hard link of the file gets the bytes too.
+    const sharing = which === '' ? names(world).filter((name) => name !== to && sameFile(fileOf(world, name, ''), fileOf(world, to, ''))) : [];
     copyFileSync(fileOf(world, from, which), fileOf(world, to, which));
-    model.tainted = true;
-    // kb.db replaced while stopped with no log beside it: a restore by hand, which brings the other database's data.
-    if (which === '' && !running && !hadLog) world.dirs.set(to, copyModel(world.dirs.get(from) as DirModel, true));
+    for (const name of [to, ...sharing]) {
+      const hadItsLog = name === to ? hadLog : existsSync(fileOf(world, name, '-wal')) || existsSync(fileOf(world, name, '-shm'));
+      (world.dirs.get(name) as DirModel).tainted = true;
+      // kb.db replaced while stopped with no log beside it: a restore by hand, which brings the other database's data.
+      if (which === '' && world.server?.name !== name && !hadItsLog) world.dirs.set(name, copyModel(world.dirs.get(from) as DirModel, true));
+    }
   },
 });
 
