@@ -138,7 +138,9 @@ export async function randomWrites(urls: readonly string[], token: string, count
       if (!repeat) keys.push(key);
       headers['idempotency-key'] = key;
       [path, body] = ['/base_create', { namespace: `keyed${key.length % 2}`, key, description: null }];
-    } else [path, body] = ['/ns_create', { key: 'Not A Key!' }];
+    } else if (roll < 0.975) [path, body] = ['/ns_create', { key: 'Not A Key!' }];
+    // A miss that does not depend on what the other writes did (a base deleted, a namespace not made yet).
+    else [path, body] = ['/ns_update', { namespace: 'never-made', data: { description: `u${n}` } }];
     const url = `${pick(urls)}/v1${path}`;
     // A keep-alive connection the server closed as the request went out is tried again: whether the first attempt
     // ran or not, the changes streamed must still give the lists read at the end.
@@ -199,8 +201,10 @@ export class ChurningWatcher {
       // Drop after a few more events (or when the target is reached), then resume.
       const leaveAfter = Math.floor(this.random() * 12);
       const seen = stream.events.length;
+      // The stop is judged on every event read, this stream's or before it: a stop that came while this stream was
+      // opening (finish() closed the one before) finds the target reached with no event to come.
       await stream
-        .until((events) => events.length >= seen + leaveAfter || (this.stopped !== undefined && Number(events.at(-1)?.id ?? 0) >= this.stopped))
+        .until((events) => events.length >= seen + leaveAfter || (this.stopped !== undefined && Number(events.at(-1)?.id ?? this.lastId ?? 0) >= this.stopped))
         .catch(() => undefined);
       stream.close();
       await stream.ended;
