@@ -453,6 +453,9 @@ export function openSourceDatabase(dataDir: string, scratchDir: () => string): S
   try {
     inspectFile(path);
     refuseHeldElsewhere(dataDir, path, undefined, true);
+    // A -wal or -shm of a running server deleted or replaced: SQLite would open new ones beside kb.db (and an empty
+    // -wal would then hide the lost one from the next start). The server reopens its files within a second.
+    awaitHolder(dataDir, path, false);
   } catch (error) {
     if (error instanceof StoreOpenError) throw error;
     throw new StoreOpenError(describeOpenError(path, error));
