@@ -213,6 +213,23 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
     }
   });
 
+  it('a -wal deleted while kb serve runs, and a backup before the server notices: it refuses, leaving no new -wal to hide the lost one', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'in-the-log');
+    // Stopped: it cannot reopen its files, as it would within a second.
+    first.server.child.kill('SIGSTOP');
+    rmSync(join(dir, 'kb.db-wal'));
+    rmSync(join(dir, 'kb.db-shm'));
+    const before = contents(dir);
+    const backup = await runKb(['serve', 'backup', join(tempDir('kb-acc-'), 'backup'), '--data-dir', dir], { env, timeoutMs: 60_000 });
+    first.server.child.kill('SIGCONT');
+    expect(backup.code, backup.stderr).toBe(1);
+    expect(backup.stderr).toMatch(/kb\.db-wal was deleted or moved away while it ran/);
+    expect(contents(dir)).toEqual(before);
+  });
+
   it('a hot -wal moved away after a kill -9: the start refuses, naming kb.db and its lost log; putting it back serves everything', async ({ expect }) => {
     const env = isolatedEnv();
     const dir = tempDir('kb-acc-');
