@@ -128,7 +128,8 @@ describe('kb tui in a real terminal (tmux), against kb serve', { timeout: TEST_T
       if (columns < 80) for (const hint of ['s/S sort', 'c copy']) expect(keyLine).not.toContain(hint);
       if (columns >= 120) for (const hint of ['s/S sort', ': command', 'E $EDITOR', 'c copy']) expect(keyLine).toContain(hint);
 
-      screen = await tui.press('?', 'Help: keys (namespaces)');
+      // Its last line too: tmux may be read while the terminal is still drawing the frame.
+      screen = await tui.press('?', (s) => s.includes('Help: keys (namespaces)') && /^ {2}q, ctrl-c {3,}\S/m.test(s));
       for (const line of screen.split('\n')) expect(stringWidth(line), line).toBeLessThanOrEqual(columns);
       for (const keys of ['s', 'S', 'E', 'c', ':', 'r', '/', '?', 'q, ctrl-c']) {
         expect(screen).toMatch(new RegExp(`^ {2}${keys.replace(/[/.*+?^${}()|[\]\\]/g, '\\$&')} {3,}\\S`, 'm'));
