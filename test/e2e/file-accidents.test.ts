@@ -50,6 +50,19 @@ async function create(expect: ExpectStatic, { server, token }: Served, key: stri
   expect(reply.status, await reply.clone().text()).toBe(200);
 }
 
+/**
+ * A kb serve on a new data dir that has acknowledged one write, then stopped (SIGSTOP): its look at its files cannot
+ * run until SIGCONT, so an accident made now is one instant to it.
+ */
+async function stoppedAfterWrite(expect: ExpectStatic, key: string): Promise<{ env: NodeJS.ProcessEnv; dir: string; first: Served }> {
+  const env = isolatedEnv();
+  const dir = tempDir('kb-acc-');
+  const first = await serve(dir, env);
+  await create(expect, first, key);
+  first.server.child.kill('SIGSTOP');
+  return { env, dir, first };
+}
+
 async function keys({ server, token }: Served): Promise<string[]> {
   const reply = await fetch(`${server.url}/v1/ns_list`, { headers: { authorization: `Bearer ${token}` } });
   return ((await reply.json()) as { data: { key: string }[] }).data.map((ns) => ns.key);
@@ -197,11 +210,7 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
   });
 
   it('a -wal deleted and kb.db hard-linked while kb serve runs: it cannot reopen, and answers every request 503 (never 500) until a restart', async ({ expect }) => {
-    const env = isolatedEnv();
-    const dir = tempDir('kb-acc-');
-    const first = await serve(dir, env);
-    await create(expect, first, 'one');
-    first.server.child.kill('SIGSTOP');
+    const { dir, first } = await stoppedAfterWrite(expect, 'one');
     rmSync(join(dir, 'kb.db-wal'));
     linkSync(join(dir, 'kb.db'), join(tempDir('kb-acc-'), 'kb.db'));
     first.server.child.kill('SIGCONT');
@@ -214,12 +223,7 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
   });
 
   it('a -wal deleted while kb serve runs, and a backup before the server notices: it refuses, leaving no new -wal to hide the lost one', async ({ expect }) => {
-    const env = isolatedEnv();
-    const dir = tempDir('kb-acc-');
-    const first = await serve(dir, env);
-    await create(expect, first, 'in-the-log');
-    // Stopped: it cannot reopen its files, as it would within a second.
-    first.server.child.kill('SIGSTOP');
+    const { env, dir, first } = await stoppedAfterWrite(expect, 'in-the-log');
     rmSync(join(dir, 'kb.db-wal'));
     rmSync(join(dir, 'kb.db-shm'));
     const before = contents(dir);
@@ -251,12 +255,7 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
   });
 
   it('kb.db moved and its -wal and -shm deleted while kb serve runs, then a kill -9 before it notices: the start refuses by name, not afresh', async ({ expect }) => {
-    const env = isolatedEnv();
-    const dir = tempDir('kb-acc-');
-    const first = await serve(dir, env);
-    await create(expect, first, 'in-the-log');
-    // Stopped, so that its watch of the files cannot notice before the kill: the accident in one instant.
-    first.server.child.kill('SIGSTOP');
+    const { env, dir, first } = await stoppedAfterWrite(expect, 'in-the-log');
     renameSync(join(dir, 'kb.db'), join(dir, 'kb.db.moved'));
     rmSync(join(dir, 'kb.db-wal'));
     rmSync(join(dir, 'kb.db-shm'));
@@ -271,12 +270,7 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
   });
 
   it('kb.db deleted while kb serve runs, then SIGTERM at once: it puts a copy back before it stops, and leaves kb.db alone, marked clean', async ({ expect }) => {
-    const env = isolatedEnv();
-    const dir = tempDir('kb-acc-');
-    const first = await serve(dir, env);
-    await create(expect, first, 'kept');
-    // Stopped, so that only the SIGTERM's own look can find kb.db gone.
-    first.server.child.kill('SIGSTOP');
+    const { env, dir, first } = await stoppedAfterWrite(expect, 'kept');
     rmSync(join(dir, 'kb.db'));
     first.server.child.kill('SIGTERM');
     first.server.child.kill('SIGCONT');
