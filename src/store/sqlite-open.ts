@@ -174,7 +174,11 @@ export function removeScratch(file: string): void {
   for (const name of [file, ...SIDECAR_SUFFIXES.map((suffix) => `${file}${suffix}`)]) rmSync(name, { force: true });
 }
 
-/** Databases a killed process was building or checking (its pid is in the name, and gone): never linked, so never used. */
+/**
+ * Databases a killed process was building or checking (its pid is in the name, and gone). One may be a second name of
+ * kb.db, if the process was killed between linking a new database into place and removing its build file
+ * (createDatabase): never used under that name, so removing it leaves kb.db whole.
+ */
 export function removeAbandonedBuilds(dir: string): void {
   for (const name of readdirSync(dir)) {
     const pid = /^\.kb\.db\.(\d+)\.[0-9a-f]+\.(?:new|check)(?:-wal|-shm|-journal)?$/.exec(name)?.[1];
@@ -341,7 +345,8 @@ function lookAt(dataDir: string, path: string): 'file' | 'none' {
  * Refuses a kb.db reached through more than one name (SQLite's "How To Corrupt An SQLite Database File": "Multiple links to the same file"): a symlink, or a file with a
  * second hard link. SQLite finds the -wal and -shm by the name it was given, so each name would have its own log and
  * locks, and writes through one name would be lost to the other. A new database's build file is linked for an instant
- * as it is put into place (createDatabase): a second link is looked at again for a moment before it is believed.
+ * as it is put into place (createDatabase): a second link is looked at again for a moment before it is believed, and
+ * one left by a process killed in that instant is removed.
  */
 function refuseSecondName(dataDir: string, path: string): void {
   let found = lstatSync(path);
@@ -350,6 +355,10 @@ function refuseSecondName(dataDir: string, path: string): void {
       `${path} is a symbolic link: SQLite would keep its -wal and locks under another name than the file's. Nothing was changed.`,
       `Serve the data dir that holds the file itself (kb serve --data-dir DIR), or replace the link with a copy taken by \`kb serve backup\`.`,
     );
+  }
+  if (found.nlink > 1) {
+    removeAbandonedBuilds(dataDir);
+    found = lstatSync(path);
   }
   for (let look = 0; found.nlink > 1 && look < 20; look++) {
     pause(50);

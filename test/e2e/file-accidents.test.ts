@@ -192,6 +192,22 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
     await refused(expect, b, env, /kb\.db is a symbolic link/);
   });
 
+  it('a new kb.db still linked to the build file of a start killed as it put it into place is served, that name removed', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'kept');
+    await stop(first, 'SIGTERM');
+    // The name createDatabase builds under, of a process that is gone (found by the kill point test of
+    // serve-lifecycle.test.ts: killed between link() and the build file's removal).
+    const gone = execFileSync(process.execPath, ['-p', 'process.pid'], { encoding: 'utf8' }).trim();
+    const build = join(dir, `.kb.db.${gone}.0badcafe.new`);
+    linkSync(join(dir, 'kb.db'), build);
+    const again = await serve(dir, env, first.token);
+    expect(await keys(again)).toEqual(['kept']);
+    expect(existsSync(build)).toBe(false);
+  });
+
   it('a backup through a hard link of a kb.db its kb serve holds in another data dir is refused, naming that dir', async ({ expect }) => {
     const env = isolatedEnv();
     const a = tempDir('kb-acc-');
