@@ -38,3 +38,17 @@ export async function readCaFile(file: CaFile): Promise<string[]> {
   }
   return certificates;
 }
+
+/**
+ * The certificates of NODE_EXTRA_CA_CERTS, which Node trusts by default: a dispatcher given CAs of the user's trusts
+ * Node's bundled roots and those (src/client/tls.ts), but Node before 22.15 cannot list the extra ones, so they are
+ * read here. None when unset or unreadable: Node warned of that at start, and trusts its roots alone.
+ */
+export async function nodeExtraCertificates(path: string | undefined): Promise<string[]> {
+  if (path === undefined) return [];
+  try {
+    return (await readFile(path, 'utf8')).match(PEM_CERTIFICATE) ?? [];
+  } catch {
+    return [];
+  }
+}

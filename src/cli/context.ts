@@ -122,7 +122,9 @@ export class Context {
    */
   async trustedCa(request: Pick<ClientRequest, 'cacert' | 'profileCa'>): Promise<string[] | undefined> {
     const file = this.caFile(request);
-    return file === undefined ? undefined : (await import('./cacert.js')).readCaFile(file);
+    if (file === undefined) return undefined;
+    const { nodeExtraCertificates, readCaFile } = await import('./cacert.js');
+    return [...(await readCaFile(file)), ...(await nodeExtraCertificates(this.env.nodeExtraCaCerts))];
   }
 
   /**

@@ -13,6 +13,8 @@ export interface KbEnvironment {
   token: string | undefined;
   /** KB_CA_CERT: a CA file (PEM) trusted on top of the system's, as curl's --cacert (the --cacert flag wins). */
   caCert: string | undefined;
+  /** NODE_EXTRA_CA_CERTS: Node's own extra CAs, trusted by default, which a CA of the user's must not drop (src/cli/cacert.ts). */
+  nodeExtraCaCerts: string | undefined;
   /** KB_CONFIG_DIR: where the profiles are kept, as given (configDir() makes it absolute). */
   configDir: string | undefined;
   /** KB_DATA_DIR: where `kb serve` keeps its database, as given (dataDir() makes it absolute). */
@@ -95,6 +97,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): KbEnvironment {
     url: text(env.KB_URL),
     token: text(env.KB_TOKEN),
     caCert: text(env.KB_CA_CERT),
+    nodeExtraCaCerts: text(env.NODE_EXTRA_CA_CERTS),
     configDir: text(env.KB_CONFIG_DIR),
     dataDir: text(env.KB_DATA_DIR),
     databaseUrl: text(env.KB_DATABASE_URL),

@@ -6,6 +6,7 @@ const NOTHING: KbEnvironment = {
   url: undefined,
   token: undefined,
   caCert: undefined,
+  nodeExtraCaCerts: undefined,
   configDir: undefined,
   dataDir: undefined,
   databaseUrl: undefined,
@@ -38,6 +39,7 @@ describe('readEnv: every environment variable kb reads, in one place', () => {
         KB_TIMEOUT: '10s',
         KB_MAX_RESPONSE: '1048576',
         KB_DEBUG: '1',
+        NODE_EXTRA_CA_CERTS: 'extra.pem',
       }),
     ).toEqual({
       ...NOTHING,
@@ -51,12 +53,13 @@ describe('readEnv: every environment variable kb reads, in one place', () => {
       timeout: '10s',
       maxResponse: '1048576',
       debug: true,
+      nodeExtraCaCerts: 'extra.pem',
     });
   });
 
   it('takes an empty variable as unset', () => {
     const empty = Object.fromEntries(
-      ['KB_PROFILE', 'KB_URL', 'KB_TOKEN', 'KB_CA_CERT', 'KB_CONFIG_DIR', 'KB_DATA_DIR', 'KB_DATABASE_URL', 'KB_TIMEOUT', 'KB_MAX_RESPONSE', 'KB_DEBUG', 'NO_COLOR', 'CI', 'HTTPS_PROXY', 'VISUAL', 'EDITOR'].map(
+      ['KB_PROFILE', 'KB_URL', 'KB_TOKEN', 'KB_CA_CERT', 'KB_CONFIG_DIR', 'KB_DATA_DIR', 'KB_DATABASE_URL', 'KB_TIMEOUT', 'KB_MAX_RESPONSE', 'KB_DEBUG', 'NODE_EXTRA_CA_CERTS', 'NO_COLOR', 'CI', 'HTTPS_PROXY', 'VISUAL', 'EDITOR'].map(
         (name) => [name, ''],
       ),
     );

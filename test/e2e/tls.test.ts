@@ -151,6 +151,16 @@ describe('kb serve --tls-cert --tls-key', () => {
     for (const run of [untrusted, notPem, otherName]) expect(`${run.stdout}${run.stderr}`).not.toContain(token);
   });
 
+  it('a CA given with --cacert adds to those Node trusts by default: NODE_EXTRA_CA_CERTS\'s stay trusted', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const nodes = makePki();
+    const server = await serveTls(isolatedEnv(), nodes.issue('kb-extra', 'IP:127.0.0.1'));
+    const token = lines(server.stdout())[3]?.trim() as string;
+    const env = isolatedEnv({ KB_URL: server.url, KB_TOKEN: token, NODE_EXTRA_CA_CERTS: nodes.ca });
+    expect(jsonOut(expect, await kb(['ns', 'list', '--json'], { env }))).toEqual([]);
+    // A CA of another deployment, given as well (Node 20 replaced the default CAs, extra ones included, with it).
+    expect(jsonOut(expect, await kb(['ns', 'list', '--json', '--cacert', makePki().ca], { env }))).toEqual([]);
+  });
+
   it('kb auth login --cacert saves the CA in the profile, which later commands trust', { timeout: TEST_TIMEOUT_MS }, async () => {
     const pki = makePki();
     const server = await serveTls(isolatedEnv(), pki.issue('kb-login'));
