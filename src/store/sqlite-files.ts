@@ -149,9 +149,11 @@ export function pause(ms: number): void {
 /**
  * Closes a connection, marking kb.db clean when it is the database's last connection: then SQLite checkpoints the
  * -wal into kb.db and removes it. Whether it is the last is asked of SQLite's own locks: an exclusive lock on kb.db is
- * had only when no other connection (of any process) holds it open.
+ * had only when no other connection (of any process) holds it open. A store that closes to reopen (sqlite-recover.ts)
+ * keeps the `-open` file: if it cannot reopen, the file still tells a later start that a kb serve had kb.db in use, so
+ * that kb.db deleted then is refused by name, not replaced by a new database.
  */
-export function closeMarkingClean(db: Database.Database): void {
+export function closeMarkingClean(db: Database.Database, reopening = false): void {
   try {
     db.pragma('busy_timeout = 0');
     db.pragma('locking_mode = EXCLUSIVE');
@@ -159,7 +161,7 @@ export function closeMarkingClean(db: Database.Database): void {
     db.exec(MARK_CLEAN);
     db.exec('COMMIT');
     // Under the exclusive lock, so that no connection opens between: kb.db holds everything, and no longer needs its mark.
-    if (checkpointWhole(db, 'TRUNCATE')) rmSync(`${db.name}${SIDECAR_OPEN}`, { force: true });
+    if (checkpointWhole(db, 'TRUNCATE') && !reopening) rmSync(`${db.name}${SIDECAR_OPEN}`, { force: true });
   } catch {
     // Another connection holds kb.db open: it stays marked in use, for that connection's last close to mark.
     if (db.inTransaction) db.exec('ROLLBACK');

@@ -61,7 +61,7 @@ export function recoverFiles(db: Database.Database, dataDir: string, gone: { fil
   }
   if (gone.file !== 'db') {
     const aside = setAsideStrangers(path, held);
-    closeMarkingClean(db);
+    closeMarkingClean(db, true);
     const moved = aside.length > 0 ? `; the file found in its place was moved to ${aside.join(', ')}` : '';
     return { kind: 'reopen', said: `${gone.what} while kb serve ran: every write it acknowledged was checkpointed into ${path}, which it reopened${moved}` };
   }
@@ -88,7 +88,7 @@ export function recoverFiles(db: Database.Database, dataDir: string, gone: { fil
     }
     syncDirectory(dataDir);
     setAsideStrangers(path, held);
-    closeMarkingClean(db);
+    closeMarkingClean(db, true);
     return { kind: 'reopen', said: `${gone.what} while kb serve ran: a copy of the database it held, with every write it acknowledged, was put back as ${path} and reopened` };
   } catch (error) {
     return { kind: 'lost', said: `${gone.what} while kb serve ran, and the database it held could not be put back: ${(error as Error).message}; writes are refused` };

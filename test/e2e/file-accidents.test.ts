@@ -238,6 +238,18 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
     }
   });
 
+  it('kb.db deleted beside a kb serve that could not reopen its files (a -shm deleted, kb.db hard-linked): the next start refuses by name, not afresh', async ({ expect }) => {
+    const { env, dir, first } = await stoppedAfterWrite(expect, 'in-kb-db');
+    rmSync(join(dir, 'kb.db-shm'));
+    linkSync(join(dir, 'kb.db'), join(tempDir('kb-acc-'), 'kb.db'));
+    first.server.child.kill('SIGCONT');
+    await expect.poll(() => fetch(`${first.server.url}/v1/ns_list`, { headers: { authorization: `Bearer ${first.token}` } }).then((reply) => reply.status)).toBe(503);
+    rmSync(join(dir, 'kb.db'));
+    await stop(first, 'SIGKILL');
+    // Found by the accident model (seed 1435156711, path 12): the server, unable to reopen, had removed kb.db-open.
+    await refused(expect, dir, env, /kb\.db is gone, and .*kb\.db-open says it was in use and never closed cleanly/s);
+  });
+
   it('a -wal deleted while kb serve runs, and a backup before the server notices: it refuses, leaving no new -wal to hide the lost one', async ({ expect }) => {
     const { env, dir, first } = await stoppedAfterWrite(expect, 'in-the-log');
     rmSync(join(dir, 'kb.db-wal'));
