@@ -1,4 +1,5 @@
 import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, type ExpectStatic, it } from 'vitest';
@@ -14,10 +15,10 @@ import { tempDir } from '../helpers/temp.js';
  * keeps every write and token answered 200 for each data dir; at every start it checks the invariant: the start serves
  * every one of them, or it refuses, naming the data dir, leaving every file as it was, and only after an accident (a
  * refusal with no accident since the last good start is a failure too). KB_ACCIDENT_RUNS sets the number of sequences
- * (`npm run test:torture` runs thousands); KB_ACCIDENT_SEED and KB_ACCIDENT_PATH replay the one a failure printed.
+ * (`npm test` 200, `npm run test:torture` thousands); KB_ACCIDENT_SEED and KB_ACCIDENT_PATH replay the one a failure printed.
  */
 
-const RUNS = Number(process.env.KB_ACCIDENT_RUNS ?? 25);
+const RUNS = Number(process.env.KB_ACCIDENT_RUNS ?? 200);
 const SIDECARS = ['-wal', '-shm'] as const;
 type Which = '' | (typeof SIDECARS)[number];
 const WHICH: Which[] = ['', '-wal', '-shm'];
@@ -341,16 +342,31 @@ async function play(steps: Step[], expect: ExpectStatic): Promise<void> {
   }
 }
 
-describe('the data dir under accidents: a model of every write answered 200', () => {
-  it(`keeps every acknowledged write and token, or refuses by name changing nothing, over ${RUNS} sequences`, { timeout: 60_000 + RUNS * 60_000 }, async ({ expect }) => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(stepArb, { minLength: 4, maxLength: 12 }), (steps) => play(steps, expect)),
-      // A failure prints its seed and path: KB_ACCIDENT_SEED and KB_ACCIDENT_PATH replay it.
-      {
-        numRuns: RUNS,
+/**
+ * The sequences are drawn by SHARDS properties at once, each with a seed of its own: a sequence spends most of its
+ * time waiting on the processes it started, so several keep the machine busy where one would leave it idle. A failure
+ * prints its seed and path; KB_ACCIDENT_SEED and KB_ACCIDENT_PATH replay it, alone.
+ */
+const REPLAY = process.env.KB_ACCIDENT_SEED === undefined ? undefined : { seed: Number(process.env.KB_ACCIDENT_SEED), path: process.env.KB_ACCIDENT_PATH };
+const SHARDS = REPLAY === undefined ? Math.min(4, RUNS) : 1;
+const firstSeed = REPLAY?.seed ?? randomInt(2 ** 31);
+const shards = Array.from({ length: SHARDS }, (_, shard) => ({
+  shard,
+  seed: firstSeed + shard,
+  runs: Math.floor(RUNS / SHARDS) + (shard < RUNS % SHARDS ? 1 : 0),
+}));
+
+describe.concurrent('the data dir under accidents: a model of every write answered 200', () => {
+  it.for(shards)(
+    `keeps every acknowledged write and token, or refuses by name changing nothing (sequences $runs, seed $seed)`,
+    { timeout: 60_000 + Math.ceil(RUNS / SHARDS) * 60_000 },
+    async ({ seed, runs }, { expect }) => {
+      await fc.assert(fc.asyncProperty(fc.array(stepArb, { minLength: 4, maxLength: 12 }), (steps) => play(steps, expect)), {
+        numRuns: runs,
         endOnFailure: true,
-        ...(process.env.KB_ACCIDENT_SEED ? { seed: Number(process.env.KB_ACCIDENT_SEED), path: process.env.KB_ACCIDENT_PATH } : {}),
-      },
-    );
-  });
+        seed,
+        ...(REPLAY?.path === undefined ? {} : { path: REPLAY.path }),
+      });
+    },
+  );
 });
