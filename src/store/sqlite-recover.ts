@@ -1,4 +1,4 @@
-import { chmodSync, linkSync, renameSync } from 'node:fs';
+import { chmodSync, linkSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { makeDirectories, syncDirectory } from '../os/files.js';
@@ -42,9 +42,14 @@ function setAsideStrangers(path: string, held: DatabaseFiles): string[] {
   return moved;
 }
 
-/** A whole copy of the connection's database at `file`, marked closed cleanly (it needs no -wal). */
+/**
+ * A whole copy of the connection's database at `file`, marked closed cleanly (it needs no -wal). The copy is the
+ * database's pages as they are, page for page (SQLite's serialize), not a VACUUM INTO, which lays them out anew: the log
+ * of the connection it comes from, left beside it if kb serve is killed before that connection checkpoints, then
+ * replays onto it as onto the file it came from (the accident model found a VACUUM INTO copy corrupted by it).
+ */
 function copyOut(db: Database.Database, file: string): void {
-  db.prepare('VACUUM INTO ?').run(file);
+  writeFileSync(file, db.serialize(), { mode: DATABASE_MODE, flag: 'wx' });
   const copy = new Database(file, { fileMustExist: true });
   try {
     copy.exec(MARK_CLEAN);

@@ -250,6 +250,24 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
     await refused(expect, dir, env, /kb\.db is gone, and .*kb\.db-open says it was in use and never closed cleanly/s);
   });
 
+  it('kb.db moved while kb serve runs, killed after the copy is put back: the log of the database it came from replays onto the copy as onto its source', async ({ expect }) => {
+    const { env, dir, first } = await stoppedAfterWrite(expect, 'in-the-log');
+    // The log of the connection the copy comes from, as that connection leaves it when killed before its checkpoint.
+    const oldLog = join(tempDir('kb-acc-'), 'kb.db-wal');
+    copyFileSync(join(dir, 'kb.db-wal'), oldLog);
+    renameSync(join(dir, 'kb.db'), join(dir, 'kb.db.moved'));
+    first.server.child.kill('SIGCONT');
+    await expect.poll(() => logMessages(first.server.stderr()).some((message) => message.includes('was put back as'))).toBe(true);
+    await stop(first, 'SIGKILL');
+    // Found by the accident model (seed 921407837, path 53): VACUUM INTO lays the copy's pages out anew, and that log,
+    // taken as continuing the copy, made kb.db corrupt.
+    copyFileSync(oldLog, join(dir, 'kb.db-wal'));
+    const again = await serve(dir, env, first.token);
+    expect(await keys(again)).toEqual(['in-the-log']);
+    await stop(again, 'SIGTERM');
+    expect(new Database(join(dir, 'kb.db'), { readonly: true }).pragma('integrity_check', { simple: true })).toBe('ok');
+  });
+
   it('a -wal deleted while kb serve runs, and a backup before the server notices: it refuses, leaving no new -wal to hide the lost one', async ({ expect }) => {
     const { env, dir, first } = await stoppedAfterWrite(expect, 'in-the-log');
     rmSync(join(dir, 'kb.db-wal'));
