@@ -177,14 +177,25 @@ export function removeScratch(file: string): void {
 /**
  * Databases a killed process was building or checking (its pid is in the name, and gone). One may be a second name of
  * kb.db, if the process was killed between linking a new database into place and removing its build file
- * (createDatabase): never used under that name, so removing it leaves kb.db whole.
+ * (createDatabase, sqlite-recover.ts): never used under that name, so removing it leaves kb.db whole.
  */
-export function removeAbandonedBuilds(dir: string): void {
-  for (const name of readdirSync(dir)) {
+function abandonedBuilds(dir: string): string[] {
+  return readdirSync(dir).filter((name) => {
     const pid = /^\.kb\.db\.(\d+)\.[0-9a-f]+\.(?:new|check)(?:-wal|-shm|-journal)?$/.exec(name)?.[1];
-    if (pid === undefined || processRuns(Number(pid))) continue;
-    rmSync(join(dir, name), { force: true });
-  }
+    return pid !== undefined && !processRuns(Number(pid));
+  });
+}
+
+export function removeAbandonedBuilds(dir: string): void {
+  for (const name of abandonedBuilds(dir)) rmSync(join(dir, name), { force: true });
+}
+
+/** kb.db's links but those abandoned builds (above): the names it has that something could open. */
+function namesOf(dataDir: string, path: string): number {
+  const found = lstatSync(path);
+  if (found.nlink === 1) return 1;
+  const abandoned = abandonedBuilds(dataDir).filter((name) => lstatSync(join(dataDir, name), { throwIfNoEntry: false })?.ino === found.ino);
+  return found.nlink - abandoned.length;
 }
 
 /**
@@ -346,27 +357,24 @@ function lookAt(dataDir: string, path: string): 'file' | 'none' {
  * second hard link. SQLite finds the -wal and -shm by the name it was given, so each name would have its own log and
  * locks, and writes through one name would be lost to the other. A new database's build file is linked for an instant
  * as it is put into place (createDatabase): a second link is looked at again for a moment before it is believed, and
- * one left by a process killed in that instant is removed.
+ * one left by a process killed in that instant is not counted (the start removes it once it has refused nothing).
  */
 function refuseSecondName(dataDir: string, path: string): void {
-  let found = lstatSync(path);
+  const found = lstatSync(path);
   if (found.isSymbolicLink()) {
     throw new StoreOpenError(
       `${path} is a symbolic link: SQLite would keep its -wal and locks under another name than the file's. Nothing was changed.`,
       `Serve the data dir that holds the file itself (kb serve --data-dir DIR), or replace the link with a copy taken by \`kb serve backup\`.`,
     );
   }
-  if (found.nlink > 1) {
-    removeAbandonedBuilds(dataDir);
-    found = lstatSync(path);
-  }
-  for (let look = 0; found.nlink > 1 && look < 20; look++) {
+  let names = namesOf(dataDir, path);
+  for (let look = 0; names > 1 && look < 20; look++) {
     pause(50);
-    found = lstatSync(path);
+    names = namesOf(dataDir, path);
   }
-  if (found.nlink > 1) {
+  if (names > 1) {
     throw new StoreOpenError(
-      `${path} has ${found.nlink} hard links: the same database under other names would get a -wal and locks of its own, ` +
+      `${path} has ${names} hard links: the same database under other names would get a -wal and locks of its own, ` +
         'and writes through one name would be lost to the other. Nothing was changed.',
       `Find the other names (find / -xdev -samefile ${shellQuote(resolve(path))}) and remove them, or serve a copy taken by \`kb serve backup\`. ` +
         freshStartSteps(dataDir),
@@ -414,6 +422,7 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): OpenDa
     throw new StoreOpenError(describeOpenError(path, error));
   }
   inspectReadOnly(path, busyTimeout);
+  removeAbandonedBuilds(dataDir);
   let db: Database.Database | undefined;
   try {
     db = new Database(path, { timeout: busyTimeout, fileMustExist: true });
