@@ -66,6 +66,7 @@ export const ENVIRONMENT_VARIABLES: readonly (readonly [string, string])[] = [
   ['KB_URL', "The deployment's URL, over the profile's."],
   ['KB_TOKEN', "The token, over the profile's. Prefer it to flags: argv is visible to other users."],
   ['KB_CA_CERT', "A CA file (PEM) trusted for the deployment's certificate, on top of the system's (--cacert wins, then this, then the profile's)."],
+  ['NODE_EXTRA_CA_CERTS', "Node's own extra CAs (PEM): trusted as the system's are, a CA given as above too."],
   ['KB_TIMEOUT', 'Request timeout, e.g. 10s or 500ms (--timeout wins; default 30s).'],
   ['KB_MAX_RESPONSE', 'The largest reply read, e.g. 256MiB (default 64MiB); a larger one fails with exit 1.'],
   ['KB_CONFIG_DIR', 'Where profiles are kept (default: ~/.config/kb).'],
