@@ -23,8 +23,22 @@ describe('the skip report (test/skip-report.ts): a skipped test fails a CI run, 
     expect(skipReport([ran, skipped], false)).toEqual({ fail: false, text: expect.not.stringContaining('CI:') });
     expect(skipReport([ran, { ...ran, state: 'failed' }], true)).toEqual({
       fail: false,
-      text: '\nskipped tests (0), each with its reason in its name:\n  none\ntests: 1 passed, 1 failed, 0 skipped\n',
+      text: '\nfailed tests (1):\n  [sqlite] test/e2e/a.test.ts > a > works\n\nskipped tests (0), each with its reason in its name:\n  none\ntests: 1 passed, 1 failed, 0 skipped\n',
     });
+  });
+
+  it('lists each failed test with the first three lines of its error, so that the end of a CI log says what failed', () => {
+    const error = 'expected 2 to be 3\n\n- Expected\n+ Received\n\n- 3\n+ 2';
+    const { text } = skipReport([ran, { ...ran, name: 'a > adds', state: 'failed', error }], true);
+    expect(text.split('\n').slice(0, 7)).toEqual([
+      '',
+      'failed tests (1):',
+      '  [sqlite] test/e2e/a.test.ts > a > adds',
+      '      expected 2 to be 3',
+      '      - Expected',
+      '      + Received',
+      '',
+    ]);
   });
 
   it('reads CI as most tools do: set, and not "false" or "0"', () => {
