@@ -22,6 +22,8 @@ export interface ServeOptions {
   admin?: AdminOptions | undefined;
   /** Serve HTTPS with this pair (tls.ts's loadTlsPair checked it); plain HTTP by default. The admin port stays plain. */
   tls?: TlsPair | undefined;
+  /** Whether it warms its request path up before it says it listens (warm-up.ts): yes unless false. */
+  warmUp?: boolean | undefined;
 }
 
 export interface RunningServer {
@@ -80,7 +82,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     // Fastify logs nothing itself (app.ts): kb serve says it listens once, itself, after the first token is out.
     await app.listen({ host: options.host, port: options.port });
     // Before anything says the server listens: its request path is compiled before it may sit idle (warm-up.ts).
-    await app.warmUp.run(app.server.address() as AddressInfo, WARM_UP_REQUESTS, WARM_UP_LIMIT_MS, tls !== undefined);
+    if (options.warmUp !== false) {
+      const began = performance.now();
+      const answered = await app.warmUp.run(app.server.address() as AddressInfo, WARM_UP_REQUESTS, WARM_UP_LIMIT_MS, tls !== undefined);
+      logger.pino.debug(`warm-up: ${answered} of ${WARM_UP_REQUESTS} requests answered in ${Math.round(performance.now() - began)} ms`);
+    }
     admin?.serving(store);
     const stopTolerating = tolerateStalls(app.server);
     const url = publicUrl(options.host, app.server.address() as AddressInfo, tls !== undefined);

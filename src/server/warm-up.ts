@@ -43,9 +43,9 @@ export class WarmUp {
    * they are answered, or `limitMs` has passed, or a request failed: a warm-up that cannot run is skipped. At the limit,
    * a request still unanswered (a connection that hangs) is cut, so the start never waits longer than that. `tls`: the
    * server speaks HTTPS, whose certificate need not name the loopback address: it is not checked, since the requests
-   * go to this process's own port and carry nothing secret.
+   * go to this process's own port and carry nothing secret. Resolves with the number of requests answered.
    */
-  async run(address: AddressInfo, count = WARM_UP_REQUESTS, limitMs = WARM_UP_LIMIT_MS, tls = false): Promise<void> {
+  async run(address: AddressInfo, count = WARM_UP_REQUESTS, limitMs = WARM_UP_LIMIT_MS, tls = false): Promise<number> {
     const id = `kb-warm-up-${randomBytes(12).toString('hex')}`;
     const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '::1' : address.address;
     const pool = { keepAlive: true, maxSockets: WARM_UP_CONNECTIONS };
@@ -54,11 +54,15 @@ export class WarmUp {
     const deadline = Date.now() + limitMs;
     const cut = setTimeout(() => agent.destroy(), limitMs);
     let left = count;
+    let answered = 0;
     const one = () =>
       new Promise<void>((resolve, reject) => {
         const sent = request({ host, port: address.port, path: '/v1/health', agent, headers: { [REQUEST_ID_HEADER]: id } }, (reply) => {
           reply.resume();
-          reply.once('end', resolve);
+          reply.once('end', () => {
+            answered++;
+            resolve();
+          });
           reply.once('error', reject);
         });
         sent.once('error', reject);
@@ -79,5 +83,6 @@ export class WarmUp {
       clearTimeout(cut);
       agent.destroy();
     }
+    return answered;
   }
 }

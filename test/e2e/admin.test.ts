@@ -143,6 +143,19 @@ describe(`kb serve --admin-port (${ENGINE})`, () => {
     expect(sample(after, 'kb_http_request_duration_seconds_count', '{route="health"}')).toBe(1);
   });
 
+  it('says at debug how many warm-up requests were answered before it said it listens; --no-warm-up sends none', async () => {
+    // Its own lines, in order, up to the one that says it listens (which startServe waited for).
+    const untilListening = (stderr: string) => logLines(stderr).map((line) => `${line.level} ${line.msg}`).filter((line) => /^(debug warm-up|info listening)/.test(line));
+    const warmed = await serve(['--log-level', 'debug']);
+    expect(untilListening(warmed.server.stderr())).toEqual([expect.stringMatching(/^debug warm-up: [1-9]\d* of 1000 requests answered in \d+ ms$/), expect.stringMatching(/^info listening on /)]);
+    const cold = await serve(['--log-level', 'debug', '--no-warm-up']);
+    expect(untilListening(cold.server.stderr())).toEqual([expect.stringMatching(/^info listening on /)]);
+    // Served all the same, and its first client's request is its first.
+    const reply = await fetch(`${cold.server.url}/v1/health`);
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get('x-request-id')).toMatch(/^[0-9a-f]{8}-1$/);
+  });
+
   it('counts requests by route name, method and status (401 included), times them by route, and counts commits, replays and kept lists', async () => {
     const { server, admin, env } = await serve();
     const token = await newToken(env, 'metered');

@@ -154,6 +154,12 @@ with its bases when "cascade" is true), and its OpenAPI document at GET /v1/open
       summary: 'On SIGTERM, how long /ready answers 503 while the API goes on serving, before the shutdown begins, e.g. 5s (SIGINT does not wait).',
       default: '0',
     }),
+    'warm-up': Flags.boolean({
+      summary:
+        'Before it says it listens, send itself up to 1,000 health requests (1 s at most), so that a burst of load from its first second costs no more CPU a request than later (kb serve\'s performance notes). --no-warm-up starts sooner, for development and scripts.',
+      default: true,
+      allowNo: true,
+    }),
     ...storageFlags,
     'pool-size': Flags.integer({
       summary: `PostgreSQL connections at most, per replica (--database-pool is the same). Requests beyond them wait, up to 8 per connection; more are answered 503 at once.`,
@@ -203,7 +209,7 @@ with its bases when "cascade" is true), and its OpenAPI document at GET /v1/open
     let server: RunningServer;
     try {
       const { startServer } = await import('../../server/serve.js');
-      server = await startServer({ host: flags.host, port: flags.port, storage, logger, admin, tls });
+      server = await startServer({ host: flags.host, port: flags.port, storage, logger, admin, tls, warmUp: flags['warm-up'] });
     } catch (error) {
       // Written out before the error is, which goes to stderr apart from the log.
       await logger.close();
