@@ -180,8 +180,19 @@ function metaOf(row: readonly Value[]): Meta | null {
   };
 }
 
+/** The meta row and the page it is on (the meta table's root: its one row never needs a second page). */
+interface MetaAt {
+  meta: Meta;
+  page: number;
+}
+
 /** kb's meta row as these pages hold it: undefined when there is no meta table, null when it cannot be read. */
 export function metaRow(source: PageSource): Meta | undefined | null {
+  const at = metaRowAt(source);
+  return at && (at.meta ?? null);
+}
+
+function metaRowAt(source: PageSource): { meta: Meta | null; page: number } | undefined | null {
   const first = source.page(1);
   if (first === undefined || first.length < 108) return null;
   const usable = source.pageSize - (first[20] as number);
@@ -192,21 +203,27 @@ export function metaRow(source: PageSource): Meta | undefined | null {
   const root = meta[3];
   if (typeof root !== 'number' || root < 2) return null;
   const row = tableRecords(source, root, usable)?.[0];
-  return row === undefined ? null : metaOf(row);
+  return row === undefined ? null : { meta: metaOf(row), page: root };
 }
 
 /** The meta row of a database image, read by SQLite in memory: undefined without a meta table, null when unreadable. */
 function metaOfImage(image: Buffer): Meta | undefined | null {
+  const at = metaAtOfImage(image);
+  return at && at.meta;
+}
+
+function metaAtOfImage(image: Buffer): MetaAt | undefined | null {
   let db: Database.Database | undefined;
   try {
     // An image is read as a database in rollback mode: SQLite opens no in-memory database in WAL mode.
     image[18] = 1;
     image[19] = 1;
     db = new Database(image);
-    const table = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'meta'").get();
+    const table = db.prepare("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = 'meta'").get() as { rootpage: number } | undefined;
     if (table === undefined) return undefined;
     const row = db.prepare('SELECT * FROM meta WHERE id = 1').raw().get() as Value[] | undefined;
-    return row === undefined ? null : metaOf(row);
+    const meta = row === undefined ? null : metaOf(row);
+    return meta === null ? null : { meta, page: table.rootpage };
   } catch {
     return null;
   } finally {
@@ -277,20 +294,24 @@ function transactions(frames: readonly Frame[]): Frame[][] {
 
 /**
  * The one decision: whether the log's chain of commits holds kb.db's own commit id. `metaAfter(frames)` reads the meta
- * row with those frames replayed (null: cannot be read, and the caller reads the database whole).
+ * row, and the page it is on, with those frames replayed (null: cannot be read, and the caller reads the database
+ * whole). Only a meta row the log itself holds counts: every transaction kb writes rewrites the row, and a row read
+ * from kb.db's own page (the log never wrote it, as a log of a database laid out otherwise would not) proves nothing.
  */
-function decide(own: Meta, pageSize: number, filePageSize: number, log: Frame[][], metaAfter: (frames: Frame[]) => Meta | undefined | null): string | undefined | null {
+function decide(own: Meta, pageSize: number, filePageSize: number, log: Frame[][], metaAfter: (frames: Frame[]) => MetaAt | undefined | null): string | undefined | null {
   if (own.commitId === undefined) return undefined;
   if (pageSize !== filePageSize) return 'its pages are of another size';
   let last: Meta | undefined;
   for (const frames of log) {
-    const meta = metaAfter(frames);
-    if (meta === null) return null;
-    if (meta === undefined) return 'kb.db does not read with it as a kb database';
+    const at = metaAfter(frames);
+    if (at === null) return null;
+    if (at === undefined) return 'kb.db does not read with it as a kb database';
+    if (!frames.some((frame) => frame.page === at.page)) continue;
+    const { meta } = at;
     if ((last === undefined && meta.prevId?.equals(own.commitId)) || meta.commitId?.equals(own.commitId)) return undefined;
     last = meta;
   }
-  if (last === undefined) return undefined;
+  if (last === undefined) return 'its commits do not write kb.db\'s meta row, as every commit of kb does';
   if (!last.lineage.equals(own.lineage)) return 'it was written by another database';
   if (last.generation < own.generation) return 'it is older than kb.db';
   return 'it continues another copy of this database (a later state of it, or a fork), not this kb.db';
@@ -325,7 +346,10 @@ export function logMismatch(path: string): string | undefined {
     if (readSync(fd, header, 0, 100, 0) === 100) {
       const own = metaRow(pagesOf(fd, pageSizeOf(header)));
       if (own === undefined) return undefined;
-      if (own !== null) verdict = decide(own, pageSize, pageSizeOf(header), transactions(frames), (replay) => metaRow(pagesOf(fd, pageSize, log, replay)));
+      if (own !== null) verdict = decide(own, pageSize, pageSizeOf(header), transactions(frames), (replay) => {
+        const at = metaRowAt(pagesOf(fd, pageSize, log, replay));
+        return at && (at.meta === null ? null : { meta: at.meta, page: at.page });
+      });
     }
   } finally {
     closeSync(fd);
@@ -336,5 +360,5 @@ export function logMismatch(path: string): string | undefined {
   if (file.length < 100) return undefined;
   const own = metaOfImage(Buffer.from(file));
   if (!own) return undefined;
-  return decide(own, pageSize, pageSizeOf(file), transactions(frames), (replay) => metaOfImage(replayed(file, log, pageSize, replay)) ?? undefined) ?? undefined;
+  return decide(own, pageSize, pageSizeOf(file), transactions(frames), (replay) => metaAtOfImage(replayed(file, log, pageSize, replay)) ?? undefined) ?? undefined;
 }

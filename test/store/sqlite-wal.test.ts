@@ -240,6 +240,28 @@ describe('whether a -wal continues kb.db', () => {
     expect(logMismatch(join(other.dir, 'kb.db'))).toBe('it is older than kb.db');
   });
 
+  it("refuses a log that never writes kb.db's meta page (another database, laid out otherwise), though kb.db's own row reads through it", async () => {
+    const { dir } = await crashed(1, 0);
+    const path = join(dir, 'kb.db');
+    const metaPage = (new Database(path, { readonly: true }).prepare("SELECT rootpage FROM sqlite_schema WHERE name = 'meta'").get() as { rootpage: number }).rootpage;
+    // Another database, of kb.db's page size, whose one transaction rewrites a page that is neither page 1 nor
+    // kb.db's meta page: its log, copied while its connection holds it.
+    const otherDir = tempDir('kb-wal-other-');
+    const other = new Database(join(otherDir, 'other.db'));
+    other.pragma('page_size = 4096');
+    other.pragma('journal_mode = WAL');
+    other.exec(`CREATE TABLE pad (v TEXT); CREATE TABLE t (v TEXT); INSERT INTO t VALUES ('${'a'.repeat(100)}')`);
+    other.pragma('wal_checkpoint(TRUNCATE)');
+    const tPage = (other.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 't'").get() as { rootpage: number }).rootpage;
+    expect([1, metaPage]).not.toContain(tPage);
+    other.exec(`UPDATE t SET v = '${'b'.repeat(100)}'`);
+    const log = readFileSync(join(otherDir, 'other.db-wal'));
+    other.close();
+    expect(committedFrames(log)?.frames.map((frame) => frame.page)).toEqual([tPage]);
+    writeFileSync(`${path}-wal`, log);
+    expect(logMismatch(path)).toBe("its commits do not write kb.db's meta row, as every commit of kb does");
+  });
+
   it('never throws on a damaged log or kb.db: it answers with a reason or undefined', async () => {
     const { dir, db, wal } = await crashed(1, 3);
     const path = join(dir, 'kb.db');
