@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { describe, expect, type ExpectStatic, it } from 'vitest';
 import { API_PREFIX, ROUTE_TABLE } from '../../src/api/route-table.js';
 import { CREATE_SCHEMA_TABLE, POSTGRES_MIGRATIONS, SCHEMA_TABLE } from '../../src/store/postgres-migrations.js';
 import { APPLICATION_ID, MIGRATIONS } from '../../src/store/migrations.js';
@@ -206,6 +207,27 @@ describe(`named, expiring, read-only tokens through the built kb (${ENGINE})`, {
     expect(await list(env)).toHaveLength(1);
   });
 
+  it('concurrent creates of one name (replicas\' init steps at once) make one token; the others are refused as a second create is, exit 5', async ({ expect }) => {
+    const { db, env } = await database();
+    // The tables exist before the gate below holds one of them.
+    await token(env, '--org', 'acme');
+    // On PostgreSQL the creates meet where they race: each has checked the name and waits to insert; the gate opens
+    // once two wait there. SQLite's write transaction takes its lock before the check: there is no race to set up.
+    const gate = ENGINE === 'postgres' ? await holdTokenInserts((db.storage as { url: string }).url) : undefined;
+    const creating = Array.from({ length: 3 }, () => runKb(['serve', 'token', 'create', '--org', 'acme', '--name', 'bootstrap'], { env }));
+    if (gate) await gate.openOnceWaiting(expect, 2);
+    const results = await Promise.all(creating);
+
+    expect(results.map((result) => result.code).sort()).toEqual([0, 5, 5]);
+    const made = results.find((result) => result.code === 0)?.stdout.trim().split('\n').at(-1) as string;
+    for (const refused of results.filter((result) => result.code !== 0)) {
+      expect(refused.stderr).toContain('A token named bootstrap exists already');
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).not.toContain(made);
+    }
+    expect((await list(env)).filter((info) => info.name === 'bootstrap')).toHaveLength(1);
+  });
+
   it('tokens made before the migration keep working: active, full scope, no expiry', async ({ expect }) => {
     const { db, env } = await database();
     const mine = (ENGINE === 'postgres' ? POSTGRES_MIGRATIONS : MIGRATIONS).findIndex((migration) => migration.includes('ADD COLUMN expires_at'));
@@ -220,6 +242,34 @@ describe(`named, expiring, read-only tokens through the built kb (${ENGINE})`, {
     expect(listed).toMatchObject({ id: 'tok_0123456789ab', name: null, org: 'acme', scope: 'full', expiresAt: null, revokedAt: null, status: 'active' });
   });
 });
+
+/**
+ * Holds inserts into PostgreSQL's tokens table (a SHARE lock, which reads pass) until `openOnceWaiting` sees `count`
+ * of them wait for it, then lets them all go at once.
+ */
+async function holdTokenInserts(url: string): Promise<{ openOnceWaiting(expect: ExpectStatic, count: number): Promise<void> }> {
+  const holder = new pg.Client({ connectionString: url });
+  await holder.connect();
+  await holder.query('BEGIN');
+  await holder.query('LOCK TABLE tokens IN SHARE MODE');
+  return {
+    async openOnceWaiting(expect, count) {
+      try {
+        await expect
+          .poll(async () => {
+            const { rows } = await holder.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'tokens'::regclass AND mode = 'RowExclusiveLock' AND NOT granted",
+            );
+            return rows[0]?.n;
+          })
+          .toBeGreaterThanOrEqual(count);
+      } finally {
+        await holder.query('COMMIT');
+        await holder.end();
+      }
+    },
+  };
+}
 
 /** A database as the kb before the token migration made it (its first `version` migrations), holding one token. */
 async function previousSchema(db: TestDatabase, version: number, token: string): Promise<void> {
