@@ -80,7 +80,7 @@ async function logLine(server: ServeProcess, match: (msg: string) => boolean): P
   for (;;) {
     const found = logLines(server.stderr()).find((line) => match(line.msg));
     if (found !== undefined) return found;
-    if (server.child.exitCode !== null) throw new Error(`kb serve exited:\n${server.stderr()}`);
+    if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`kb serve exited (${server.child.exitCode ?? server.child.signalCode}):\n${server.stderr()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -267,6 +267,16 @@ describe('kb serve --tls-cert --tls-key', () => {
     server.child.kill('SIGTERM');
     expect(await server.exited).toEqual({ code: 0, signal: null });
     expect(logLines(server.stderr()).at(-1)?.msg).toBe('stopped');
+  });
+
+  it('without --tls-cert, SIGHUP (a `systemctl reload`) is logged and ignored: the server keeps serving, and SIGTERM still stops it', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const server = await startServe(['--log-level', 'info'], isolatedEnv());
+    running.push(server);
+    server.child.kill('SIGHUP');
+    expect(await logLine(server, (msg) => msg.startsWith('SIGHUP'))).toMatchObject({ level: 'info', msg: 'SIGHUP: nothing to reload without --tls-cert' });
+    expect((await fetch(`${server.url}/v1/health`)).status).toBe(200);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
   });
 
   it('refuses at start, exit 2 and creating nothing, a key that is not the certificate\'s, a file it cannot read, or one flag without the other', { timeout: TEST_TIMEOUT_MS }, async () => {
