@@ -197,6 +197,36 @@ describe(`named, expiring, read-only tokens through the built kb (${ENGINE})`, {
     expect(calm.stderr).toBe('');
   });
 
+  it('takes --expires as a date (its 00:00 UTC), shown by token list; an invalid or past --expires and an invalid --name exit 2 and create nothing', async ({ expect }) => {
+    const { env } = await database();
+    const year = new Date().getUTCFullYear() + 1;
+    await token(env, '--org', 'acme', '--name', 'dated', '--expires', `${year}-01-31`);
+    expect((await list(env)).map(({ name, expiresAt, status }) => ({ name, expiresAt, status }))).toEqual([
+      { name: 'dated', expiresAt: `${year}-01-31T00:00:00.000Z`, status: 'active' },
+    ]);
+    const table = await runKb(['serve', 'token', 'list'], { env });
+    expect(table.stdout).toMatch(new RegExp(`^tok_[0-9a-f]{12} +dated +acme +full +\\S+ \\S+ +${year}-01-31 00:00 +never +active$`, 'm'));
+
+    const expected = 'expected a duration such as 30d, 12h or 90s, or a date such as 2027-01-31';
+    const refusals: Array<[string[], string]> = [
+      [['--expires', 'soon'], `Invalid --expires "soon": ${expected}`],
+      [['--expires', '0d'], `Invalid --expires "0d": ${expected}`],
+      // A day February does not have: not read as March 2nd.
+      [['--expires', `${year}-02-30`], `Invalid --expires "${year}-02-30": ${expected}`],
+      [['--expires', '2020-01-31'], 'Invalid --expires "2020-01-31": 2020-01-31T00:00:00.000Z is in the past'],
+      ...['tok_0123456789ab', 'kbt_looks-like-a-token', '-', '.hidden', 'two words', 'x'.repeat(64)].map(
+        (name): [string[], string] => [['--name', name], 'Invalid --name: a name is 1 to 63 characters'],
+      ),
+    ];
+    for (const [args, message] of refusals) {
+      const refused = await runKb(['serve', 'token', 'create', '--org', 'acme', ...args], { env });
+      expect(refused.code, args.join(' ')).toBe(2);
+      expect(refused.stderr, args.join(' ')).toContain(message);
+      expect(refused.stdout).toBe('');
+    }
+    expect(await list(env)).toHaveLength(1);
+  });
+
   it('a second token of a name taken is refused with exit 5, and nothing is created', async ({ expect }) => {
     const { env } = await database();
     await token(env, '--org', 'acme', '--name', 'deploy');
