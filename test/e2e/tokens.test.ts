@@ -197,6 +197,22 @@ describe(`named, expiring, read-only tokens through the built kb (${ENGINE})`, {
     expect(calm.stderr).toBe('');
   });
 
+  it('an expiry holds on a second server over the same storage, for a token both have seen while it worked', async ({ expect }) => {
+    const { env } = await database();
+    const first = await serve(env);
+    const second = await serve(env);
+    const brief = await token(env, '--org', 'acme', '--name', 'brief', '--expires', '5s');
+    // Seen by both while it works: each has it in what it knows of tokens when it expires.
+    for (const server of [first, second]) expect((await call(server.url, brief, 'GET', '/auth')).status).toBe(200);
+    const expiresAt = (await list(env)).find((info) => info.name === 'brief')?.expiresAt as string;
+    await new Promise((done) => setTimeout(done, Math.max(0, Date.parse(expiresAt) - Date.now() + 20)));
+
+    for (const server of [first, second]) {
+      expect(await call(server.url, brief, 'GET', '/ns_list')).toEqual({ status: 401, body: { success: false, message: `This token expired at ${expiresAt}`, help: expect.any(String) } });
+      expect((await call(server.url, brief, 'POST', '/ns_create', { key: 'late' })).status).toBe(401);
+    }
+  });
+
   it('takes --expires as a date (its 00:00 UTC), shown by token list; an invalid or past --expires and an invalid --name exit 2 and create nothing', async ({ expect }) => {
     const { env } = await database();
     const year = new Date().getUTCFullYear() + 1;
@@ -225,6 +241,38 @@ describe(`named, expiring, read-only tokens through the built kb (${ENGINE})`, {
       expect(refused.stdout).toBe('');
     }
     expect(await list(env)).toHaveLength(1);
+  });
+
+  it('token list\'s table shows each token\'s name, scope, expiry, last use and status: active, expired, revoked', async ({ expect }) => {
+    const { env } = await database();
+    await token(env, '--org', 'acme');
+    const reader = await token(env, '--org', 'acme', '--name', 'reader', '--read-only', '--expires', '30d');
+    await token(env, '--org', 'acme', '--name', 'brief', '--expires', '1s');
+    await token(env, '--org', 'acme', '--name', 'gone');
+    expect((await runKb(['serve', 'token', 'revoke', 'gone'], { env })).code).toBe(0);
+    // Started once tokens exist, so that its first start makes none of its own.
+    const server = await serve(env);
+    expect((await call(server.url, reader, 'GET', '/ns_list')).status).toBe(200);
+    await expect.poll(async () => (await list(env)).find((info) => info.name === 'reader')?.lastUsedAt).not.toBeNull();
+    await expect.poll(async () => (await list(env)).find((info) => info.name === 'brief')?.status).toBe('expired');
+    const listed = await list(env);
+
+    const table = await runKb(['serve', 'token', 'list'], { env });
+    expect(table.code, table.stderr).toBe(0);
+    const minute = (time: string | null, none: string) => (time === null ? none : `${time.slice(0, 10)} ${time.slice(11, 16)}`);
+    const rows = table.stdout.trimEnd().split('\n');
+    expect(rows[0]).toMatch(/^ID +NAME +ORGANIZATION +SCOPE +CREATED +EXPIRES +LAST USED +STATUS$/);
+    expect(rows.slice(1).map((row) => row.split(/ {2,}/))).toEqual(
+      listed.map((info) => [info.id, info.name ?? '-', 'acme', info.scope, minute(info.createdAt, '-'), minute(info.expiresAt, 'never'), minute(info.lastUsedAt, 'never'), info.status]),
+    );
+    expect(listed.map(({ name, scope, status }) => [name, scope, status])).toEqual([
+      [null, 'full', 'active'],
+      ['reader', 'read-only', 'active'],
+      ['brief', 'full', 'expired'],
+      ['gone', 'full', 'revoked'],
+    ]);
+    expect(listed.find((info) => info.name === 'reader')?.lastUsedAt).toMatch(/:00\.000Z$/);
+    expect(table.stdout).not.toContain(reader);
   });
 
   it('a second token of a name taken is refused with exit 5, and nothing is created', async ({ expect }) => {
