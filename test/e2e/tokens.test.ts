@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -8,8 +9,9 @@ import { CREATE_SCHEMA_TABLE, POSTGRES_MIGRATIONS, SCHEMA_TABLE } from '../../sr
 import { APPLICATION_ID, MIGRATIONS } from '../../src/store/migrations.js';
 import { MARK_CLEAN } from '../../src/store/sqlite-files.js';
 import { COMMIT_BUMP } from '../../src/store/migrations.js';
-import { isolatedEnv, killedAfterEach, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
+import { isolatedEnv, KB_BIN, killedAfterEach, ROOT, runKb, runProcess, type ServeProcess, startServe } from '../helpers/cli.js';
 import { createTestDatabase, droppedAfterAll, ENGINE, pgQuery, type TestDatabase } from '../helpers/database.js';
+import { tempDir } from '../helpers/temp.js';
 
 const running = killedAfterEach();
 const databases = droppedAfterAll();
@@ -304,6 +306,28 @@ describe(`named, expiring, read-only tokens through the built kb (${ENGINE})`, {
       expect(refused.stderr).not.toContain(made);
     }
     expect((await list(env)).filter((info) => info.name === 'bootstrap')).toHaveLength(1);
+  });
+
+  it('docs/operating.md\'s init step, run by three replicas at once, succeeds in each; then no replica prints a first token', async ({ expect }) => {
+    const { env } = await database();
+    // The Kubernetes manifests' init commands, as written: SQLite's first, then PostgreSQL's.
+    const steps = [...readFileSync(join(ROOT, 'docs/operating.md'), 'utf8').matchAll(/command: \[sh, -c, '(.*)'\]/g)].map((match) => match[1] as string);
+    expect(steps).toHaveLength(2);
+    const step = steps[ENGINE === 'postgres' ? 1 : 0] as string;
+    // `kb` on the PATH, as in the image.
+    const bin = tempDir('kb-bin-');
+    writeFileSync(join(bin, 'kb'), `#!/bin/sh\nexec '${process.execPath}' '${KB_BIN}' "$@"\n`);
+    chmodSync(join(bin, 'kb'), 0o755);
+    const pods = ['kb-5d8f7c9b6-x2x7k', 'kb-5d8f7c9b6-9qrtp', 'kb-5d8f7c9b6-mz4hd'];
+    const results = await Promise.all(
+      pods.map((pod) => runProcess('sh', ['-c', step], { env: { ...env, HOSTNAME: pod, PATH: `${bin}:${env.PATH ?? ''}` }, timeoutMs: 60_000 })),
+    );
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+    for (const result of results) expect(result.stdout).toBe('');
+    expect((await list(env)).length).toBeGreaterThanOrEqual(1);
+
+    const server = await serve(env);
+    expect(server.stdout()).toBe('');
   });
 
   it('tokens made before the migration keep working: active, full scope, no expiry', async ({ expect }) => {
