@@ -20,7 +20,7 @@ export function parseExpiry(text: string, now = Date.now()): string {
   const duration = /^(\d+)(s|m|h|d|w)$/.exec(trimmed);
   const at = duration
     ? now + Number(duration[1]) * (EXPIRY_UNITS_MS[duration[2] as string] as number)
-    : /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/.test(trimmed)
+    : isCalendarTime(trimmed)
       ? Date.parse(trimmed)
       : Number.NaN;
   if (!Number.isFinite(at) || (duration && Number(duration[1]) === 0)) {
@@ -28,4 +28,14 @@ export function parseExpiry(text: string, now = Date.now()): string {
   }
   if (at <= now) throw new UsageError(`Invalid --expires ${JSON.stringify(text)}: ${new Date(at).toISOString()} is in the past`);
   return new Date(at).toISOString();
+}
+
+const TIME = /^(\d{4})-(\d{2})-(\d{2})(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/;
+
+/** ISO 8601 as --expires takes it, on a day its month has: Date.parse reads 2027-02-30 as March 2nd. */
+function isCalendarTime(text: string): boolean {
+  const match = TIME.exec(text);
+  if (!match) return false;
+  const [year, month, day] = [match[1], match[2], match[3]].map(Number) as [number, number, number];
+  return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
 }

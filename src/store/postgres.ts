@@ -32,6 +32,7 @@ import {
   CommitUnconfirmed,
   decode,
   FIRST_TOKEN_LOCK,
+  isUniqueViolation,
   KEPT_REPLY,
   keptRecord,
   type KeptRow,
@@ -576,11 +577,19 @@ async function insertToken(client: Queryable, org: string, id: string, tokenHash
     const { rows } = await client.query('SELECT 1 FROM tokens WHERE name = $1 AND revoked_at IS NULL', [name]);
     if (rows.length > 0) throw failures.tokenNameTaken(name);
   }
-  const { rows } = await client.query<{ created_at: Date; expires_at: Date | null }>(
-    `INSERT INTO tokens (id, org_id, hash, created_at, name, scope, expires_at) SELECT $1, id, $3, now(), $4, $5, $6 FROM orgs WHERE name = $2
-     RETURNING created_at, expires_at`,
-    [id, org, tokenHash, name, scope, expiresAt],
-  );
+  let rows: Array<{ created_at: Date; expires_at: Date | null }>;
+  try {
+    ({ rows } = await client.query<{ created_at: Date; expires_at: Date | null }>(
+      `INSERT INTO tokens (id, org_id, hash, created_at, name, scope, expires_at) SELECT $1, id, $3, now(), $4, $5, $6 FROM orgs WHERE name = $2
+       RETURNING created_at, expires_at`,
+      [id, org, tokenHash, name, scope, expiresAt],
+    ));
+  } catch (error) {
+    // The check above cannot see a token of this name that another transaction has made and not yet committed (two
+    // replicas' init steps at once): the unique index decides, and the loser is told as a sequential duplicate is.
+    if (name !== null && isUniqueViolation(error) && (error as pg.DatabaseError).constraint === 'tokens_active_name') throw failures.tokenNameTaken(name);
+    throw error;
+  }
   const row = rows[0] as { created_at: Date; expires_at: Date | null };
   return { id, name, org, scope, createdAt: row.created_at.toISOString(), expiresAt: row.expires_at?.toISOString() ?? null, lastUsedAt: null, revokedAt: null };
 }

@@ -80,7 +80,7 @@ async function logLine(server: ServeProcess, match: (msg: string) => boolean): P
   for (;;) {
     const found = logLines(server.stderr()).find((line) => match(line.msg));
     if (found !== undefined) return found;
-    if (server.child.exitCode !== null) throw new Error(`kb serve exited:\n${server.stderr()}`);
+    if (server.child.exitCode !== null || server.child.signalCode !== null) throw new Error(`kb serve exited (${server.child.exitCode ?? server.child.signalCode}):\n${server.stderr()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -176,6 +176,39 @@ describe('kb serve --tls-cert --tls-key', () => {
     expect(jsonOut(expect, await kb(['ns', 'list', '--json'], { env }))).toEqual([]);
   });
 
+  it('takes one CA: --cacert before KB_CA_CERT before the profile\'s saved CA', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const pki = makePki();
+    const other = makePki().ca;
+    const server = await serveTls(isolatedEnv(), pki.issue('kb-order', 'IP:127.0.0.1'));
+    const token = lines(server.stdout())[3]?.trim() as string;
+    const env = isolatedEnv();
+    const login = await kb(['auth', 'login', '--url', server.url, '--cacert', pki.ca, '--with-token'], { env, input: token });
+    expect(login.code, describeRun(login)).toBe(0);
+    const list = (extra: Record<string, string>, ...args: string[]) => kb(['ns', 'list', '--json', ...args], { env: { ...env, ...extra } });
+
+    // The profile's CA, alone: trusted.
+    expect(jsonOut(expect, await list({}))).toEqual([]);
+    // KB_CA_CERT is used instead of the profile's (not beside it), and --cacert instead of KB_CA_CERT.
+    const envOverProfile = await list({ KB_CA_CERT: other });
+    expect(envOverProfile.code, describeRun(envOverProfile)).toBe(6);
+    expect(jsonOut(expect, await list({ KB_CA_CERT: other }, '--cacert', pki.ca))).toEqual([]);
+    const flagOverEnv = await list({ KB_CA_CERT: pki.ca }, '--cacert', other);
+    expect(flagOverEnv.code, describeRun(flagOverEnv)).toBe(6);
+    // And the other way round: a profile whose CA does not sign the certificate, saved over by KB_CA_CERT.
+    const file = join(env.KB_CONFIG_DIR as string, 'config.json');
+    const config = JSON.parse(readFileSync(file, 'utf8')) as { profiles: Record<string, { ca?: string }> };
+    expect(config.profiles.default?.ca).toBe(pki.ca);
+    (config.profiles.default as { ca?: string }).ca = other;
+    writeFileSync(file, JSON.stringify(config));
+    const profileAlone = await list({});
+    expect(profileAlone.code, describeRun(profileAlone)).toBe(6);
+    expect(jsonOut(expect, await list({ KB_CA_CERT: pki.ca }))).toEqual([]);
+    for (const run of [envOverProfile, flagOverEnv, profileAlone]) {
+      expect(run.stderr).toContain('(subject CN=kb-order) is not trusted');
+      expect(`${run.stdout}${run.stderr}`).not.toContain(token);
+    }
+  });
+
   it('kb serve token create --save --cacert saves the CA in the profile, which later commands trust; a --cacert that is not there creates nothing', { timeout: TEST_TIMEOUT_MS }, async () => {
     const pki = makePki();
     const serverEnv = isolatedEnv();
@@ -267,6 +300,16 @@ describe('kb serve --tls-cert --tls-key', () => {
     server.child.kill('SIGTERM');
     expect(await server.exited).toEqual({ code: 0, signal: null });
     expect(logLines(server.stderr()).at(-1)?.msg).toBe('stopped');
+  });
+
+  it('without --tls-cert, SIGHUP (a `systemctl reload`) is logged and ignored: the server keeps serving, and SIGTERM still stops it', { timeout: TEST_TIMEOUT_MS }, async () => {
+    const server = await startServe(['--log-level', 'info'], isolatedEnv());
+    running.push(server);
+    server.child.kill('SIGHUP');
+    expect(await logLine(server, (msg) => msg.startsWith('SIGHUP'))).toMatchObject({ level: 'info', msg: 'SIGHUP: nothing to reload without --tls-cert' });
+    expect((await fetch(`${server.url}/v1/health`)).status).toBe(200);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
   });
 
   it('refuses at start, exit 2 and creating nothing, a key that is not the certificate\'s, a file it cannot read, or one flag without the other', { timeout: TEST_TIMEOUT_MS }, async () => {

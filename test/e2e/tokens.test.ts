@@ -1,14 +1,17 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { describe, expect, type ExpectStatic, it } from 'vitest';
 import { API_PREFIX, ROUTE_TABLE } from '../../src/api/route-table.js';
 import { CREATE_SCHEMA_TABLE, POSTGRES_MIGRATIONS, SCHEMA_TABLE } from '../../src/store/postgres-migrations.js';
 import { APPLICATION_ID, MIGRATIONS } from '../../src/store/migrations.js';
 import { MARK_CLEAN } from '../../src/store/sqlite-files.js';
 import { COMMIT_BUMP } from '../../src/store/migrations.js';
-import { isolatedEnv, killedAfterEach, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
+import { isolatedEnv, KB_BIN, killedAfterEach, ROOT, runKb, runProcess, type ServeProcess, startServe } from '../helpers/cli.js';
 import { createTestDatabase, droppedAfterAll, ENGINE, pgQuery, type TestDatabase } from '../helpers/database.js';
+import { tempDir } from '../helpers/temp.js';
 
 const running = killedAfterEach();
 const databases = droppedAfterAll();
@@ -196,6 +199,84 @@ describe(`named, expiring, read-only tokens through the built kb (${ENGINE})`, {
     expect(calm.stderr).toBe('');
   });
 
+  it('an expiry holds on a second server over the same storage, for a token both have seen while it worked', async ({ expect }) => {
+    const { env } = await database();
+    const first = await serve(env);
+    const second = await serve(env);
+    const brief = await token(env, '--org', 'acme', '--name', 'brief', '--expires', '5s');
+    // Seen by both while it works: each has it in what it knows of tokens when it expires.
+    for (const server of [first, second]) expect((await call(server.url, brief, 'GET', '/auth')).status).toBe(200);
+    const expiresAt = (await list(env)).find((info) => info.name === 'brief')?.expiresAt as string;
+    await new Promise((done) => setTimeout(done, Math.max(0, Date.parse(expiresAt) - Date.now() + 20)));
+
+    for (const server of [first, second]) {
+      expect(await call(server.url, brief, 'GET', '/ns_list')).toEqual({ status: 401, body: { success: false, message: `This token expired at ${expiresAt}`, help: expect.any(String) } });
+      expect((await call(server.url, brief, 'POST', '/ns_create', { key: 'late' })).status).toBe(401);
+    }
+  });
+
+  it('takes --expires as a date (its 00:00 UTC), shown by token list; an invalid or past --expires and an invalid --name exit 2 and create nothing', async ({ expect }) => {
+    const { env } = await database();
+    const year = new Date().getUTCFullYear() + 1;
+    await token(env, '--org', 'acme', '--name', 'dated', '--expires', `${year}-01-31`);
+    expect((await list(env)).map(({ name, expiresAt, status }) => ({ name, expiresAt, status }))).toEqual([
+      { name: 'dated', expiresAt: `${year}-01-31T00:00:00.000Z`, status: 'active' },
+    ]);
+    const table = await runKb(['serve', 'token', 'list'], { env });
+    expect(table.stdout).toMatch(new RegExp(`^tok_[0-9a-f]{12} +dated +acme +full +\\S+ \\S+ +${year}-01-31 00:00 +never +active$`, 'm'));
+
+    const expected = 'expected a duration such as 30d, 12h or 90s, or a date such as 2027-01-31';
+    const refusals: Array<[string[], string]> = [
+      [['--expires', 'soon'], `Invalid --expires "soon": ${expected}`],
+      [['--expires', '0d'], `Invalid --expires "0d": ${expected}`],
+      // A day February does not have: not read as March 2nd.
+      [['--expires', `${year}-02-30`], `Invalid --expires "${year}-02-30": ${expected}`],
+      [['--expires', '2020-01-31'], 'Invalid --expires "2020-01-31": 2020-01-31T00:00:00.000Z is in the past'],
+      ...['tok_0123456789ab', 'kbt_looks-like-a-token', '-', '.hidden', 'two words', 'x'.repeat(64)].map(
+        (name): [string[], string] => [['--name', name], 'Invalid --name: a name is 1 to 63 characters'],
+      ),
+    ];
+    for (const [args, message] of refusals) {
+      const refused = await runKb(['serve', 'token', 'create', '--org', 'acme', ...args], { env });
+      expect(refused.code, args.join(' ')).toBe(2);
+      expect(refused.stderr, args.join(' ')).toContain(message);
+      expect(refused.stdout).toBe('');
+    }
+    expect(await list(env)).toHaveLength(1);
+  });
+
+  it('token list\'s table shows each token\'s name, scope, expiry, last use and status: active, expired, revoked', async ({ expect }) => {
+    const { env } = await database();
+    await token(env, '--org', 'acme');
+    const reader = await token(env, '--org', 'acme', '--name', 'reader', '--read-only', '--expires', '30d');
+    await token(env, '--org', 'acme', '--name', 'brief', '--expires', '1s');
+    await token(env, '--org', 'acme', '--name', 'gone');
+    expect((await runKb(['serve', 'token', 'revoke', 'gone'], { env })).code).toBe(0);
+    // Started once tokens exist, so that its first start makes none of its own.
+    const server = await serve(env);
+    expect((await call(server.url, reader, 'GET', '/ns_list')).status).toBe(200);
+    await expect.poll(async () => (await list(env)).find((info) => info.name === 'reader')?.lastUsedAt).not.toBeNull();
+    await expect.poll(async () => (await list(env)).find((info) => info.name === 'brief')?.status).toBe('expired');
+    const listed = await list(env);
+
+    const table = await runKb(['serve', 'token', 'list'], { env });
+    expect(table.code, table.stderr).toBe(0);
+    const minute = (time: string | null, none: string) => (time === null ? none : `${time.slice(0, 10)} ${time.slice(11, 16)}`);
+    const rows = table.stdout.trimEnd().split('\n');
+    expect(rows[0]).toMatch(/^ID +NAME +ORGANIZATION +SCOPE +CREATED +EXPIRES +LAST USED +STATUS$/);
+    expect(rows.slice(1).map((row) => row.split(/ {2,}/))).toEqual(
+      listed.map((info) => [info.id, info.name ?? '-', 'acme', info.scope, minute(info.createdAt, '-'), minute(info.expiresAt, 'never'), minute(info.lastUsedAt, 'never'), info.status]),
+    );
+    expect(listed.map(({ name, scope, status }) => [name, scope, status])).toEqual([
+      [null, 'full', 'active'],
+      ['reader', 'read-only', 'active'],
+      ['brief', 'full', 'expired'],
+      ['gone', 'full', 'revoked'],
+    ]);
+    expect(listed.find((info) => info.name === 'reader')?.lastUsedAt).toMatch(/:00\.000Z$/);
+    expect(table.stdout).not.toContain(reader);
+  });
+
   it('a second token of a name taken is refused with exit 5, and nothing is created', async ({ expect }) => {
     const { env } = await database();
     await token(env, '--org', 'acme', '--name', 'deploy');
@@ -204,6 +285,49 @@ describe(`named, expiring, read-only tokens through the built kb (${ENGINE})`, {
     expect(again.stderr).toContain('A token named deploy exists already');
     expect(again.stdout).toBe('');
     expect(await list(env)).toHaveLength(1);
+  });
+
+  it('concurrent creates of one name (replicas\' init steps at once) make one token; the others are refused as a second create is, exit 5', async ({ expect }) => {
+    const { db, env } = await database();
+    // The tables exist before the gate below holds one of them.
+    await token(env, '--org', 'acme');
+    // On PostgreSQL the creates meet where they race: each has checked the name and waits to insert; the gate opens
+    // once two wait there. SQLite's write transaction takes its lock before the check: there is no race to set up.
+    const gate = ENGINE === 'postgres' ? await holdTokenInserts((db.storage as { url: string }).url) : undefined;
+    const creating = Array.from({ length: 3 }, () => runKb(['serve', 'token', 'create', '--org', 'acme', '--name', 'bootstrap'], { env }));
+    if (gate) await gate.openOnceWaiting(expect, 2);
+    const results = await Promise.all(creating);
+
+    expect(results.map((result) => result.code).sort()).toEqual([0, 5, 5]);
+    const made = results.find((result) => result.code === 0)?.stdout.trim().split('\n').at(-1) as string;
+    for (const refused of results.filter((result) => result.code !== 0)) {
+      expect(refused.stderr).toContain('A token named bootstrap exists already');
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).not.toContain(made);
+    }
+    expect((await list(env)).filter((info) => info.name === 'bootstrap')).toHaveLength(1);
+  });
+
+  it('docs/operating.md\'s init step, run by three replicas at once, succeeds in each; then no replica prints a first token', async ({ expect }) => {
+    const { env } = await database();
+    // The Kubernetes manifests' init commands, as written: SQLite's first, then PostgreSQL's.
+    const steps = [...readFileSync(join(ROOT, 'docs/operating.md'), 'utf8').matchAll(/command: \[sh, -c, '(.*)'\]/g)].map((match) => match[1] as string);
+    expect(steps).toHaveLength(2);
+    const step = steps[ENGINE === 'postgres' ? 1 : 0] as string;
+    // `kb` on the PATH, as in the image.
+    const bin = tempDir('kb-bin-');
+    writeFileSync(join(bin, 'kb'), `#!/bin/sh\nexec '${process.execPath}' '${KB_BIN}' "$@"\n`);
+    chmodSync(join(bin, 'kb'), 0o755);
+    const pods = ['kb-5d8f7c9b6-x2x7k', 'kb-5d8f7c9b6-9qrtp', 'kb-5d8f7c9b6-mz4hd'];
+    const results = await Promise.all(
+      pods.map((pod) => runProcess('sh', ['-c', step], { env: { ...env, HOSTNAME: pod, PATH: `${bin}:${env.PATH ?? ''}` }, timeoutMs: 60_000 })),
+    );
+    for (const result of results) expect(result.code, result.stderr).toBe(0);
+    for (const result of results) expect(result.stdout).toBe('');
+    expect((await list(env)).length).toBeGreaterThanOrEqual(1);
+
+    const server = await serve(env);
+    expect(server.stdout()).toBe('');
   });
 
   it('tokens made before the migration keep working: active, full scope, no expiry', async ({ expect }) => {
@@ -220,6 +344,34 @@ describe(`named, expiring, read-only tokens through the built kb (${ENGINE})`, {
     expect(listed).toMatchObject({ id: 'tok_0123456789ab', name: null, org: 'acme', scope: 'full', expiresAt: null, revokedAt: null, status: 'active' });
   });
 });
+
+/**
+ * Holds inserts into PostgreSQL's tokens table (a SHARE lock, which reads pass) until `openOnceWaiting` sees `count`
+ * of them wait for it, then lets them all go at once.
+ */
+async function holdTokenInserts(url: string): Promise<{ openOnceWaiting(expect: ExpectStatic, count: number): Promise<void> }> {
+  const holder = new pg.Client({ connectionString: url });
+  await holder.connect();
+  await holder.query('BEGIN');
+  await holder.query('LOCK TABLE tokens IN SHARE MODE');
+  return {
+    async openOnceWaiting(expect, count) {
+      try {
+        await expect
+          .poll(async () => {
+            const { rows } = await holder.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_locks WHERE relation = 'tokens'::regclass AND mode = 'RowExclusiveLock' AND NOT granted",
+            );
+            return rows[0]?.n;
+          })
+          .toBeGreaterThanOrEqual(count);
+      } finally {
+        await holder.query('COMMIT');
+        await holder.end();
+      }
+    },
+  };
+}
 
 /** A database as the kb before the token migration made it (its first `version` migrations), holding one token. */
 async function previousSchema(db: TestDatabase, version: number, token: string): Promise<void> {

@@ -236,6 +236,9 @@ with its bases when "cascade" is true), and its OpenAPI document at GET /v1/open
         );
       });
       if (tls !== undefined) log.info(`TLS: certificate ${tls.subject} (valid to ${tls.validTo}); SIGHUP reloads ${tlsFiles.cert} and ${tlsFiles.key}`);
+    } else {
+      // SIGHUP's default action ends the process: a `systemctl reload` (ExecReload=kill -HUP) must never stop a server.
+      process.on('SIGHUP', () => log.info('SIGHUP: nothing to reload without --tls-cert'));
     }
     if (server.adminUrl) log.info(`admin port: ${server.adminUrl}/live, /ready and /metrics`);
     log.info(`listening on ${server.url} (${server.location})`);
