@@ -2,7 +2,7 @@ import { closeSync, openSync, readFileSync, realpathSync, rmSync, statSync, writ
 import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { syncDirectory } from '../os/files.js';
-import { processRuns } from '../os/processes.js';
+import { identityRuns, processIdentity } from '../os/processes.js';
 
 /**
  * The files of a kb database as the processes that use them see them (docs/contract.md, Files and start-up): which
@@ -31,15 +31,15 @@ export function openFileHolder(path: string): number | undefined {
   } catch {
     return undefined;
   }
-  const pid = Number.parseInt(text, 10);
-  return Number.isSafeInteger(pid) && pid !== process.pid && processRuns(pid) ? pid : undefined;
+  const holder = identityRuns(text.trim());
+  return holder !== undefined && holder.pid !== process.pid && holder.runs ? holder.pid : undefined;
 }
 
 /** Puts the `-open` file beside kb.db (kb serve names itself in it); true when this call made it. */
 function markOpen(path: string, serving: boolean): boolean {
   const file = `${path}${SIDECAR_OPEN}`;
   const made = statSync(file, { throwIfNoEntry: false }) === undefined;
-  if (serving) writeFileSync(file, `${process.pid}\n`, { mode: 0o600 });
+  if (serving) writeFileSync(file, `${processIdentity()}\n`, { mode: 0o600 });
   else closeSync(openSync(file, 'a', 0o600));
   if (made) syncDirectory(dirname(path));
   return made;
@@ -78,6 +78,8 @@ export function moved(path: string, held: DatabaseFiles): { file: keyof Database
 /** The kb serve that has a database open, as its meta row names it. */
 export interface Holder extends DatabaseFiles {
   pid: number;
+  /** The same process as processIdentity tells it from a later one of its pid (absent in a holder kb wrote before). */
+  process?: string;
   /** Its data dir, resolved (realpath). */
   dir: string;
 }
@@ -95,7 +97,7 @@ export function parseHolder(text: string | undefined): Holder | undefined {
 /** The holder when it is another process that still runs; a holder killed or stopped cleanly holds nothing. */
 export function liveHolder(text: string | undefined): Holder | undefined {
   const holder = parseHolder(text);
-  return holder !== undefined && holder.pid !== process.pid && processRuns(holder.pid) ? holder : undefined;
+  return holder !== undefined && holder.pid !== process.pid && identityRuns(holder.process ?? String(holder.pid))?.runs === true ? holder : undefined;
 }
 
 /** Marks a database closed with everything in kb.db: its last connection's last write. */
@@ -119,7 +121,7 @@ export function markInUse(db: Database.Database, path: string, dataDir: string, 
   try {
     const held = filesAt(path);
     if (serving) {
-      const holder: Holder = { pid: process.pid, dir: realpathSync(dataDir), ...held };
+      const holder: Holder = { pid: process.pid, process: processIdentity(), dir: realpathSync(dataDir), ...held };
       db.prepare('UPDATE meta SET clean = 0, holder = ? WHERE id = 1').run(JSON.stringify(holder));
     } else {
       db.prepare('UPDATE meta SET clean = 0 WHERE id = 1').run();

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { describeSystemError } from '../os/errors.js';
 import { makeDirectories, syncDirectory } from '../os/files.js';
-import { processRuns } from '../os/processes.js';
+import { identityRuns, processIdentity } from '../os/processes.js';
 import { shellQuote } from '../os/shell.js';
 import { StoreOpenError } from './errors.js';
 import { APPLICATION_ID, migrate, SCHEMA_VERSION } from './migrations.js';
@@ -166,7 +166,7 @@ function refuseUnwritable(path: string, target: string, what: 'data dir' | 'data
 
 /** A name beside kb.db for a file this process builds or checks; removeAbandonedBuilds knows it by its pid. */
 export function scratchPath(dir: string, kind: 'new' | 'check'): string {
-  return join(dir, `.${DATABASE_FILE}.${process.pid}.${randomBytes(4).toString('hex')}.${kind}`);
+  return join(dir, `.${DATABASE_FILE}.${processIdentity()}.${randomBytes(4).toString('hex')}.${kind}`);
 }
 
 /** Removes a scratch database and whatever SQLite made beside it. */
@@ -181,8 +181,8 @@ export function removeScratch(file: string): void {
  */
 function abandonedBuilds(dir: string): string[] {
   return readdirSync(dir).filter((name) => {
-    const pid = /^\.kb\.db\.(\d+)\.[0-9a-f]+\.(?:new|check)(?:-wal|-shm|-journal)?$/.exec(name)?.[1];
-    return pid !== undefined && !processRuns(Number(pid));
+    const owner = /^\.kb\.db\.(\d+(?:@\d+)?)\.[0-9a-f]+\.(?:new|check)(?:-wal|-shm|-journal)?$/.exec(name)?.[1];
+    return owner !== undefined && identityRuns(owner)?.runs === false;
   });
 }
 

@@ -208,6 +208,26 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
     expect(existsSync(build)).toBe(false);
   });
 
+  it('a dead process whose pid a later process took is dead all the same: its build file linked to kb.db, and its mark as holder, hold nothing', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'kept');
+    await stop(first, 'SIGTERM');
+    // This test's own pid, which runs, with a start that is not its own: a process that had the pid before it.
+    const reused = `${process.pid}@1`;
+    const build = join(dir, `.kb.db.${reused}.0badcafe.new`);
+    linkSync(join(dir, 'kb.db'), build);
+    // kb.db as copied from another data dir while that dir's kb serve ran, by the same reused pid.
+    const db = new Database(join(dir, 'kb.db'));
+    const holder = { pid: process.pid, process: reused, dir: tempDir('kb-acc-elsewhere-'), db: '1:1', wal: '1:2', shm: '1:3' };
+    db.prepare('UPDATE meta SET holder = ? WHERE id = 1').run(JSON.stringify(holder));
+    db.close();
+    const again = await serve(dir, env, first.token);
+    expect(await keys(again)).toEqual(['kept']);
+    expect(existsSync(build)).toBe(false);
+  });
+
   it('a backup through a hard link of a kb.db its kb serve holds in another data dir is refused, naming that dir', async ({ expect }) => {
     const env = isolatedEnv();
     const a = tempDir('kb-acc-');
