@@ -292,4 +292,24 @@ describe.concurrent('habits', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(planned(verbose.stdout)).toHaveLength(30);
     expect(planned(piped.stderr)).toHaveLength(30);
   });
+
+  it('kb apply --prune on a terminal shows every delete of a long plan before asking to confirm them', async ({ expect }) => {
+    const { env, token } = await seededOrg(expect, server, 'first-apply-prune-tty', ['intro']);
+    const file = join(tempDir('kb-first-apply-prune-tty-'), 'many.yaml');
+    const keys = Array.from({ length: 30 }, (_, i) => `team-${String(i).padStart(2, '0')}`);
+    writeFileSync(file, `version: 1\nnamespaces:\n  - key: docs\n    description: Product docs\n${keys.map((key) => `  - key: ${key}\n`).join('')}`);
+    const run = await onTerminal(['apply', file, '--prune'], { env, input: 'n\n' });
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout).toContain('Plan: 30 to create, 0 to update, 2 to delete.\n');
+    const asked = run.stdout.indexOf('Delete 2 bases, with all their data? [y/N]');
+    expect(asked, describeRun(run)).toBeGreaterThan(-1);
+    for (const key of ['faq', 'intro']) {
+      const shown = run.stdout.indexOf(`  - base docs/${key}\n`);
+      expect(shown, describeRun(run)).toBeGreaterThan(-1);
+      expect(shown).toBeLessThan(asked);
+    }
+    expect(run.stdout).toContain('  … and 10 more changes to create or update (--verbose shows every one).\n');
+    expect(run.stdout).toContain('Cancelled: nothing was changed.');
+    expect(await namespaceKeys(expect, token)).toEqual(['docs', 'guides']);
+  });
 });
