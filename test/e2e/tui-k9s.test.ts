@@ -66,4 +66,28 @@ describe("kb tui in a real terminal (tmux): k9s's habits, nothing created by acc
     await tui.keys('q');
     expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
   }, 120_000);
+
+  it.skipIf(!TMUX)(`ctrl-d deletes an empty namespace after y; one with bases after a second y that names their count${SKIPPED}`, async () => {
+    // "aa-" and "ab-" sort before every other key: the first rows.
+    for (const args of [['ns', 'create', 'aa-empty'], ['base', 'create', 'ab-team', 'roster', '--create-namespace'], ['base', 'create', 'ab-team', 'wiki']]) {
+      const made = await runKb(args, { env: served.env });
+      expect(made.code, made.stderr).toBe(0);
+    }
+    const tui = served.session();
+    await tui.start(120, 30, '--refresh', '0');
+    await tui.waitFor((s) => /^> aa-empty/m.test(s));
+    await tui.press('C-d', 'Delete namespace aa-empty?');
+    await tui.press('y', 'Deleted namespace aa-empty.');
+    await tui.waitFor((s) => /^> ab-team/m.test(s));
+    await tui.press('C-d', 'Delete namespace ab-team?');
+    await tui.press('y', 'Namespace ab-team holds 2 bases: delete it and them, with all their data?');
+    await tui.press('y', 'Deleted namespace ab-team and its 2 bases.');
+    const listed = await runKb(['ns', 'list', '--json'], { env: served.env });
+    const keys = JSON.parse(listed.stdout).map((ns: { key: string }) => ns.key);
+    expect(keys).not.toContain('aa-empty');
+    expect(keys).not.toContain('ab-team');
+    expect(keys).toContain('docs');
+    await tui.press('q', 'kb-exit=');
+    expect(await tui.screen()).toContain('kb-exit=0');
+  }, 120_000);
 });
