@@ -90,4 +90,31 @@ describe("kb tui in a real terminal (tmux): k9s's habits, nothing created by acc
     await tui.press('q', 'kb-exit=');
     expect(await tui.screen()).toContain('kb-exit=0');
   }, 120_000);
+
+  it.skipIf(!TMUX)(`--readonly: read-only in the header, ctrl-d refused in words; a long key elided in the list, whole in d; :profile picks${SKIPPED}`, async () => {
+    const made = await runKb(['ns', 'create', '--description', 'elided', '--json'], { env: served.env });
+    expect(made.code, made.stderr).toBe(0);
+    const key = (JSON.parse(made.stdout) as { key: string }).key;
+    const shown = `${key.slice(0, 11)}…${key.slice(-4)}`;
+    const tui = served.session();
+    await tui.start(120, 30, '--readonly', '--refresh', '0');
+    let screen = await tui.waitFor((s) => /^> docs +Product docs/m.test(s));
+    expect(screen.split('\n')[0]).toMatch(/^kb {2}read-only {2}profile local/);
+    expect(screen).toMatch(new RegExp(`^  ${shown} +elided$`, 'm'));
+    expect(screen).not.toContain(key);
+    await tui.press('C-d', 'Note: Read-only (kb tui --readonly): nothing is created, edited or deleted.');
+    await tui.press('/', (s) => /^\/ *$/m.test(s) || s.includes('enter keeps the filter'));
+    await tui.type('elided', (s) => /(^|[^0-9])1 match /m.test(s));
+    await tui.press('Enter', (s) => new RegExp(`^> ${shown} +elided$`, 'm').test(s) && s.includes('filter "elided"'));
+    screen = await tui.press('d', `key: "${key}"`);
+    expect(screen).toContain(`namespace ${key}`);
+    await tui.press('Escape', (s) => new RegExp(`^> ${shown} +elided$`, 'm').test(s));
+    await tui.type(':profile', ':profile');
+    screen = await tui.press('Enter', 'profiles (2)');
+    expect(screen).toMatch(/^>\*local {2}\(in use\)$/m);
+    expect(screen).toMatch(/^ {2}staging$/m);
+    await tui.press('Escape', (s) => s.includes('filter "elided"') && !s.includes('profiles (2)'));
+    await tui.press('q', 'kb-exit=');
+    expect(await tui.screen()).toContain('kb-exit=0');
+  }, 120_000);
 });
