@@ -159,6 +159,20 @@ describe.concurrent('habits', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(await namespaceKeys(expect, token)).toEqual(['docs', 'guides']);
   });
 
+  it('--jq that fails on data of the command\'s shape exits 2 before anything is sent: a write creates nothing, a read asks nothing', async ({ expect }) => {
+    const { env, token } = await seededOrg(expect, server, 'first-jq-sample', ['intro']);
+    // No server at all: a request would fail with exit 6, so exit 2 says none was tried.
+    const nowhere = { ...env, KB_URL: 'http://127.0.0.1:1' };
+    const [write, read] = await Promise.all([
+      kb(['ns', 'create', 'handbook', '--jq', '.key+1'], { env }),
+      kb(['base', 'list', 'docs', '--jq', '.[] | .key + 1'], { env: nowhere }),
+    ]);
+    const help = 'It is a jq expression (https://jqlang.org/manual), e.g. --jq ".[].key".';
+    expectFailure(expect, write, 2, 'Invalid --jq ".key+1": string ("docs") and number (1) cannot be added', help);
+    expectFailure(expect, read, 2, 'Invalid --jq ".[] | .key + 1": string ("faq") and number (1) cannot be added', help);
+    expect(await namespaceKeys(expect, token)).toEqual(['docs', 'guides']);
+  });
+
   it('--jq loads jq-wasm; kb --version and kb ns list --json do not', async ({ expect }) => {
     const { env } = await seededOrg(expect, server, 'first-jq-load', ['intro']);
     const jq = (sources: string[]) => sources.filter((source) => /node_modules\/jq-wasm\//.test(source));
