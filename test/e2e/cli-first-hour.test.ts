@@ -116,7 +116,7 @@ describe.concurrent('kb ns delete', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(await namespaceKeys(expect, token)).toEqual(['guides']);
   });
 
-  it('against a deployment without DELETE /v1/ns_delete: one plain sentence, exit 2', async ({ expect }) => {
+  it('against a deployment without DELETE /v1/ns_delete: one plain sentence, exit 2, as base list -A without base_list_all', async ({ expect }) => {
     // A deployment of the API document alone: ns_list answers, an unknown route is 404.
     const paths: string[] = [];
     const plain = createServer((request, response) => {
@@ -132,6 +132,15 @@ describe.concurrent('kb ns delete', { timeout: TEST_TIMEOUT_MS }, () => {
       const result = await kb(['ns', 'delete', 'docs'], { env });
       expectFailure(expect, result, 2, 'This deployment cannot delete namespaces: DELETE /v1/ns_delete is an extension of kb serve that it does not offer.');
       expect(paths).toEqual(['DELETE /v1/ns_delete', 'GET /v1/ns_list']);
+      // The same exit for the same case (docs/contract.md, Exit codes): a command needing an extension it lacks.
+      const all = await kb(['base', 'list', '-A'], { env });
+      expectFailure(
+        expect,
+        all,
+        2,
+        'This deployment does not offer base_list_all (an extension of kb serve): it cannot list every base at once.',
+        'List the bases of one namespace with `kb base list NAMESPACE`.',
+      );
     } finally {
       plain.closeAllConnections();
       await new Promise<void>((resolve) => plain.close(() => resolve()));
