@@ -137,8 +137,8 @@ function inKeyOrder<T extends { key: string }>(list: readonly T[]): readonly T[]
 }
 
 /**
- * The changes that make the deployment match the file. Namespaces the file does not name are left alone (the API
- * cannot delete a namespace); with `prune`, bases of a named namespace that the file does not list are deleted.
+ * The changes that make the deployment match the file. Namespaces the file does not name are left alone (apply never
+ * deletes one; `kb ns delete` does); with `prune`, bases of a named namespace that the file does not list are deleted.
  */
 export function planChanges(current: CurrentState, desired: Resources, options: { prune: boolean }): Plan {
   const namespaceChanges: Change[] = [];
@@ -234,7 +234,9 @@ export function renderPlan(io: Pick<IO, 'color'> & Partial<Pick<IO, 'isStderrTTY
     lines.push(counts);
   }
   const kept: string[] = [];
-  if (plan.kept.namespaces > 0) kept.push(`  ${plural(plan.kept.namespaces, 'namespace')} (namespaces are never deleted)`);
+  if (plan.kept.namespaces > 0) {
+    kept.push(`  ${plural(plan.kept.namespaces, 'namespace')} (never deleted from a file; \`kb ns delete\` deletes ${plan.kept.namespaces === 1 ? 'it' : 'them'})`);
+  }
   if (plan.kept.bases > 0) {
     const them = plan.kept.bases === 1 ? 'it' : 'them';
     kept.push(`  ${plural(plan.kept.bases, 'base')} (${options.pruneFlag ? `--prune deletes ${them}` : `import never deletes; apply --prune deletes ${them}`})`);
