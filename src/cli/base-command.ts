@@ -70,7 +70,7 @@ export abstract class KbCommand extends Command {
 
   /**
    * --query's expression, checked and ready, when one was given to a command that takes --json. A command's static
-   * `querySample` (src/cli/query.ts, QUERY_SAMPLES: data of its shape, every field set) is tried first, so that an
+   * `querySample` (src/cli/query.ts, QUERY_SAMPLES: data of its shape, every field set) is tried first (by --jq's too), so that an
    * expression that cannot work on such data fails before anything is sent. (Not declared on this class: declared here,
    * the manifest lost the baseFlags of the commands that extend KbCommand itself.)
    */
@@ -90,9 +90,10 @@ export abstract class KbCommand extends Command {
     handleInterrupts();
     await super.init();
     const { query, jq } = this.outputChoice();
-    // A bad expression exits 2 before anything is sent or changed.
-    if (query !== undefined && jq === undefined) this.query = await loadQuery(query, (this.ctor as { querySample?: unknown }).querySample);
-    if (jq !== undefined && query === undefined) this.jq = await loadJq(jq);
+    // A bad expression exits 2 before anything is sent or changed: one that fails on data of the command's shape too.
+    const { querySample } = this.ctor as { querySample?: unknown };
+    if (query !== undefined && jq === undefined) this.query = await loadQuery(query, querySample);
+    if (jq !== undefined && query === undefined) this.jq = await loadJq(jq, querySample);
   }
 
   /** --query, --jq and -o json or yaml imply --json: the data, not the table, is what they print. */

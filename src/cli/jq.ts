@@ -27,16 +27,20 @@ function failure(expression: string, error: unknown): UsageError {
   return new UsageError(`Invalid --jq ${JSON.stringify(expression)}: ${reasonOf(error)}`, HELP);
 }
 
-/** Loads jq and compiles the expression: one jq cannot compile is a usage error (exit 2) before anything is sent. */
-export async function loadJq(expression: string): Promise<Jq> {
+/**
+ * Loads jq and checks the expression: one jq cannot compile is a usage error (exit 2) before anything is sent. With a
+ * sample of the data the command answers (src/cli/query.ts, QUERY_SAMPLES: every field set), one that fails on it
+ * (`.key+1`) fails now too, as --query's does: it would fail on the data after a write was sent and done.
+ */
+export async function loadJq(expression: string, sample?: unknown): Promise<Jq> {
   if (expression.trim() === '') throw failure(expression, new Error('the expression is empty'));
   const module = (await import('jq-wasm')) as unknown as JqWasm & { default?: JqWasm };
   const jq = typeof module.raw === 'function' ? module : (module.default as JqWasm);
   try {
-    await jq.raw('null', expression, ['-r']);
+    await jq.raw(sample === undefined ? 'null' : JSON.stringify(sample), expression, ['-r']);
   } catch (error) {
     // Run over null, an expression may fail that the data will not fail (`.[]`): only what jq cannot compile is refused.
-    if (/compile error/.test(error instanceof Error ? error.message : '')) throw failure(expression, error);
+    if (sample !== undefined || /compile error/.test(error instanceof Error ? error.message : '')) throw failure(expression, error);
   }
   return { expression, jq };
 }

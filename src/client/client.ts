@@ -8,6 +8,7 @@ import {
   BaseListUnsupportedError,
   ClientOptionsError,
   NetworkError,
+  NsDeleteUnsupportedError,
   ResponseFormatError,
   ResponseTooLargeError,
   type NetworkErrorKind,
@@ -271,8 +272,21 @@ export class KbClient {
   }
 
   /** Through the ns_delete extension of kb serve: a deployment without it answers 404, as for a namespace it lacks. */
-  nsDelete(body: RouteInput<'ns_delete'>): Promise<RouteOutput<'ns_delete'>> {
-    return this.#call('ns_delete', body);
+  /**
+   * Deletes a namespace through the ns_delete extension. A 404 is ambiguous (no such namespace, or no such route), so
+   * the client asks ns_list, as baseList does: a namespace that exists means the deployment lacks the route.
+   */
+  async nsDelete(body: RouteInput<'ns_delete'>): Promise<RouteOutput<'ns_delete'>> {
+    try {
+      return await this.#call('ns_delete', body);
+    } catch (error) {
+      if (error instanceof ApiError && !error.local && error.status === 405) throw new NsDeleteUnsupportedError(error.url, body.namespace);
+      if (!isRemote404(error)) throw error;
+      const namespaces = await this.nsList();
+      if (namespaces.some((ns) => ns.key === body.namespace)) throw new NsDeleteUnsupportedError(error.url, body.namespace);
+      if (error instanceof ApiError) error.nearby = namespaces.map((ns) => ns.key);
+      throw error;
+    }
   }
 
   baseCreate(body: RouteInput<'base_create'>): Promise<RouteOutput<'base_create'>> {

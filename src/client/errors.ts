@@ -183,6 +183,23 @@ export class BaseListUnsupportedError extends KbClientError {
   }
 }
 
+/**
+ * The deployment has no DELETE /v1/ns_delete (an extension of `kb serve`): a 405, or a 404 though the namespace is
+ * listed. Exit 2, as docs/contract.md's exit-code table has it: nothing was deleted, and no retry will.
+ */
+export class NsDeleteUnsupportedError extends KbClientError {
+  override readonly name = 'NsDeleteUnsupportedError';
+  readonly code = 'ns_delete_unsupported';
+  readonly exitCode = EXIT.usage;
+
+  constructor(
+    readonly url: string,
+    readonly namespace: string,
+  ) {
+    super('This deployment cannot delete namespaces: DELETE /v1/ns_delete is an extension of kb serve that it does not offer.');
+  }
+}
+
 /** The client was given options it cannot work with (a URL that is not http/https, a token unfit for a header). */
 export class ClientOptionsError extends KbClientError {
   override readonly name = 'ClientOptionsError';

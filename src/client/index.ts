@@ -15,6 +15,7 @@ export {
   KbClientError,
   MAY_HAVE_RUN_HELP,
   NetworkError,
+  NsDeleteUnsupportedError,
   ResponseFormatError,
   ResponseTooLargeError,
   formatBytes,

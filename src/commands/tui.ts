@@ -9,7 +9,7 @@ export default class Tui extends ApiCommand {
 
   static override description = `Lists the namespaces of your organization, and the bases of each (through base_list, an extension of
 kb serve, where the deployment offers it; otherwise it opens bases by key). Create, edit descriptions and delete
-bases without leaving it. The profile, URL and organization stay on the top line, the keys on the bottom line.
+namespaces and bases without leaving it. The profile, URL and organization stay on the top line, the keys on the bottom line.
 Lists are live where the deployment serves GET /v1/watch (kb serve does): a change made elsewhere shows at once,
 and the top line ends with "live". Elsewhere they refresh by themselves while idle (every 5 seconds; --refresh).
 

@@ -137,8 +137,8 @@ function inKeyOrder<T extends { key: string }>(list: readonly T[]): readonly T[]
 }
 
 /**
- * The changes that make the deployment match the file. Namespaces the file does not name are left alone (the API
- * cannot delete a namespace); with `prune`, bases of a named namespace that the file does not list are deleted.
+ * The changes that make the deployment match the file. Namespaces the file does not name are left alone (apply never
+ * deletes one; `kb ns delete` does); with `prune`, bases of a named namespace that the file does not list are deleted.
  */
 export function planChanges(current: CurrentState, desired: Resources, options: { prune: boolean }): Plan {
   const namespaceChanges: Change[] = [];
@@ -202,7 +202,7 @@ export function changeLine(io: Pick<IO, 'color'>, change: Change): string {
   return `${paint(io, color, mark)} ${target(change)}${detail}`;
 }
 
-/** The changes of a plan shown on a terminal without --verbose: the counts come first, then these. */
+/** The creates and updates of a plan shown on a terminal without --verbose: the counts come first, then these, then every delete. */
 const PLAN_SHOWN = 20;
 
 function plural(count: number, word: string): string {
@@ -218,17 +218,25 @@ export function renderPlan(io: Pick<IO, 'color'> & Partial<Pick<IO, 'isStderrTTY
   const counts = `${plan.counts.create} to create, ${plan.counts.update} to update, ${plan.counts.delete} to delete.`;
   if (plan.changes.length === 0) lines.push('No changes: the deployment already matches the file.');
   else if (io.isStderrTTY === true && options.verbose !== true && plan.changes.length > PLAN_SHOWN) {
-    // A person reads the counts, then a screenful: hundreds of lines would scroll the counts away.
+    // A person reads the counts, then a screenful: hundreds of lines would scroll the counts away. Every delete is
+    // shown all the same (they come last in the plan): nobody is asked to confirm deletes they have not seen.
+    const others = plan.changes.filter((change) => change.action !== 'delete');
     lines.push(`Plan: ${counts}`);
-    for (const change of plan.changes.slice(0, PLAN_SHOWN)) lines.push(`  ${changeLine(io, change)}`);
-    lines.push(`  … and ${plural(plan.changes.length - PLAN_SHOWN, 'more change')} (--verbose shows every one).`);
+    for (const change of others.slice(0, PLAN_SHOWN)) lines.push(`  ${changeLine(io, change)}`);
+    if (others.length > PLAN_SHOWN) {
+      const more = plural(others.length - PLAN_SHOWN, 'more change');
+      lines.push(`  … and ${more}${plan.counts.delete > 0 ? ' to create or update' : ''} (--verbose shows every one).`);
+    }
+    for (const change of plan.changes) if (change.action === 'delete') lines.push(`  ${changeLine(io, change)}`);
   } else {
     lines.push('Plan:');
     for (const change of plan.changes) lines.push(`  ${changeLine(io, change)}`);
     lines.push(counts);
   }
   const kept: string[] = [];
-  if (plan.kept.namespaces > 0) kept.push(`  ${plural(plan.kept.namespaces, 'namespace')} (namespaces are never deleted)`);
+  if (plan.kept.namespaces > 0) {
+    kept.push(`  ${plural(plan.kept.namespaces, 'namespace')} (never deleted from a file; \`kb ns delete\` deletes ${plan.kept.namespaces === 1 ? 'it' : 'them'})`);
+  }
   if (plan.kept.bases > 0) {
     const them = plan.kept.bases === 1 ? 'it' : 'them';
     kept.push(`  ${plural(plan.kept.bases, 'base')} (${options.pruneFlag ? `--prune deletes ${them}` : `import never deletes; apply --prune deletes ${them}`})`);

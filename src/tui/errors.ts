@@ -1,4 +1,4 @@
-import { ApiError, BaseListUnsupportedError, NetworkError, ResponseFormatError } from '../client/errors.js';
+import { ApiError, BaseListUnsupportedError, NetworkError, NsDeleteUnsupportedError, ResponseFormatError } from '../client/errors.js';
 import type { Command } from './keymap.js';
 import type { Status } from './types.js';
 
@@ -39,6 +39,8 @@ export function describeError(error: unknown, profile: string | undefined): Stat
   if (error instanceof ResponseFormatError) {
     return { tone: 'error', text: error.message, help: 'Is the URL a kb deployment? Check it with `kb auth status`.' };
   }
+  // One sentence and nothing to do: no key changes what the deployment offers.
+  if (error instanceof NsDeleteUnsupportedError) return { tone: 'warning', text: error.message };
   if (error instanceof BaseListUnsupportedError) {
     return { tone: 'warning', text: error.message, help: 'Open a base by key (o), or create one (n).', keys: ['openByKey', 'new'] };
   }

@@ -121,7 +121,14 @@ const BINDINGS: readonly Binding[] = [
   },
   { keys: 'd', commands: ['describe'], does: 'describe the namespace: its whole key and description (as y)', on: ['namespaces'], hint: ['d', 'describe', 3] },
   { keys: 'd', commands: ['describe'], does: 'describe the base: its namespace, whole key and description (as enter)', on: ['bases'], hint: ['d', 'describe', 3] },
-  { keys: 'ctrl-d', commands: ['delete'], does: 'namespaces cannot be deleted (the kb API has no namespace delete)', on: ['namespaces'] },
+  {
+    keys: 'ctrl-d',
+    commands: ['delete'],
+    does: 'delete the namespace (asks first; one that holds bases asks again, with their count, and deletes them with it)',
+    on: ['namespaces'],
+    // Below the filter's: a namespace is deleted far less often than a base.
+    hint: ['ctrl-d', 'delete', 4],
+  },
   { keys: 'ctrl-d', commands: ['delete'], does: 'delete the base, or the bases marked (asks first: y confirms, any other key cancels)', on: ['bases', 'base'], hint: ['ctrl-d', 'delete', 6] },
   { keys: 'space', commands: ['mark'], does: 'mark the base (again: unmark), for ctrl-d to delete all those marked', on: ['bases'], hint: ['space', 'mark', 3] },
   { keys: '/', commands: ['filter'], does: 'filter by key or description, a regular expression ignoring case (! first inverts): type to narrow, enter keeps, esc clears', on: LISTS, hint: ['/', 'filter', 6] },

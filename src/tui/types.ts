@@ -6,7 +6,7 @@ import type { Command } from './keymap.js';
  * The operations the TUI uses: a KbClient, or anything shaped like one. The TUI never builds a client. Without
  * `stream`, the lists refresh on their timer alone (no GET /v1/watch).
  */
-export type TuiClient = Pick<KbClient, 'auth' | 'nsList' | 'nsCreate' | 'nsUpdate' | 'baseList' | 'baseCreate' | 'baseUpdate' | 'baseDelete'> &
+export type TuiClient = Pick<KbClient, 'auth' | 'nsList' | 'nsCreate' | 'nsUpdate' | 'nsDelete' | 'baseList' | 'baseCreate' | 'baseUpdate' | 'baseDelete'> &
   Partial<Pick<KbClient, 'stream' | 'baseUrl'>>;
 
 /** What the header shows of the deployment; never the token. */

@@ -7,6 +7,7 @@ import {
   exitCodeFor,
   KbClientError,
   NetworkError,
+  NsDeleteUnsupportedError,
   ResponseFormatError,
 } from '../../src/client/index.js';
 
@@ -37,8 +38,9 @@ describe('exitCodeFor, the exit code table of docs/contract.md', () => {
     expect(exitCodeFor(new ResponseFormatError('http://x', 'GET', 502, 'html'))).toBe(1);
   });
 
-  it('maps a missing base_list extension to 1 and bad client options to 2', () => {
+  it('maps a missing base_list extension to 1, a missing ns_delete extension and bad client options to 2', () => {
     expect(exitCodeFor(new BaseListUnsupportedError('http://x', 'docs'))).toBe(1);
+    expect(exitCodeFor(new NsDeleteUnsupportedError('http://x', 'docs'))).toBe(2);
     expect(exitCodeFor(new ClientOptionsError('bad url'))).toBe(2);
   });
 
@@ -69,6 +71,7 @@ describe('the client error catalog', () => {
       [new NetworkError('refused', 'http://x', 'GET', 'connection refused'), 'NetworkError', 'network_error'],
       [new ResponseFormatError('http://x', 'GET', 200, 'html'), 'ResponseFormatError', 'bad_response'],
       [new BaseListUnsupportedError('http://x', 'docs'), 'BaseListUnsupportedError', 'base_list_unsupported'],
+      [new NsDeleteUnsupportedError('http://x', 'docs'), 'NsDeleteUnsupportedError', 'ns_delete_unsupported'],
       [new ClientOptionsError('x'), 'ClientOptionsError', 'invalid_client_options'],
     ];
     for (const [error, name, code] of errors) {

@@ -63,6 +63,31 @@ describe.concurrent('kb api against a real server', { timeout: TEST_TIMEOUT_MS }
     expect(replyOut(expect, auth)).toEqual({ success: true, data: 'api-get' });
   });
 
+  it('--jq (-q) picks from the reply as gh api --jq does; one jq cannot compile exits 2 with nothing sent', async ({ expect }) => {
+    const { env, token } = await orgEnv(server, 'api-jq');
+    await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'docs', description: 'Docs' });
+    await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'guides' });
+    const [keys, short, bad, failing] = await Promise.all([
+      kb(['api', 'ns_list', '--jq', '.data[].key'], { env }),
+      kb(['api', 'ns_list', '-q', '.data | length'], { env }),
+      kb(['api', 'ns_create', '-f', 'key=never', '--jq', '.data['], { env }),
+      kb(['api', 'ns_list', '--jq', '.data[] | .key + 1'], { env }),
+    ]);
+    const object = await kb(['api', 'ns_create', '-f', 'key=handbook', '--jq', '.data | {key}'], { env });
+    expect(keys.stdout, describeRun(keys)).toBe('docs\nguides\n');
+    expect(short.stdout, describeRun(short)).toBe('2\n');
+    expect(object.stdout, describeRun(object)).toBe('{\n  "key": "handbook"\n}\n');
+    expectFailure(expect, bad, 2, /^Error: Invalid --jq "\.data\[": syntax error/, 'It is a jq expression (https://jqlang.org/manual), e.g. --jq ".[].key".');
+    expectFailure(
+      expect,
+      failing,
+      1,
+      'The request was done (HTTP 200), but its reply failed --jq ".data[] | .key + 1": string ("docs") and number (1) cannot be added',
+      'It is a jq expression (https://jqlang.org/manual), e.g. --jq ".[].key".',
+    );
+    expect(((await apiData(expect, server.url, token, 'GET', '/ns_list')) as { key: string }[]).map((ns) => ns.key)).toEqual(['docs', 'guides', 'handbook']);
+  });
+
   it('takes PATH as the API document writes it, /v1/ns_list, without sending /v1 twice', async ({ expect }) => {
     const { env, token } = await orgEnv(server, 'api-v1');
     await apiData(expect, server.url, token, 'POST', '/ns_create', { key: 'docs', description: 'Docs' });

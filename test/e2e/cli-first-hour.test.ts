@@ -116,7 +116,7 @@ describe.concurrent('kb ns delete', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(await namespaceKeys(expect, token)).toEqual(['guides']);
   });
 
-  it('against a deployment without DELETE /v1/ns_delete: one plain sentence, exit 2', async ({ expect }) => {
+  it('against a deployment without DELETE /v1/ns_delete: one plain sentence, exit 2, as base list -A without base_list_all', async ({ expect }) => {
     // A deployment of the API document alone: ns_list answers, an unknown route is 404.
     const paths: string[] = [];
     const plain = createServer((request, response) => {
@@ -132,6 +132,15 @@ describe.concurrent('kb ns delete', { timeout: TEST_TIMEOUT_MS }, () => {
       const result = await kb(['ns', 'delete', 'docs'], { env });
       expectFailure(expect, result, 2, 'This deployment cannot delete namespaces: DELETE /v1/ns_delete is an extension of kb serve that it does not offer.');
       expect(paths).toEqual(['DELETE /v1/ns_delete', 'GET /v1/ns_list']);
+      // The same exit for the same case (docs/contract.md, Exit codes): a command needing an extension it lacks.
+      const all = await kb(['base', 'list', '-A'], { env });
+      expectFailure(
+        expect,
+        all,
+        2,
+        'This deployment does not offer base_list_all (an extension of kb serve): it cannot list every base at once.',
+        'List the bases of one namespace with `kb base list NAMESPACE`.',
+      );
     } finally {
       plain.closeAllConnections();
       await new Promise<void>((resolve) => plain.close(() => resolve()));
@@ -156,6 +165,20 @@ describe.concurrent('habits', { timeout: TEST_TIMEOUT_MS }, () => {
     const help = 'It is a jq expression (https://jqlang.org/manual), e.g. --jq ".[].key".';
     expectFailure(expect, syntax, 2, /^Error: Invalid --jq "\.\[": syntax error, unexpected end of file/, help);
     expectFailure(expect, runtime, 2, 'Invalid --jq ".key + 1": string ("docs") and number (1) cannot be added', help);
+    expect(await namespaceKeys(expect, token)).toEqual(['docs', 'guides']);
+  });
+
+  it('--jq that fails on data of the command\'s shape exits 2 before anything is sent: a write creates nothing, a read asks nothing', async ({ expect }) => {
+    const { env, token } = await seededOrg(expect, server, 'first-jq-sample', ['intro']);
+    // No server at all: a request would fail with exit 6, so exit 2 says none was tried.
+    const nowhere = { ...env, KB_URL: 'http://127.0.0.1:1' };
+    const [write, read] = await Promise.all([
+      kb(['ns', 'create', 'handbook', '--jq', '.key+1'], { env }),
+      kb(['base', 'list', 'docs', '--jq', '.[] | .key + 1'], { env: nowhere }),
+    ]);
+    const help = 'It is a jq expression (https://jqlang.org/manual), e.g. --jq ".[].key".';
+    expectFailure(expect, write, 2, 'Invalid --jq ".key+1": string ("docs") and number (1) cannot be added', help);
+    expectFailure(expect, read, 2, 'Invalid --jq ".[] | .key + 1": string ("faq") and number (1) cannot be added', help);
     expect(await namespaceKeys(expect, token)).toEqual(['docs', 'guides']);
   });
 
@@ -291,5 +314,25 @@ describe.concurrent('habits', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(short.stdout).toContain('  … and 10 more changes (--verbose shows every one).\n');
     expect(planned(verbose.stdout)).toHaveLength(30);
     expect(planned(piped.stderr)).toHaveLength(30);
+  });
+
+  it('kb apply --prune on a terminal shows every delete of a long plan before asking to confirm them', async ({ expect }) => {
+    const { env, token } = await seededOrg(expect, server, 'first-apply-prune-tty', ['intro']);
+    const file = join(tempDir('kb-first-apply-prune-tty-'), 'many.yaml');
+    const keys = Array.from({ length: 30 }, (_, i) => `team-${String(i).padStart(2, '0')}`);
+    writeFileSync(file, `version: 1\nnamespaces:\n  - key: docs\n    description: Product docs\n${keys.map((key) => `  - key: ${key}\n`).join('')}`);
+    const run = await onTerminal(['apply', file, '--prune'], { env, input: 'n\n' });
+    expect(run.code, describeRun(run)).toBe(1);
+    expect(run.stdout).toContain('Plan: 30 to create, 0 to update, 2 to delete.\n');
+    const asked = run.stdout.indexOf('Delete 2 bases, with all their data? [y/N]');
+    expect(asked, describeRun(run)).toBeGreaterThan(-1);
+    for (const key of ['faq', 'intro']) {
+      const shown = run.stdout.indexOf(`  - base docs/${key}\n`);
+      expect(shown, describeRun(run)).toBeGreaterThan(-1);
+      expect(shown).toBeLessThan(asked);
+    }
+    expect(run.stdout).toContain('  … and 10 more changes to create or update (--verbose shows every one).\n');
+    expect(run.stdout).toContain('Cancelled: nothing was changed.');
+    expect(await namespaceKeys(expect, token)).toEqual(['docs', 'guides']);
   });
 });

@@ -174,7 +174,7 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
   it('the topics name what their commands do, view included', async ({ expect }) => {
     const env = isolatedEnv();
     const root = await kb(['--help'], { env });
-    expect(root.stdout, describeRun(root)).toMatch(/^ {2}ns +List, view, create and update namespaces$/m);
+    expect(root.stdout, describeRun(root)).toMatch(/^ {2}ns +List, view, create, update and delete namespaces$/m);
     expect(root.stdout, describeRun(root)).toMatch(/^ {2}base +List, view, create, update and delete the bases of a namespace$/m);
   });
 

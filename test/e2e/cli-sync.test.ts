@@ -159,7 +159,7 @@ describe.concurrent('kb export, apply and import against real servers', { timeou
     const kept = await kb(['apply', '-f', path], { env });
     expect(kept.code, describeRun(kept)).toBe(0);
     expect(kept.stderr, describeRun(kept)).toContain(
-      '\nLeft as they are, on the deployment but not in the file:\n  1 namespace (namespaces are never deleted)\n  1 base (--prune deletes it)\n',
+      '\nLeft as they are, on the deployment but not in the file:\n  1 namespace (never deleted from a file; `kb ns delete` deletes it)\n  1 base (--prune deletes it)\n',
     );
     expect(await bases('docs')).toEqual(['add', 'drop', 'keep']);
 

@@ -66,4 +66,55 @@ describe("kb tui in a real terminal (tmux): k9s's habits, nothing created by acc
     await tui.keys('q');
     expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
   }, 120_000);
+
+  it.skipIf(!TMUX)(`ctrl-d deletes an empty namespace after y; one with bases after a second y that names their count${SKIPPED}`, async () => {
+    // "aa-" and "ab-" sort before every other key: the first rows.
+    for (const args of [['ns', 'create', 'aa-empty'], ['base', 'create', 'ab-team', 'roster', '--create-namespace'], ['base', 'create', 'ab-team', 'wiki']]) {
+      const made = await runKb(args, { env: served.env });
+      expect(made.code, made.stderr).toBe(0);
+    }
+    const tui = served.session();
+    await tui.start(120, 30, '--refresh', '0');
+    await tui.waitFor((s) => /^> aa-empty/m.test(s));
+    await tui.press('C-d', 'Delete namespace aa-empty?');
+    await tui.press('y', 'Deleted namespace aa-empty.');
+    await tui.waitFor((s) => /^> ab-team/m.test(s));
+    await tui.press('C-d', 'Delete namespace ab-team?');
+    await tui.press('y', 'Namespace ab-team holds 2 bases: delete it and them, with all their data?');
+    await tui.press('y', 'Deleted namespace ab-team and its 2 bases.');
+    const listed = await runKb(['ns', 'list', '--json'], { env: served.env });
+    const keys = JSON.parse(listed.stdout).map((ns: { key: string }) => ns.key);
+    expect(keys).not.toContain('aa-empty');
+    expect(keys).not.toContain('ab-team');
+    expect(keys).toContain('docs');
+    await tui.press('q', 'kb-exit=');
+    expect(await tui.screen()).toContain('kb-exit=0');
+  }, 120_000);
+
+  it.skipIf(!TMUX)(`--readonly: read-only in the header, ctrl-d refused in words; a long key elided in the list, whole in d; :profile picks${SKIPPED}`, async () => {
+    const made = await runKb(['ns', 'create', '--description', 'elided', '--json'], { env: served.env });
+    expect(made.code, made.stderr).toBe(0);
+    const key = (JSON.parse(made.stdout) as { key: string }).key;
+    const shown = `${key.slice(0, 11)}…${key.slice(-4)}`;
+    const tui = served.session();
+    await tui.start(120, 30, '--readonly', '--refresh', '0');
+    let screen = await tui.waitFor((s) => /^> docs +Product docs/m.test(s));
+    expect(screen.split('\n')[0]).toMatch(/^kb {2}read-only {2}profile local/);
+    expect(screen).toMatch(new RegExp(`^  ${shown} +elided$`, 'm'));
+    expect(screen).not.toContain(key);
+    await tui.press('C-d', 'Note: Read-only (kb tui --readonly): nothing is created, edited or deleted.');
+    await tui.press('/', (s) => /^\/ *$/m.test(s) || s.includes('enter keeps the filter'));
+    await tui.type('elided', (s) => /(^|[^0-9])1 match /m.test(s));
+    await tui.press('Enter', (s) => new RegExp(`^> ${shown} +elided$`, 'm').test(s) && s.includes('filter "elided"'));
+    screen = await tui.press('d', `key: "${key}"`);
+    expect(screen).toContain(`namespace ${key}`);
+    await tui.press('Escape', (s) => new RegExp(`^> ${shown} +elided$`, 'm').test(s));
+    await tui.type(':profile', ':profile');
+    screen = await tui.press('Enter', 'profiles (2)');
+    expect(screen).toMatch(/^>\*local {2}\(in use\)$/m);
+    expect(screen).toMatch(/^ {2}staging$/m);
+    await tui.press('Escape', (s) => s.includes('filter "elided"') && !s.includes('profiles (2)'));
+    await tui.press('q', 'kb-exit=');
+    expect(await tui.screen()).toContain('kb-exit=0');
+  }, 120_000);
 });

@@ -201,7 +201,7 @@ describe('planChanges', () => {
       '  - base docs/old',
       '3 to create, 2 to update, 1 to delete.',
       'Left as they are, on the deployment but not in the file:',
-      '  1 namespace (namespaces are never deleted)',
+      '  1 namespace (never deleted from a file; `kb ns delete` deletes it)',
       '',
     ]);
     const none = planChanges(await readCurrentState(deployment, CURRENT), CURRENT, { prune: false });

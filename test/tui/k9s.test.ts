@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { KbClient } from '../../src/client/client.js';
 import { complete } from '../../src/tui/history.js';
 import { shownKey } from '../../src/tui/text.js';
 import { selected, tuiFixture } from './fixture.js';
@@ -143,6 +144,81 @@ describe("kb tui: k9s's keys", () => {
     expect(shownKey('a-very-long-key-number-01', 11)).toBe('a-ver…er-01');
     expect(shownKey('short', 11)).toBe('short');
     expect(shownKey('kb_d74edf02-1111-4222-8333-123456789abc')).toBe('kb_d74edf02…9abc');
+  });
+});
+
+describe('kb tui: ctrl-d deletes a namespace, as kb ns delete does', () => {
+  it('an empty one after y; any other key keeps it', async () => {
+    const { client } = await orgClient(tui.server, 'k9s-ns-delete');
+    await client.nsCreate({ key: 'docs' });
+    await client.nsCreate({ key: 'scratch' });
+    const screen = open({ client, organization: 'k9s-ns-delete' });
+    await screen.waitFor((f) => selected(f) === 'docs');
+    await screen.press('j', CTRL_D);
+    await screen.waitFor('Delete namespace scratch?');
+    await screen.press('n');
+    await screen.waitFor('Cancelled: namespace scratch was not deleted.');
+    expect((await client.nsList()).map((ns) => ns.key)).toEqual(['docs', 'scratch']);
+    await screen.press(CTRL_D);
+    await screen.waitFor('Delete namespace scratch?');
+    await screen.press('y');
+    const frame = await screen.waitFor('Deleted namespace scratch.');
+    expect(frame).toContain('namespaces (1)');
+    expect((await client.nsList()).map((ns) => ns.key)).toEqual(['docs']);
+  });
+
+  it('one that holds bases: asked again with their count, deleted with them only on a second y', async () => {
+    const { client } = await orgClient(tui.server, 'k9s-ns-cascade');
+    await client.nsCreate({ key: 'docs' });
+    await client.baseCreate({ namespace: 'docs', key: 'faq' });
+    await client.baseCreate({ namespace: 'docs', key: 'guide' });
+    const screen = open({ client, organization: 'k9s-ns-cascade' });
+    await screen.waitFor((f) => selected(f) === 'docs');
+    await screen.press(CTRL_D);
+    await screen.waitFor('Delete namespace docs?');
+    await screen.press('y');
+    await screen.waitFor('Namespace docs holds 2 bases: delete it and them, with all their data?');
+    await screen.press('n');
+    await screen.waitFor('Cancelled: namespace docs and its 2 bases were not deleted.');
+    expect((await client.baseList('docs')).map((base) => base.key)).toEqual(['faq', 'guide']);
+    await screen.press(CTRL_D);
+    await screen.waitFor('Delete namespace docs?');
+    await screen.press('y');
+    await screen.waitFor('Namespace docs holds 2 bases');
+    await screen.press('y');
+    const frame = await screen.waitFor('Deleted namespace docs and its 2 bases.');
+    expect(frame).toContain('No namespaces yet');
+    expect(await client.nsList()).toEqual([]);
+  });
+
+  it('against a deployment without DELETE /v1/ns_delete: one sentence, and nothing else changes', async () => {
+    const { client: direct, token } = await orgClient(tui.server, 'k9s-ns-no-route');
+    await direct.nsCreate({ key: 'docs' });
+    const proxy = await tui.proxy({ without: ['/v1/ns_delete'] });
+    const client = new KbClient({ url: proxy.url, token, retries: 0 });
+    const screen = open({ client, organization: 'k9s-ns-no-route', columns: 140 });
+    await screen.waitFor((f) => selected(f) === 'docs');
+    await screen.press(CTRL_D);
+    await screen.waitFor('Delete namespace docs?');
+    await screen.press('y');
+    const frame = await screen.waitFor('Note: This deployment cannot delete namespaces: DELETE /v1/ns_delete is an extension of kb serve that it does not offer.');
+    expect(frame).not.toContain('Error');
+    expect(selected(frame)).toBe('docs');
+    expect(frame).toContain('namespaces (1)');
+    expect((await direct.nsList()).map((ns) => ns.key)).toEqual(['docs']);
+  });
+
+  it('--readonly refuses it as it refuses a base delete', async () => {
+    const { client } = await orgClient(tui.server, 'k9s-ns-readonly');
+    await client.nsCreate({ key: 'docs' });
+    const screen = open({ client, organization: 'k9s-ns-readonly', readonly: true });
+    await screen.waitFor((f) => selected(f) === 'docs');
+    await screen.press(CTRL_D);
+    const frame = screen.frame();
+    expect(frame).toContain('Note: Read-only (kb tui --readonly): nothing is created, edited or deleted.');
+    expect(frame).not.toContain('Delete namespace docs?');
+    await screen.press('y');
+    expect((await client.nsList()).map((ns) => ns.key)).toEqual(['docs']);
   });
 });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import stringWidth from '../../node_modules/ink/node_modules/string-width/index.js';
+import { KbClient } from '../../src/client/client.js';
 import { tuiFixture } from './fixture.js';
 import { KEY, orgClient } from './harness.js';
 
@@ -13,22 +14,25 @@ function keyLine(frame: string): string {
 
 describe('kb tui: messages', () => {
   it('fit one line, cut with …, and clear on the next key (a move, esc)', async () => {
-    const { client } = await orgClient(tui.server, 'msg-clear');
-    await client.nsCreate({ key: 'alpha' });
-    await client.nsCreate({ key: 'beta' });
+    // A long note: a deployment without DELETE /v1/ns_delete says so in one sentence, wider than 60 columns.
+    const { client: direct, token } = await orgClient(tui.server, 'msg-clear');
+    await direct.nsCreate({ key: 'alpha' });
+    await direct.nsCreate({ key: 'beta' });
+    const proxy = await tui.proxy({ without: ['/v1/ns_delete'] });
+    const client = new KbClient({ url: proxy.url, token, retries: 0 });
     const screen = open({ client, organization: 'msg-clear', columns: 60, rows: 20 });
     await screen.waitFor('alpha');
-    await screen.press(KEY.ctrlD);
-    let frame = screen.frame();
-    const note = frame.split('\n').find((line) => line.startsWith('Note: Namespaces cannot be deleted')) ?? '';
+    await screen.press(KEY.ctrlD, 'y');
+    let frame = await screen.waitFor('Note: This deployment cannot delete');
+    const note = frame.split('\n').find((line) => line.startsWith('Note: This deployment cannot delete')) ?? '';
     // Cut with …, the list's freshness at its right end.
     expect(note).toMatch(/…( +updated (just now|\d+s ago))?$/);
     expect(stringWidth(note)).toBeLessThanOrEqual(60);
     await screen.press('j');
     frame = screen.frame();
     expect(frame).not.toContain('Note:');
-    await screen.press(KEY.ctrlD);
-    expect(screen.frame()).toContain('Note:');
+    await screen.press(KEY.ctrlD, 'y');
+    await screen.waitFor('Note: This deployment cannot delete');
     await screen.press(KEY.escape);
     expect(screen.frame()).not.toContain('Note:');
   });

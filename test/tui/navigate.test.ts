@@ -142,20 +142,10 @@ describe('kb tui: browsing namespaces against a real server', () => {
     const help = screen.frame();
     expect(help).toContain('Help: keys');
     expect(help).toMatch(/g\/Home, G\/End +go to the first \/ the last row/);
-    expect(help).toMatch(/d +namespaces cannot be deleted/);
+    expect(help).toMatch(/ctrl-d +delete the namespace \(asks first/);
     expect(help).toMatch(/shift-tab +previous field/);
     await screen.press(KEY.escape);
     expect(screen.frame()).toContain('namespaces (4)');
-  });
-
-  it('says in place that namespaces cannot be deleted, and deletes nothing', async () => {
-    const client = await fourNamespaces('browse-nodelete');
-    const screen = open({ client });
-    await screen.waitFor('gamma');
-    await screen.press(KEY.ctrlD);
-    expect(screen.frame()).toContain('Note: Namespaces cannot be deleted: the kb API has no namespace delete.');
-    await screen.press('y');
-    expect((await client.nsList()).map((ns) => ns.key)).toEqual(['alpha', 'beta', 'delta', 'gamma']);
   });
 
   it('reflows when the terminal is resized: fewer rows, narrower lines, key help still on the last line', async () => {

@@ -60,7 +60,8 @@ export default class BaseList extends ApiCommand {
       ? await this.request('Listing bases', client.baseListAll())
       : await this.request('Listing bases', this.suggestOnNotFound(client, client.baseList(namespace), namespace));
     if (bases === undefined) {
-      throw new CliError('This deployment does not offer base_list_all (an extension of kb serve): it cannot list every base at once.', EXIT.failure, 'List the bases of one namespace with `kb base list NAMESPACE`.');
+      // Exit 2, as kb ns delete without ns_delete (docs/contract.md, Exit codes): no retry will make it work.
+      throw new CliError('This deployment does not offer base_list_all (an extension of kb serve): it cannot list every base at once.', EXIT.usage, 'List the bases of one namespace with `kb base list NAMESPACE`.');
     }
     if (!this.jsonEnabled()) {
       if (bases.length > 0) this.io.stdout(baseTable(this.io, bases, { wide: this.wide(), namespaces: all }));

@@ -58,8 +58,8 @@ An empty namespace is deleted at once. One that holds bases is refused (exit 5) 
 }
 
 /**
- * ns_delete's answer. A 404 is a namespace that does not exist, or a deployment without the route: one read of the
- * namespaces tells which, and gives the closest keys for the first.
+ * ns_delete's answer. A deployment without the route is the client's NsDeleteUnsupportedError (exit 2); a namespace
+ * that does not exist names the closest keys, from the namespaces the client read to tell the two apart.
  */
 async function deleted(client: KbClient, namespace: string, cascade: boolean): Promise<Namespace> {
   try {
@@ -71,10 +71,7 @@ async function deleted(client: KbClient, namespace: string, cascade: boolean): P
       throw new CliError(error.message, EXIT.conflict, `Pass --cascade to delete its bases with it (\`kb base list ${namespace}\` shows them).`, error.requestId);
     }
     if (error.status !== 404) throw error;
-    const keys = (await client.nsList()).map((ns) => ns.key);
-    if (keys.includes(namespace)) {
-      throw new CliError('This deployment cannot delete namespaces: DELETE /v1/ns_delete is an extension of kb serve that it does not offer.', EXIT.usage);
-    }
+    const keys = error.nearby ?? (await client.nsList()).map((ns) => ns.key);
     throw new CliError(`Namespace ${namespace} not found${suggestion(namespace, keys)}`, EXIT.notFound, '`kb ns list` shows the namespaces.');
   }
 }

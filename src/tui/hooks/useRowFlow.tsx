@@ -4,7 +4,7 @@ import { Form, type FormValues } from '../components/Form.js';
 import { Spinner } from '../components/Spinner.js';
 import { StatusLines } from '../components/StatusLines.js';
 import { useTui } from '../context.js';
-import { describeError } from '../errors.js';
+import { describeError, isConflict } from '../errors.js';
 import { descriptionField, descriptionProblem } from '../fields.js';
 import { type Command, CONFIRM_HINTS, EDIT_HINTS, type Hint } from '../keymap.js';
 import { editInEditor } from '../terminal.js';
@@ -15,13 +15,30 @@ export interface RowOps {
   noun: 'namespace' | 'base';
   /** Sets (a string) or clears (null) the description. */
   update(row: Row, description: string | null): Promise<Row>;
-  /** Deletes after `question` (naming what goes) is answered y; absent where the API cannot delete (namespaces). */
-  remove?: { run(row: Row): Promise<Row>; question(row: Row): string } | undefined;
-  /** Why `d` does nothing, where there is no remove. */
+  /** Deletes after `question` (naming what goes) is answered y. */
+  remove?: { run(row: Row): Promise<Row>; question(row: Row): string; cascade?: Cascade | undefined } | undefined;
+  /** Why ctrl-d does nothing, where there is no remove. */
   cannotDelete?: string | undefined;
 }
 
-type Step = { kind: 'edit'; row: Row } | { kind: 'confirm'; row: Row } | { kind: 'confirmMany'; rows: readonly Row[] } | { kind: 'busy'; label: string };
+/**
+ * Where a delete is refused (409) because the row holds others (a namespace its bases): how many it holds, read
+ * after the refusal, then a second question naming them, and the delete that takes them with it.
+ */
+export interface Cascade {
+  count(row: Row): Promise<number | undefined>;
+  question(row: Row, count: number | undefined): string;
+  run(row: Row): Promise<Row>;
+  /** "namespace docs and its 3 bases", for the spinner and the outcome. */
+  what(row: Row, count: number | undefined): string;
+}
+
+type Step =
+  | { kind: 'edit'; row: Row }
+  | { kind: 'confirm'; row: Row }
+  | { kind: 'confirmCascade'; row: Row; count: number | undefined; cascade: Cascade }
+  | { kind: 'confirmMany'; rows: readonly Row[] }
+  | { kind: 'busy'; label: string };
 
 export interface RowFlow {
   /** A step is under way (a form, a question, a request): it has the keys, not the screen. */
@@ -110,6 +127,28 @@ export function useRowFlow(
         setStatus({ tone: 'success', text: `Deleted ${noun} ${deleted.key}.` });
         screen.onDeleted?.(deleted);
       },
+      async (error: unknown) => {
+        const { cascade } = remover;
+        if (cascade === undefined || !isConflict(error)) {
+          done();
+          return setStatus(describeError(error, deployment.profile));
+        }
+        // The count is for the question only: a failure to read it still asks, without it.
+        const count = await cascade.count(row).catch(() => undefined);
+        setStep({ kind: 'confirmCascade', row, count, cascade });
+      },
+    );
+  };
+
+  const removeWith = (row: Row, count: number | undefined, cascade: Cascade) => {
+    const what = cascade.what(row, count);
+    setStep({ kind: 'busy', label: `Deleting ${what}` });
+    cascade.run(row).then(
+      (deleted) => {
+        done();
+        setStatus({ tone: 'success', text: `Deleted ${what}.` });
+        screen.onDeleted?.(deleted);
+      },
       (error: unknown) => {
         done();
         setStatus(describeError(error, deployment.profile));
@@ -189,6 +228,22 @@ export function useRowFlow(
             if (yes && remover !== undefined) return remove(row, remover);
             done();
             setStatus({ tone: 'info', text: `Cancelled: ${noun} ${row.key} was not deleted.` });
+          }}
+        />
+      </StatusLines>
+    );
+  } else if (step?.kind === 'confirmCascade') {
+    const { row, count, cascade } = step;
+    hints = CONFIRM_HINTS;
+    status = (
+      <StatusLines>
+        <Confirm
+          question={cascade.question(row, count)}
+          active={screen.active}
+          onAnswer={(yes) => {
+            if (yes) return removeWith(row, count, cascade);
+            done();
+            setStatus({ tone: 'info', text: `Cancelled: ${cascade.what(row, count)} were not deleted.` });
           }}
         />
       </StatusLines>

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { Namespace } from '../../api/schemas.js';
+import { ApiError } from '../../client/errors.js';
 import { useTui } from '../context.js';
 import { useRemote } from '../hooks/useRemote.js';
 import { removeRow, upsertRow } from '../text.js';
@@ -48,13 +49,36 @@ export function NamespacesView(props: NamespacesViewProps) {
       reload();
       return row;
     };
+    // Gone from the list once deleted, or once a 404 says it was already (deleted elsewhere).
+    const removed = async (row: Row, request: Promise<Namespace>): Promise<Row> => {
+      try {
+        const ns = await request;
+        mutate((rows) => (rows === undefined ? rows : removeRow(rows, ns.key)));
+        reload();
+        return ns;
+      } catch (error) {
+        if (error instanceof ApiError && !error.local && error.status === 404) mutate((rows) => (rows === undefined ? rows : removeRow(rows, row.key)));
+        throw error;
+      }
+    };
     return {
       noun: 'namespace',
       generatedPrefix: 'ns_',
       createTitle: 'New namespace',
       create: async ({ key, description }) => apply(await client.nsCreate({ ...(key === undefined ? {} : { key }), ...(description === undefined ? {} : { description }) })),
       update: async (row, description) => apply(await client.nsUpdate({ namespace: row.key, data: { description } })),
-      cannotDelete: 'Namespaces cannot be deleted: the kb API has no namespace delete. Open one (enter) to delete its bases.',
+      // As `kb ns delete`: an empty namespace goes at once; one with bases is refused (409), then asked for again
+      // with their count, and deleted with them (cascade).
+      remove: {
+        question: (row) => `Delete namespace ${row.key}?`,
+        run: (row) => removed(row, client.nsDelete({ namespace: row.key })),
+        cascade: {
+          count: async (row) => (await client.baseList(row.key)).length,
+          question: (row, count) => `Namespace ${row.key} holds ${bases(count)}: delete it and them, with all their data?`,
+          run: (row) => removed(row, client.nsDelete({ namespace: row.key, cascade: true })),
+          what: (row, count) => `namespace ${row.key} and its ${bases(count)}`,
+        },
+      },
     };
   }, [client, mutate, reload]);
 
@@ -74,4 +98,9 @@ export function NamespacesView(props: NamespacesViewProps) {
       onOpen={(row) => props.onOpen(row.key)}
     />
   );
+}
+
+/** "3 bases", or "its bases" where the count could not be read. */
+function bases(count: number | undefined): string {
+  return count === undefined ? 'bases' : `${count} ${count === 1 ? 'base' : 'bases'}`;
 }
