@@ -3,7 +3,7 @@ import { KbApiError } from '../api/errors.js';
 import { API_PREFIX } from '../api/routes.js';
 import { parseInput } from '../api/validation.js';
 import { WATCH_CURSOR_HEADER, WATCH_PATH, WatchQuery } from '../api/watch.js';
-import type { Change, ChangeLog } from '../store/changes.js';
+import type { Change, ChangeLog, Snapshot } from '../store/changes.js';
 import type { Principal } from '../store/store.js';
 import { sendError } from './errors.js';
 import { methodsOf, refusedWhileClosing } from './http.js';
@@ -96,6 +96,26 @@ class Watcher {
 }
 
 /**
+ * The objects of ?initial=true as `created` events, then `synced`, at the reader's pace through the watcher's bound:
+ * one event's text at a time, never the whole snapshot as one string in the connection's buffer.
+ */
+async function sendSnapshot(watcher: Watcher, snapshot: Snapshot): Promise<void> {
+  const send = async (text: string) => {
+    if (!watcher.write(text)) await watcher.drained();
+  };
+  const inScope = (namespace: string) => watcher.namespace === undefined || namespace === watcher.namespace;
+  for (const ns of snapshot.namespaces) {
+    if (!watcher.open) return;
+    if (inScope(ns.key)) await send(`event: change\ndata: ${JSON.stringify({ type: 'created', kind: 'namespace', object: ns })}\n\n`);
+  }
+  for (const base of snapshot.bases) {
+    if (!watcher.open) return;
+    if (inScope(base.namespace)) await send(`event: change\ndata: ${JSON.stringify({ type: 'created', kind: 'base', object: base })}\n\n`);
+  }
+  watcher.write(`id: ${snapshot.seq}\nevent: synced\ndata: {}\n\n`);
+}
+
+/**
  * One organization's watchers, fed by one read of the log per commit whatever their number. Its work is one queue, so
  * that a watcher joins (reads what it missed) between two fan-outs, never during one.
  */
@@ -148,11 +168,12 @@ class Feed {
   /**
    * Sends a new watcher what it missed since its cursor, then feeds it with the others. A long backlog is sent at the
    * reader's pace, outside the feed's queue (the other watchers go on meanwhile); what was committed while it was sent
-   * is read in the queue, between two fan-outs.
+   * is read in the queue, between two fan-outs. A snapshot (?initial=true) is sent first, the same way.
    */
-  async join(watcher: Watcher): Promise<void> {
+  async join(watcher: Watcher, snapshot?: Snapshot): Promise<void> {
     this.joining++;
     try {
+      if (snapshot !== undefined) await sendSnapshot(watcher, snapshot);
       if (await this.catchUp(watcher, true)) return;
       await this.run(async () => {
         if (await this.catchUp(watcher, false)) return;
@@ -220,8 +241,8 @@ export class WatchHub implements WatchStats {
     this.sent += events;
   };
 
-  /** Adds a stream at `cursor` (its events begin after it); it leaves when its connection ends. */
-  add(orgId: number, reply: FastifyReply, namespace: string | undefined, cursor: number): Promise<void> {
+  /** Adds a stream at `cursor` (its events begin after it, the snapshot's first if any); it leaves when its connection ends. */
+  add(orgId: number, reply: FastifyReply, namespace: string | undefined, cursor: number, snapshot?: Snapshot): Promise<void> {
     let feed = this.feeds.get(orgId);
     if (feed === undefined) {
       feed = new Feed(this.log, orgId, this.failed);
@@ -239,7 +260,7 @@ export class WatchHub implements WatchStats {
       forget();
     });
     // A watcher that closed while it joined leaves its feed idle only once the join is over.
-    return feed.join(watcher).finally(forget);
+    return feed.join(watcher, snapshot).finally(forget);
   }
 
   /** Ends every stream (a server that stops): clients reconnect, to another replica, with their last id. */
@@ -296,7 +317,7 @@ export const watchRoute = sharedPlugin<{ hub: WatchHub | undefined }>((app: Fast
       const principal = request.principal as Principal;
       const initial = query.initial === 'true' && cursor === undefined;
       let start: number;
-      let snapshot: Awaited<ReturnType<ChangeLog['snapshot']>> | undefined;
+      let snapshot: Snapshot | undefined;
       if (cursor !== undefined) {
         // Checked before the stream starts, so that a cursor past retention gets its 410 and no event.
         const read = await hub.log.read(principal.orgId, cursor, 0);
@@ -320,17 +341,9 @@ export const watchRoute = sharedPlugin<{ hub: WatchHub | undefined }>((app: Fast
         [WATCH_CURSOR_HEADER]: String(start),
       });
       raw.flushHeaders();
-      if (snapshot !== undefined) {
-        const inScope = (namespace: string) => query.namespace === undefined || namespace === query.namespace;
-        let text = '';
-        for (const ns of snapshot.namespaces) if (inScope(ns.key)) text += `event: change\ndata: ${JSON.stringify({ type: 'created', kind: 'namespace', object: ns })}\n\n`;
-        for (const base of snapshot.bases) if (inScope(base.namespace)) text += `event: change\ndata: ${JSON.stringify({ type: 'created', kind: 'base', object: base })}\n\n`;
-        raw.write(`${text}id: ${snapshot.seq}\nevent: synced\ndata: {}\n\n`);
-      } else {
-        // The stream is open: a comment now tells the client so (EventSource's open, a proxy's first byte).
-        raw.write(': watching\n\n');
-      }
-      await hub.add(principal.orgId, reply, query.namespace, start);
+      // The stream is open: a comment now tells the client so (EventSource's open, a proxy's first byte).
+      if (snapshot === undefined) raw.write(': watching\n\n');
+      await hub.add(principal.orgId, reply, query.namespace, start, snapshot);
       return reply;
     },
   });

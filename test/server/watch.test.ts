@@ -1,4 +1,7 @@
+import { type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
+import { createParser } from 'eventsource-parser';
 import type { Base, Namespace } from '../../src/api/schemas.js';
+import { WATCHER_BUFFER_BYTES } from '../../src/server/watch.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchCall } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -69,6 +72,45 @@ describe('GET /v1/watch', () => {
       ['2', 'synced', {}],
       ['3', 'change', { type: 'created', kind: 'base', object: { namespace: 'aaa', key: 'two', description: null } }],
     ]);
+  });
+
+  it('sends a large ?initial=true snapshot through the watcher’s bound: a reader that reads nothing leaves no more than it unsent, and gets it all once it reads', async () => {
+    const token = await server.newToken('snapshot');
+    // 2,000 bases of 4 KB each (4 bytes a character): 8 MB of snapshot, more than the kernel's buffers and the bound.
+    const description = '\u{1F600}'.repeat(1000);
+    const bases = 2000;
+    let next = 0;
+    await Promise.all(Array.from({ length: 32 }, async () => {
+      while (next < bases) expect((await post('/base_create', { namespace: 'big', key: `base${next++}`, description }, {}, token)).status).toBe(200);
+    }));
+    const responses: ServerResponse[] = [];
+    const seen = (request: IncomingMessage, response: ServerResponse) => {
+      if (request.url?.startsWith('/v1/watch') === true) responses.push(response);
+    };
+    server.app.server.on('request', seen);
+    const { port } = new URL(server.url);
+    const watching = httpRequest({ host: '127.0.0.1', port, path: '/v1/watch?initial=true', headers: { authorization: `Bearer ${token}` } });
+    const response = await new Promise<IncomingMessage>((resolve, reject) => watching.on('response', resolve).on('error', reject).end());
+    // The reader reads nothing: what the kernel does not take waits in the server's buffer for it.
+    response.pause();
+    await expect.poll(() => responses[0]?.writableLength ?? 0, { timeout: 60_000 }).toBeGreaterThan(0);
+    server.app.server.off('request', seen);
+    expect(responses[0]?.writableLength).toBeLessThanOrEqual(WATCHER_BUFFER_BYTES);
+    // Once it reads, the rest comes, then synced.
+    const events: Array<{ event: string | undefined; id: string | undefined }> = [];
+    const parser = createParser({ onEvent: (event) => events.push({ event: event.event, id: event.id }) });
+    const synced = new Promise<void>((resolve, reject) => {
+      response.setEncoding('utf8').on('data', (chunk: string) => {
+        parser.feed(chunk);
+        if (events.at(-1)?.event === 'synced') resolve();
+      });
+      response.on('end', () => reject(new Error(`the stream ended after ${events.length} events`)));
+    });
+    response.resume();
+    await synced;
+    watching.destroy();
+    expect(events.length).toBe(1 + bases + 1);
+    expect(events.at(-1)).toEqual({ event: 'synced', id: String(1 + bases) });
   });
 
   it('refuses a cursor it does not keep with 410 and the failure envelope, before any event; a malformed one with 400', async () => {
