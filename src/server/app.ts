@@ -105,7 +105,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.register(routes, { observer });
   // GET /v1/watch, over the store's change log (watch.ts).
   const log = options.store.changeLog;
-  const hub = log && new WatchHub(log, (error) => logger.pino.error({ err: error }, 'a watch feed failed to read the change log'));
+  const hub = log && new WatchHub(log, (error) => logger.pino.error({ err: error }, 'a watch feed failed to read the change log or the tokens'), {
+    tokens: options.store,
+  });
   if (hub !== undefined) observer?.watching?.(hub);
   app.register(watchRoute, { hub });
   return app;

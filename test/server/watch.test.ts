@@ -1,6 +1,7 @@
 import { type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
 import { createParser } from 'eventsource-parser';
 import type { Base, Namespace } from '../../src/api/schemas.js';
+import { hashToken } from '../../src/server/tokens.js';
 import { WATCHER_BUFFER_BYTES } from '../../src/server/watch.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchCall } from '../helpers/http.js';
@@ -111,6 +112,31 @@ describe('GET /v1/watch', () => {
     watching.destroy();
     expect(events.length).toBe(1 + bases + 1);
     expect(events.at(-1)).toEqual({ event: 'synced', id: String(1 + bases) });
+  });
+
+  it('ends the streams of a token once it is revoked (by another process or replica) or expires, cleanly: the reconnect is 401; another token’s stream goes on', async () => {
+    const [revoked, kept] = [await server.newToken('ended'), await server.newToken('ended')];
+    const expiring = await server.newToken('ended', { expiresAt: new Date(Date.now() + 5000).toISOString() });
+    const streams = { revoked: await openWatch(server.url, revoked), expiring: await openWatch(server.url, expiring, '?initial=true'), kept: await openWatch(server.url, kept) };
+    for (const stream of Object.values(streams)) expect(stream.status).toBe(200);
+    // Revoked through a store of its own over the same database: another process (SQLite), another replica (PostgreSQL).
+    const elsewhere = await server.database.open();
+    try {
+      const principal = await elsewhere.authenticate(hashToken(revoked));
+      expect(await elsewhere.revokeToken(principal?.tokenId as string)).not.toBeNull();
+    } finally {
+      await elsewhere.close();
+    }
+    await streams.revoked.ended;
+    await streams.expiring.ended;
+    expect((await openWatch(server.url, revoked)).status).toBe(401);
+    const expired = await openWatch(server.url, expiring);
+    expect(expired.status).toBe(401);
+    expect(expired.body).toMatchObject({ message: expect.stringContaining('expired') as string });
+    expect((await post('/ns_create', { key: 'still' }, {}, kept)).status).toBe(200);
+    await streams.kept.until((events) => events.length === 1);
+    streams.kept.close();
+    expect(streams.kept.events.map((event) => event.data.object.key)).toEqual(['still']);
   });
 
   it('refuses a cursor it does not keep with 410 and the failure envelope, before any event; a malformed one with 400', async () => {
