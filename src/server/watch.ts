@@ -215,6 +215,8 @@ class Feed {
 export type TokenCheck = Pick<Store, 'authenticate' | 'tokensVersion'>;
 
 export interface WatchHubOptions {
+  /** Milliseconds between two heartbeat comments (HEARTBEAT_MS). */
+  heartbeatMs?: number | undefined;
   /** Where the tokens of open streams are checked again; without it, a token is checked only as its stream opens. */
   tokens?: TokenCheck | undefined;
 }
@@ -257,7 +259,7 @@ export class WatchHub implements WatchStats {
     // One timer for every stream: idle watchers cost no timer each.
     this.heartbeat = setInterval(() => {
       for (const feed of this.feeds.values()) for (const watcher of feed.watchers) watcher.write(': keep-alive\n\n');
-    }, HEARTBEAT_MS).unref();
+    }, options.heartbeatMs ?? HEARTBEAT_MS).unref();
   }
 
   /** Keeps the watcher among its token's streams until it closes. */

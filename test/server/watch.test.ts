@@ -139,6 +139,28 @@ describe('GET /v1/watch', () => {
     expect(streams.kept.events.map((event) => event.data.object.key)).toEqual(['still']);
   });
 
+  it('sends a heartbeat comment on a stream with no change to send', async () => {
+    const beating = await startTestServer({ org: 'heartbeat', watchHeartbeatMs: 50 });
+    try {
+      const { port } = new URL(beating.url);
+      const watching = httpRequest({ host: '127.0.0.1', port, path: '/v1/watch', headers: { authorization: `Bearer ${beating.token}` } });
+      const response = await new Promise<IncomingMessage>((resolve, reject) => watching.on('response', resolve).on('error', reject).end());
+      expect(response.statusCode).toBe(200);
+      let text = '';
+      await new Promise<void>((resolve, reject) => {
+        response.setEncoding('utf8').on('data', (chunk: string) => {
+          text += chunk;
+          if (text.includes(': keep-alive\n\n')) resolve();
+        });
+        response.on('end', () => reject(new Error(`the stream ended with ${JSON.stringify(text)}`)));
+      });
+      watching.destroy();
+      expect(text).toMatch(/^: watching\n\n(: keep-alive\n\n)+$/);
+    } finally {
+      await beating.close();
+    }
+  });
+
   it('refuses a cursor it does not keep with 410 and the failure envelope, before any event; a malformed one with 400', async () => {
     const token = await server.newToken('gone');
     await post('/ns_create', { key: 'xxx' }, {}, token);
