@@ -174,6 +174,34 @@ describe('GET /v1/watch', () => {
     expect((await openWatch(server.url, 'kbt_wrong', '')).status).toBe(401);
   });
 
+  it('DELETE /v1/ns_delete reaches the feed: the namespace deleted, after each of its bases with "cascade": true; ?namespace= keeps to its own', async () => {
+    const token = await server.newToken('ns-delete');
+    const nsDelete = (json: unknown) => fetchCall(server.url, 'DELETE', '/v1/ns_delete', { token, json });
+    await post('/ns_create', { key: 'empty', description: 'Nothing' }, {}, token);
+    await post('/base_create', { namespace: 'docs', key: 'faq', description: 'f' }, {}, token);
+    await post('/base_create', { namespace: 'docs', key: 'guide' }, {}, token);
+    await post('/base_create', { namespace: 'other', key: 'stays' }, {}, token);
+    const streams = { all: await openWatch(server.url, token), docs: await openWatch(server.url, token, '?namespace=docs'), empty: await openWatch(server.url, token, '?namespace=empty') };
+    expect((await nsDelete({ namespace: 'empty' })).status).toBe(200);
+    expect((await nsDelete({ namespace: 'other' })).status).toBe(409);
+    expect((await nsDelete({ namespace: 'docs', cascade: true })).status).toBe(200);
+    expect((await post('/ns_create', { key: 'last' }, {}, token)).status).toBe(200);
+    await streams.all.until((events) => events.length >= 5);
+    await streams.docs.until((events) => events.length >= 3);
+    await streams.empty.until((events) => events.length >= 1);
+    for (const stream of Object.values(streams)) stream.close();
+    const seen = (events: readonly WatchEvent[]) => events.map((event) => [event.data.type, event.data.kind, event.data.object]);
+    const docs = [
+      ['deleted', 'base', { namespace: 'docs', key: 'faq', description: 'f' }],
+      ['deleted', 'base', { namespace: 'docs', key: 'guide', description: null }],
+      ['deleted', 'namespace', { key: 'docs', description: null }],
+    ];
+    expect(seen(streams.all.events)).toEqual([['deleted', 'namespace', { key: 'empty', description: 'Nothing' }], ...docs, ['created', 'namespace', { key: 'last', description: null }]]);
+    expect(ids(streams.all.events)).toEqual(Array.from({ length: 5 }, (_, n) => (ids(streams.all.events)[0] as number) + n));
+    expect(seen(streams.docs.events)).toEqual(docs);
+    expect(seen(streams.empty.events)).toEqual([['deleted', 'namespace', { key: 'empty', description: 'Nothing' }]]);
+  });
+
   it('organizations never see each other’s changes', async () => {
     const [one, two] = [await server.newToken('org-one'), await server.newToken('org-two')];
     const streams = [await openWatch(server.url, one, '?since=0'), await openWatch(server.url, two, '?since=0')];
