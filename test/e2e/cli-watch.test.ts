@@ -92,6 +92,21 @@ describe('kb watch', () => {
     expect(resumed.lines()).toEqual(['updated base docs/faq', 'deleted base docs/faq', 'updated namespace other', 'created base docs/guide']);
   }, 90_000);
 
+  it('ends with the 401 (exit 4) once its token is revoked, rather than watching on', async () => {
+    const env = isolatedEnv();
+    const created = await runKb(['serve', 'token', 'create', '--org', 'revoked', '--name', 'watcher'], { env });
+    const token = created.stdout.trim().split('\n').at(-1) as string;
+    const server = await serve(env);
+    const cli = { ...env, KB_URL: server.url, KB_TOKEN: token };
+    expect((await runKb(['ns', 'create', 'docs'], { env: cli })).code).toBe(0);
+    const watch = watching(['--since', '0'], cli);
+    await expect.poll(() => watch.lines(), { timeout: 20_000 }).toEqual(['created namespace docs']);
+    expect((await runKb(['serve', 'token', 'revoke', 'watcher'], { env })).code).toBe(0);
+    expect(await watch.exited).toBe(4);
+    expect(watch.stderr()).toContain('Error: Authentication required');
+    expect(watch.stderr()).toContain('The token came from KB_TOKEN');
+  }, 90_000);
+
   it('says plainly that a deployment without /v1/watch cannot be watched (exit 3)', async () => {
     const server = createServer((_request, response) => {
       response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ success: false, message: 'No such route: GET /v1/watch' }));
