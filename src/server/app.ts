@@ -36,6 +36,8 @@ export interface AppOptions {
   observer?: AppObserver | undefined;
   /** Serve HTTPS with this certificate and key (PEM, checked by tls.ts); plain HTTP by default. */
   tls?: { cert: Buffer; key: Buffer } | undefined;
+  /** Milliseconds between two heartbeat comments of GET /v1/watch (watch.ts, HEARTBEAT_MS). */
+  watchHeartbeatMs?: number | undefined;
 }
 
 declare module 'fastify' {
@@ -105,7 +107,10 @@ export function buildApp(options: AppOptions): FastifyInstance {
   app.register(routes, { observer });
   // GET /v1/watch, over the store's change log (watch.ts).
   const log = options.store.changeLog;
-  const hub = log && new WatchHub(log, (error) => logger.pino.error({ err: error }, 'a watch feed failed to read the change log'));
+  const hub = log && new WatchHub(log, (error) => logger.pino.error({ err: error }, 'a watch feed failed to read the change log or the tokens'), {
+    heartbeatMs: options.watchHeartbeatMs,
+    tokens: options.store,
+  });
   if (hub !== undefined) observer?.watching?.(hub);
   app.register(watchRoute, { hub });
   return app;

@@ -82,7 +82,7 @@ const TWO_AUTHORIZATIONS = new KbApiError('bad_request', 'Request has more than 
 const PRINCIPALS_KEPT = 10_000;
 
 /** The bearer token, if any; node keeps only the first of several Authorization headers, so they are counted raw. */
-function bearerToken(request: FastifyRequest): string | undefined {
+export function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   if (header === undefined) return undefined;
   const raw = request.raw.rawHeaders;

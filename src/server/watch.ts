@@ -3,11 +3,13 @@ import { KbApiError } from '../api/errors.js';
 import { API_PREFIX } from '../api/routes.js';
 import { parseInput } from '../api/validation.js';
 import { WATCH_CURSOR_HEADER, WATCH_PATH, WatchQuery } from '../api/watch.js';
-import type { Change, ChangeLog } from '../store/changes.js';
-import type { Principal } from '../store/store.js';
+import type { Change, ChangeLog, Snapshot } from '../store/changes.js';
+import type { Principal, Store } from '../store/store.js';
+import { bearerToken } from './auth.js';
 import { sendError } from './errors.js';
 import { methodsOf, refusedWhileClosing } from './http.js';
 import { sharedPlugin } from './plugin.js';
+import { hashToken } from './tokens.js';
 
 // GET /v1/watch (docs/contract.md, Live changes): each organization's change log, streamed as Server-Sent Events.
 
@@ -15,6 +17,8 @@ import { sharedPlugin } from './plugin.js';
 const PAGE = 200;
 /** A comment this often on every stream (the contract asks at least every 15 s): proxies keep it, clients see it live. */
 export const HEARTBEAT_MS = 10_000;
+/** How often the tokens of open streams are checked: a revocation or an expiry ends them within a second (docs/contract.md, Tokens). */
+export const TOKEN_CHECK_MS = 1000;
 /** Bytes a watcher may leave unread before it is ended: it resumes from its last id (bounded memory per watcher). */
 export const WATCHER_BUFFER_BYTES = 1024 * 1024;
 
@@ -96,6 +100,26 @@ class Watcher {
 }
 
 /**
+ * The objects of ?initial=true as `created` events, then `synced`, at the reader's pace through the watcher's bound:
+ * one event's text at a time, never the whole snapshot as one string in the connection's buffer.
+ */
+async function sendSnapshot(watcher: Watcher, snapshot: Snapshot): Promise<void> {
+  const send = async (text: string) => {
+    if (!watcher.write(text)) await watcher.drained();
+  };
+  const inScope = (namespace: string) => watcher.namespace === undefined || namespace === watcher.namespace;
+  for (const ns of snapshot.namespaces) {
+    if (!watcher.open) return;
+    if (inScope(ns.key)) await send(`event: change\ndata: ${JSON.stringify({ type: 'created', kind: 'namespace', object: ns })}\n\n`);
+  }
+  for (const base of snapshot.bases) {
+    if (!watcher.open) return;
+    if (inScope(base.namespace)) await send(`event: change\ndata: ${JSON.stringify({ type: 'created', kind: 'base', object: base })}\n\n`);
+  }
+  watcher.write(`id: ${snapshot.seq}\nevent: synced\ndata: {}\n\n`);
+}
+
+/**
  * One organization's watchers, fed by one read of the log per commit whatever their number. Its work is one queue, so
  * that a watcher joins (reads what it missed) between two fan-outs, never during one.
  */
@@ -148,11 +172,12 @@ class Feed {
   /**
    * Sends a new watcher what it missed since its cursor, then feeds it with the others. A long backlog is sent at the
    * reader's pace, outside the feed's queue (the other watchers go on meanwhile); what was committed while it was sent
-   * is read in the queue, between two fan-outs.
+   * is read in the queue, between two fan-outs. A snapshot (?initial=true) is sent first, the same way.
    */
-  async join(watcher: Watcher): Promise<void> {
+  async join(watcher: Watcher, snapshot?: Snapshot): Promise<void> {
     this.joining++;
     try {
+      if (snapshot !== undefined) await sendSnapshot(watcher, snapshot);
       if (await this.catchUp(watcher, true)) return;
       await this.run(async () => {
         if (await this.catchUp(watcher, false)) return;
@@ -186,17 +211,46 @@ class Feed {
   }
 }
 
-/** The watchers of one server, by organization, and their heartbeat. */
+/** What the hub asks of the store to end the streams of a token revoked or expired since they opened. */
+export type TokenCheck = Pick<Store, 'authenticate' | 'tokensVersion'>;
+
+export interface WatchHubOptions {
+  /** Milliseconds between two heartbeat comments (HEARTBEAT_MS). */
+  heartbeatMs?: number | undefined;
+  /** Where the tokens of open streams are checked again; without it, a token is checked only as its stream opens. */
+  tokens?: TokenCheck | undefined;
+}
+
+/** The open streams of one token, checked once for all of them. */
+class StreamToken {
+  readonly watchers = new Set<Watcher>();
+  /** The tokens version (Store.tokensVersion) it was last found valid at; undefined: to be checked at the next tick. */
+  version: string | undefined;
+
+  constructor(
+    readonly hash: Buffer,
+    public expiresAt: number | null,
+  ) {}
+}
+
+/** The watchers of one server, by organization, their heartbeat, and the check of their tokens. */
 export class WatchHub implements WatchStats {
   private readonly feeds = new Map<number, Feed>();
   private readonly unsubscribe: () => void;
   private readonly heartbeat: NodeJS.Timeout;
+  private readonly tokens = new Map<string, StreamToken>();
+  /** Runs while a stream is open: one timer for every token, each looked up only when the tokens have changed. */
+  private tokenTimer: NodeJS.Timeout | undefined;
+  private checking = false;
+  /** Whether the last check failed (a database that does not answer): logged once, not every second. */
+  private checkFailed = false;
   private count = 0;
   private sent = 0;
 
   constructor(
     readonly log: ChangeLog,
     private readonly failed: (error: unknown) => void,
+    private readonly options: WatchHubOptions = {},
   ) {
     this.unsubscribe = log.subscribe((orgId) => {
       if (orgId === undefined) for (const feed of this.feeds.values()) feed.poke();
@@ -205,7 +259,58 @@ export class WatchHub implements WatchStats {
     // One timer for every stream: idle watchers cost no timer each.
     this.heartbeat = setInterval(() => {
       for (const feed of this.feeds.values()) for (const watcher of feed.watchers) watcher.write(': keep-alive\n\n');
-    }, HEARTBEAT_MS).unref();
+    }, options.heartbeatMs ?? HEARTBEAT_MS).unref();
+  }
+
+  /** Keeps the watcher among its token's streams until it closes. */
+  private watchToken(principal: Principal, hash: Buffer, watcher: Watcher): () => void {
+    const id = principal.tokenId;
+    let token = this.tokens.get(id);
+    if (token === undefined) {
+      token = new StreamToken(hash, principal.expiresAt);
+      this.tokens.set(id, token);
+    }
+    const owner = token;
+    owner.watchers.add(watcher);
+    if (this.options.tokens !== undefined) this.tokenTimer ??= setInterval(() => void this.checkTokens(), TOKEN_CHECK_MS).unref();
+    return () => {
+      owner.watchers.delete(watcher);
+      if (owner.watchers.size === 0 && this.tokens.get(id) === owner) this.tokens.delete(id);
+      if (this.tokens.size === 0 && this.tokenTimer !== undefined) {
+        clearInterval(this.tokenTimer);
+        this.tokenTimer = undefined;
+      }
+    };
+  }
+
+  /**
+   * Ends the streams of each token expired by this server's clock, or no longer valid (revoked, here or on another
+   * replica: the tokens version tells) once looked up again. An ended stream's client reconnects and gets its 401.
+   */
+  private async checkTokens(): Promise<void> {
+    const check = this.options.tokens;
+    if (this.checking || check === undefined) return;
+    this.checking = true;
+    try {
+      // Read before the lookups: a change of the tokens told after it is looked up at the next tick.
+      const version = check.tokensVersion?.();
+      const now = Date.now();
+      for (const token of [...this.tokens.values()]) {
+        let valid = token.expiresAt === null || token.expiresAt > now;
+        if (valid && (version === undefined || token.version !== version)) {
+          const principal = await check.authenticate(token.hash);
+          valid = principal !== null && (principal.expiresAt === null || principal.expiresAt > now);
+          token.version = version;
+        }
+        if (!valid) for (const watcher of token.watchers) watcher.end();
+      }
+      this.checkFailed = false;
+    } catch (error) {
+      if (!this.checkFailed) this.failed(error);
+      this.checkFailed = true;
+    } finally {
+      this.checking = false;
+    }
   }
 
   watchers(): number {
@@ -220,8 +325,9 @@ export class WatchHub implements WatchStats {
     this.sent += events;
   };
 
-  /** Adds a stream at `cursor` (its events begin after it); it leaves when its connection ends. */
-  add(orgId: number, reply: FastifyReply, namespace: string | undefined, cursor: number): Promise<void> {
+  /** Adds a stream at `cursor` (its events begin after it, the snapshot's first if any); it leaves when its connection ends. */
+  add(principal: Principal, tokenHash: Buffer, reply: FastifyReply, namespace: string | undefined, cursor: number, snapshot?: Snapshot): Promise<void> {
+    const { orgId } = principal;
     let feed = this.feeds.get(orgId);
     if (feed === undefined) {
       feed = new Feed(this.log, orgId, this.failed);
@@ -233,13 +339,15 @@ export class WatchHub implements WatchStats {
     const forget = () => {
       if (owner.idle && this.feeds.get(orgId) === owner) this.feeds.delete(orgId);
     };
+    const unwatchToken = this.watchToken(principal, tokenHash, watcher);
     reply.raw.once('close', () => {
       this.count--;
+      unwatchToken();
       owner.watchers.delete(watcher);
       forget();
     });
     // A watcher that closed while it joined leaves its feed idle only once the join is over.
-    return feed.join(watcher).finally(forget);
+    return feed.join(watcher, snapshot).finally(forget);
   }
 
   /** Ends every stream (a server that stops): clients reconnect, to another replica, with their last id. */
@@ -249,6 +357,7 @@ export class WatchHub implements WatchStats {
 
   close(): void {
     clearInterval(this.heartbeat);
+    clearInterval(this.tokenTimer);
     this.unsubscribe();
     this.endAll();
   }
@@ -296,7 +405,7 @@ export const watchRoute = sharedPlugin<{ hub: WatchHub | undefined }>((app: Fast
       const principal = request.principal as Principal;
       const initial = query.initial === 'true' && cursor === undefined;
       let start: number;
-      let snapshot: Awaited<ReturnType<ChangeLog['snapshot']>> | undefined;
+      let snapshot: Snapshot | undefined;
       if (cursor !== undefined) {
         // Checked before the stream starts, so that a cursor past retention gets its 410 and no event.
         const read = await hub.log.read(principal.orgId, cursor, 0);
@@ -320,17 +429,9 @@ export const watchRoute = sharedPlugin<{ hub: WatchHub | undefined }>((app: Fast
         [WATCH_CURSOR_HEADER]: String(start),
       });
       raw.flushHeaders();
-      if (snapshot !== undefined) {
-        const inScope = (namespace: string) => query.namespace === undefined || namespace === query.namespace;
-        let text = '';
-        for (const ns of snapshot.namespaces) if (inScope(ns.key)) text += `event: change\ndata: ${JSON.stringify({ type: 'created', kind: 'namespace', object: ns })}\n\n`;
-        for (const base of snapshot.bases) if (inScope(base.namespace)) text += `event: change\ndata: ${JSON.stringify({ type: 'created', kind: 'base', object: base })}\n\n`;
-        raw.write(`${text}id: ${snapshot.seq}\nevent: synced\ndata: {}\n\n`);
-      } else {
-        // The stream is open: a comment now tells the client so (EventSource's open, a proxy's first byte).
-        raw.write(': watching\n\n');
-      }
-      await hub.add(principal.orgId, reply, query.namespace, start);
+      // The stream is open: a comment now tells the client so (EventSource's open, a proxy's first byte).
+      if (snapshot === undefined) raw.write(': watching\n\n');
+      await hub.add(principal, hashToken(bearerToken(request) as string), reply, query.namespace, start, snapshot);
       return reply;
     },
   });

@@ -14,6 +14,17 @@ async function serve(env: NodeJS.ProcessEnv, args: string[] = []): Promise<Serve
   return server;
 }
 
+/** kb watch running, its stdout as lines as they come. */
+function watching(args: readonly string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [KB_BIN, 'watch', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, exited, lines: () => out.split('\n').filter((line) => line !== ''), stderr: () => err };
+}
+
 describe('kb watch', () => {
   it('prints each change as NDJSON with its cursor, resumes across a server restart from its last cursor, and ends with 130 on Ctrl-C', async () => {
     const env = isolatedEnv();
@@ -49,6 +60,51 @@ describe('kb watch', () => {
       ['created', 'base', 'faq'],
       ['created', 'namespace', 'after-restart'],
     ]);
+  }, 90_000);
+
+  it('prints one plain line per change; NAMESPACE narrows it to that namespace and its bases; --since resumes after a cursor', async () => {
+    const env = isolatedEnv();
+    const created = await runKb(['serve', 'token', 'create', '--org', 'lines'], { env });
+    const token = created.stdout.trim().split('\n').at(-1) as string;
+    const server = await serve(env);
+    const cli = { ...env, KB_URL: server.url, KB_TOKEN: token };
+    // Cursors 1 to 7, in this order.
+    for (const args of [
+      ['ns', 'create', 'docs'],
+      ['base', 'create', 'docs', 'faq'],
+      ['ns', 'create', 'other'],
+      ['base', 'create', 'other', 'notes'],
+      ['base', 'update', 'docs', 'faq', '--description', 'Answers'],
+      ['base', 'delete', 'docs', 'faq', '--yes'],
+      ['ns', 'update', 'other', '--description', 'Elsewhere'],
+    ]) expect((await runKb(args, { env: cli })).code).toBe(0);
+    const narrowed = watching(['docs', '--since', '0'], cli);
+    const resumed = watching(['--since', '4'], cli);
+    await expect.poll(() => narrowed.lines().length, { timeout: 20_000 }).toBeGreaterThanOrEqual(4);
+    await expect.poll(() => resumed.lines().length, { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
+    // A change made now comes after them, on the stream that covers it only.
+    expect((await runKb(['base', 'create', 'docs', 'guide'], { env: cli })).code).toBe(0);
+    await expect.poll(() => narrowed.lines().length, { timeout: 20_000 }).toBe(5);
+    await expect.poll(() => resumed.lines().length, { timeout: 20_000 }).toBe(4);
+    for (const each of [narrowed, resumed]) each.child.kill('SIGINT');
+    expect([await narrowed.exited, await resumed.exited]).toEqual([130, 130]);
+    expect(narrowed.lines()).toEqual(['created namespace docs', 'created base docs/faq', 'updated base docs/faq', 'deleted base docs/faq', 'created base docs/guide']);
+    expect(resumed.lines()).toEqual(['updated base docs/faq', 'deleted base docs/faq', 'updated namespace other', 'created base docs/guide']);
+  }, 90_000);
+
+  it('ends with the 401 (exit 4) once its token is revoked, rather than watching on', async () => {
+    const env = isolatedEnv();
+    const created = await runKb(['serve', 'token', 'create', '--org', 'revoked', '--name', 'watcher'], { env });
+    const token = created.stdout.trim().split('\n').at(-1) as string;
+    const server = await serve(env);
+    const cli = { ...env, KB_URL: server.url, KB_TOKEN: token };
+    expect((await runKb(['ns', 'create', 'docs'], { env: cli })).code).toBe(0);
+    const watch = watching(['--since', '0'], cli);
+    await expect.poll(() => watch.lines(), { timeout: 20_000 }).toEqual(['created namespace docs']);
+    expect((await runKb(['serve', 'token', 'revoke', 'watcher'], { env })).code).toBe(0);
+    expect(await watch.exited).toBe(4);
+    expect(watch.stderr()).toContain('Error: Authentication required');
+    expect(watch.stderr()).toContain('The token came from KB_TOKEN');
   }, 90_000);
 
   it('says plainly that a deployment without /v1/watch cannot be watched (exit 3)', async () => {

@@ -126,37 +126,45 @@ describe(`GET /v1/watch from the built kb serve (${ENGINE})`, () => {
     await expect.poll(() => sample('kb_watchers')).toBe(0);
   });
 
-  it('forgets changes past 24 h and the last 10,000 of each organization, and answers a cursor before them 410', async () => {
+  it('forgets changes past 24 h and the last 10,000 of each organization, and answers a cursor before them 410; keeps any number younger than 24 h', async () => {
     const { database, env } = await storage();
     let server = await serve(env);
-    const token = await newToken(env, 'kept');
+    const [token, youngToken] = [await newToken(env, 'kept'), await newToken(env, 'young')];
     expect(await post(server.url, token, '/ns_create', { key: 'fresh' })).toBe(200);
+    expect(await post(server.url, youngToken, '/ns_create', { key: 'fresh' })).toBe(200);
     server.child.kill('SIGTERM');
     await server.exited;
-    // 10,050 changes a day old and more before the one just made: the first 50 may go, the others must stay.
-    const [org] = (await database.sql('SELECT id FROM orgs WHERE name = ?', ['kept'])) as Array<{ id: number }>;
-    const orgId = (org as { id: number }).id;
-    if (ENGINE === 'sqlite') {
+    const orgIdOf = async (name: string) => ((await database.sql('SELECT id FROM orgs WHERE name = ?', [name])) as Array<{ id: number }>)[0]?.id as number;
+    /** 10,050 changes made at `at`, before the one the organization made above. */
+    const before = async (orgId: number, at: string) => {
       await database.sql('UPDATE changes SET seq = seq + 10050 WHERE org_id = ?', [orgId]);
-      await database.sql(
-        `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10050)
-         INSERT INTO changes SELECT ?, i, 'updated', 'namespace', 'fresh', 'fresh', NULL, '2000-01-01T00:00:00.000Z' FROM n`,
-        [orgId],
-      );
-    } else {
-      await database.sql('UPDATE changes SET seq = seq + 10050 WHERE org_id = ?', [orgId]);
-      await database.sql(
-        `INSERT INTO changes (org_id, seq, type, kind, namespace, key, at)
-         SELECT ?, i, 'updated', 'namespace', 'fresh', 'fresh', '2000-01-01' FROM generate_series(1, 10050) i`,
-        [orgId],
-      );
-    }
-    await database.sql('UPDATE change_heads SET seq = seq + 10050 WHERE org_id = ?', [orgId]);
-    // The purge runs as the server starts.
+      if (ENGINE === 'sqlite') {
+        await database.sql(
+          `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10050)
+           INSERT INTO changes SELECT ?, i, 'updated', 'namespace', 'fresh', 'fresh', NULL, ? FROM n`,
+          [orgId, at],
+        );
+      } else {
+        await database.sql(
+          `INSERT INTO changes (org_id, seq, type, kind, namespace, key, at)
+           SELECT ?, i, 'updated', 'namespace', 'fresh', 'fresh', ?::timestamptz FROM generate_series(1, 10050) i`,
+          [orgId, at],
+        );
+      }
+      await database.sql('UPDATE change_heads SET seq = seq + 10050 WHERE org_id = ?', [orgId]);
+    };
+    // Organization kept: a day old, the first 50 may go and the others must stay. Organization young: 23 h old, none may go.
+    const [orgId, youngId] = [await orgIdOf('kept'), await orgIdOf('young')];
+    await before(orgId, '2000-01-01T00:00:00.000Z');
+    await before(youngId, new Date(Date.now() - 23 * 60 * 60 * 1000).toISOString());
+    // The purge runs as the server starts, one statement for every organization.
     server = await serve(env);
-    await expect.poll(async () => ((await database.sql('SELECT purged FROM change_heads WHERE org_id = ?', [orgId])) as Array<{ purged: number }>).map((row) => Number(row.purged))).toEqual([51]);
-    const [{ count }] = (await database.sql('SELECT count(*) AS count FROM changes WHERE org_id = ?', [orgId])) as [{ count: number }];
-    expect(Number(count)).toBe(10_000);
+    const marks = async (id: number) => ((await database.sql('SELECT purged FROM change_heads WHERE org_id = ?', [id])) as Array<{ purged: number }>).map((row) => Number(row.purged));
+    await expect.poll(() => marks(orgId)).toEqual([51]);
+    const count = async (id: number) => Number(((await database.sql('SELECT count(*) AS count FROM changes WHERE org_id = ?', [id])) as [{ count: number }])[0].count);
+    expect(await count(orgId)).toBe(10_000);
+    expect(await marks(youngId)).toEqual([0]);
+    expect(await count(youngId)).toBe(10_051);
     for (const since of ['0', '50']) {
       const refused = await openWatch(server.url, token, `?since=${since}`);
       expect(refused.status).toBe(410);
@@ -166,5 +174,9 @@ describe(`GET /v1/watch from the built kb serve (${ENGINE})`, () => {
     await kept.until((events) => events.length === 2);
     kept.close();
     expect(kept.events.map((event) => [event.id, event.data.type])).toEqual([['10050', 'updated'], ['10051', 'created']]);
+    const young = await openWatch(server.url, youngToken, '?since=0');
+    await young.until((events) => events.length === 10_051);
+    young.close();
+    expect(young.events.map((event) => Number(event.id))).toEqual(Array.from({ length: 10_051 }, (_, n) => n + 1));
   });
 });

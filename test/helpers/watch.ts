@@ -109,7 +109,8 @@ export function seeded(seed: number): () => number {
 
 /**
  * Writers: `count` requests over `urls`, `concurrency` at a time, of every kind: creates (some of keys taken: 409),
- * updates and deletes (some of keys missing: 404), bases into namespaces that do not exist yet, repeats of an
+ * updates and deletes (some of keys missing: 404), namespace deletes (with "cascade": true, or 409 for a namespace
+ * that holds bases), bases into namespaces that do not exist yet, repeats of an
  * Idempotency-Key (replayed: no change), and invalid bodies (400). Resolves the statuses seen.
  */
 export async function randomWrites(urls: readonly string[], token: string, count: number, concurrency: number, random: () => number): Promise<Map<number, number>> {
@@ -127,7 +128,8 @@ export async function randomWrites(urls: readonly string[], token: string, count
     let body: unknown;
     const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     if (roll < 0.15) [path, body] = ['/ns_create', { key: ns(), description: `n${n}` }];
-    else if (roll < 0.45) [path, body] = ['/base_create', { namespace: ns(), key: base(), description: `c${n}` }];
+    else if (roll < 0.42) [path, body] = ['/base_create', { namespace: ns(), key: base(), description: `c${n}` }];
+    else if (roll < 0.45) [method, path, body] = ['DELETE', '/ns_delete', { namespace: ns(), cascade: random() < 0.5 }];
     else if (roll < 0.6) [path, body] = ['/base_update', { namespace: ns(), base: base(), data: { description: random() < 0.2 ? null : `u${n}` } }];
     else if (roll < 0.7) [path, body] = ['/ns_update', { namespace: ns(), data: { description: `u${n}` } }];
     else if (roll < 0.85) [method, path, body] = ['DELETE', '/base_delete', { namespace: ns(), base: base() }];

@@ -4,6 +4,7 @@ import { ENGINE } from '../helpers/database.js';
 import { call, expectFailure, type Reply } from '../helpers/http.js';
 import { failCommitsWhen } from '../helpers/commit-faults.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { openWatch } from '../helpers/watch.js';
 
 /**
  * The commit of a write fails after the write itself ran (and, under an Idempotency-Key, after its reply was made):
@@ -14,7 +15,8 @@ import { startTestServer, type TestServer } from '../helpers/server.js';
 describe('a write whose commit fails', () => {
   let server: TestServer;
   beforeAll(async () => {
-    server = await startTestServer({ listen: false });
+    // Listening, for GET /v1/watch's stream (the other requests are injected).
+    server = await startTestServer();
     await server.database.sql('CREATE TABLE fail_commit (key TEXT PRIMARY KEY)');
     // Armed for one namespace key at a time, by a row in fail_commit.
     await failCommitsWhen(server.database, 'NEW.key IN (SELECT key FROM fail_commit)');
@@ -58,6 +60,19 @@ describe('a write whose commit fails', () => {
       await expectNothingKeptThenRetried(key, idempotencyKey);
     });
   }
+
+  it('never streams a write whose COMMIT failed: the next event is the next write that committed, at the next cursor', async () => {
+    const stream = await openWatch(server.url, server.token);
+    expect(stream.status).toBe(200);
+    const began = Number(stream.headers.get('kb-watch-cursor'));
+    await server.database.sql('INSERT INTO fail_commit (key) VALUES (?)', ['never-streamed']);
+    expectFailure(expect, await create('never-streamed', undefined), ENGINE === 'sqlite' ? 500 : 507);
+    await server.database.sql('DELETE FROM fail_commit WHERE key = ?', ['never-streamed']);
+    expect((await create('streamed-after', undefined)).status).toBe(200);
+    await stream.until((events) => events.length >= 1);
+    stream.close();
+    expect(stream.events.map((event) => [Number(event.id), event.data.type, event.data.object.key])).toEqual([[began + 1, 'created', 'streamed-after']]);
+  });
 
   if (ENGINE === 'postgres') {
     for (const keyed of [true, false]) {

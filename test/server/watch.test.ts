@@ -1,4 +1,8 @@
+import { type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
+import { createParser } from 'eventsource-parser';
 import type { Base, Namespace } from '../../src/api/schemas.js';
+import { hashToken } from '../../src/server/tokens.js';
+import { WATCHER_BUFFER_BYTES } from '../../src/server/watch.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fetchCall } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -71,6 +75,92 @@ describe('GET /v1/watch', () => {
     ]);
   });
 
+  it('sends a large ?initial=true snapshot through the watcher’s bound: a reader that reads nothing leaves no more than it unsent, and gets it all once it reads', async () => {
+    const token = await server.newToken('snapshot');
+    // 2,000 bases of 4 KB each (4 bytes a character): 8 MB of snapshot, more than the kernel's buffers and the bound.
+    const description = '\u{1F600}'.repeat(1000);
+    const bases = 2000;
+    let next = 0;
+    await Promise.all(Array.from({ length: 32 }, async () => {
+      while (next < bases) expect((await post('/base_create', { namespace: 'big', key: `base${next++}`, description }, {}, token)).status).toBe(200);
+    }));
+    const responses: ServerResponse[] = [];
+    const seen = (request: IncomingMessage, response: ServerResponse) => {
+      if (request.url?.startsWith('/v1/watch') === true) responses.push(response);
+    };
+    server.app.server.on('request', seen);
+    const { port } = new URL(server.url);
+    const watching = httpRequest({ host: '127.0.0.1', port, path: '/v1/watch?initial=true', headers: { authorization: `Bearer ${token}` } });
+    const response = await new Promise<IncomingMessage>((resolve, reject) => watching.on('response', resolve).on('error', reject).end());
+    // The reader reads nothing: what the kernel does not take waits in the server's buffer for it.
+    response.pause();
+    await expect.poll(() => responses[0]?.writableLength ?? 0, { timeout: 60_000 }).toBeGreaterThan(0);
+    server.app.server.off('request', seen);
+    expect(responses[0]?.writableLength).toBeLessThanOrEqual(WATCHER_BUFFER_BYTES);
+    // Once it reads, the rest comes, then synced.
+    const events: Array<{ event: string | undefined; id: string | undefined }> = [];
+    const parser = createParser({ onEvent: (event) => events.push({ event: event.event, id: event.id }) });
+    const synced = new Promise<void>((resolve, reject) => {
+      response.setEncoding('utf8').on('data', (chunk: string) => {
+        parser.feed(chunk);
+        if (events.at(-1)?.event === 'synced') resolve();
+      });
+      response.on('end', () => reject(new Error(`the stream ended after ${events.length} events`)));
+    });
+    response.resume();
+    await synced;
+    watching.destroy();
+    expect(events.length).toBe(1 + bases + 1);
+    expect(events.at(-1)).toEqual({ event: 'synced', id: String(1 + bases) });
+  });
+
+  it('ends the streams of a token once it is revoked (by another process or replica) or expires, cleanly: the reconnect is 401; another token’s stream goes on', async () => {
+    const [revoked, kept] = [await server.newToken('ended'), await server.newToken('ended')];
+    const expiring = await server.newToken('ended', { expiresAt: new Date(Date.now() + 5000).toISOString() });
+    const streams = { revoked: await openWatch(server.url, revoked), expiring: await openWatch(server.url, expiring, '?initial=true'), kept: await openWatch(server.url, kept) };
+    for (const stream of Object.values(streams)) expect(stream.status).toBe(200);
+    // Revoked through a store of its own over the same database: another process (SQLite), another replica (PostgreSQL).
+    const elsewhere = await server.database.open();
+    try {
+      const principal = await elsewhere.authenticate(hashToken(revoked));
+      expect(await elsewhere.revokeToken(principal?.tokenId as string)).not.toBeNull();
+    } finally {
+      await elsewhere.close();
+    }
+    await streams.revoked.ended;
+    await streams.expiring.ended;
+    expect((await openWatch(server.url, revoked)).status).toBe(401);
+    const expired = await openWatch(server.url, expiring);
+    expect(expired.status).toBe(401);
+    expect(expired.body).toMatchObject({ message: expect.stringContaining('expired') as string });
+    expect((await post('/ns_create', { key: 'still' }, {}, kept)).status).toBe(200);
+    await streams.kept.until((events) => events.length === 1);
+    streams.kept.close();
+    expect(streams.kept.events.map((event) => event.data.object.key)).toEqual(['still']);
+  });
+
+  it('sends a heartbeat comment on a stream with no change to send', async () => {
+    const beating = await startTestServer({ org: 'heartbeat', watchHeartbeatMs: 50 });
+    try {
+      const { port } = new URL(beating.url);
+      const watching = httpRequest({ host: '127.0.0.1', port, path: '/v1/watch', headers: { authorization: `Bearer ${beating.token}` } });
+      const response = await new Promise<IncomingMessage>((resolve, reject) => watching.on('response', resolve).on('error', reject).end());
+      expect(response.statusCode).toBe(200);
+      let text = '';
+      await new Promise<void>((resolve, reject) => {
+        response.setEncoding('utf8').on('data', (chunk: string) => {
+          text += chunk;
+          if (text.includes(': keep-alive\n\n')) resolve();
+        });
+        response.on('end', () => reject(new Error(`the stream ended with ${JSON.stringify(text)}`)));
+      });
+      watching.destroy();
+      expect(text).toMatch(/^: watching\n\n(: keep-alive\n\n)+$/);
+    } finally {
+      await beating.close();
+    }
+  });
+
   it('refuses a cursor it does not keep with 410 and the failure envelope, before any event; a malformed one with 400', async () => {
     const token = await server.newToken('gone');
     await post('/ns_create', { key: 'xxx' }, {}, token);
@@ -82,6 +172,34 @@ describe('GET /v1/watch', () => {
     const badNamespace = await openWatch(server.url, token, '?namespace=Not%20A%20Key');
     expect(badNamespace.status).toBe(400);
     expect((await openWatch(server.url, 'kbt_wrong', '')).status).toBe(401);
+  });
+
+  it('DELETE /v1/ns_delete reaches the feed: the namespace deleted, after each of its bases with "cascade": true; ?namespace= keeps to its own', async () => {
+    const token = await server.newToken('ns-delete');
+    const nsDelete = (json: unknown) => fetchCall(server.url, 'DELETE', '/v1/ns_delete', { token, json });
+    await post('/ns_create', { key: 'empty', description: 'Nothing' }, {}, token);
+    await post('/base_create', { namespace: 'docs', key: 'faq', description: 'f' }, {}, token);
+    await post('/base_create', { namespace: 'docs', key: 'guide' }, {}, token);
+    await post('/base_create', { namespace: 'other', key: 'stays' }, {}, token);
+    const streams = { all: await openWatch(server.url, token), docs: await openWatch(server.url, token, '?namespace=docs'), empty: await openWatch(server.url, token, '?namespace=empty') };
+    expect((await nsDelete({ namespace: 'empty' })).status).toBe(200);
+    expect((await nsDelete({ namespace: 'other' })).status).toBe(409);
+    expect((await nsDelete({ namespace: 'docs', cascade: true })).status).toBe(200);
+    expect((await post('/ns_create', { key: 'last' }, {}, token)).status).toBe(200);
+    await streams.all.until((events) => events.length >= 5);
+    await streams.docs.until((events) => events.length >= 3);
+    await streams.empty.until((events) => events.length >= 1);
+    for (const stream of Object.values(streams)) stream.close();
+    const seen = (events: readonly WatchEvent[]) => events.map((event) => [event.data.type, event.data.kind, event.data.object]);
+    const docs = [
+      ['deleted', 'base', { namespace: 'docs', key: 'faq', description: 'f' }],
+      ['deleted', 'base', { namespace: 'docs', key: 'guide', description: null }],
+      ['deleted', 'namespace', { key: 'docs', description: null }],
+    ];
+    expect(seen(streams.all.events)).toEqual([['deleted', 'namespace', { key: 'empty', description: 'Nothing' }], ...docs, ['created', 'namespace', { key: 'last', description: null }]]);
+    expect(ids(streams.all.events)).toEqual(Array.from({ length: 5 }, (_, n) => (ids(streams.all.events)[0] as number) + n));
+    expect(seen(streams.docs.events)).toEqual(docs);
+    expect(seen(streams.empty.events)).toEqual([['deleted', 'namespace', { key: 'empty', description: 'Nothing' }]]);
   });
 
   it('organizations never see each other’s changes', async () => {

@@ -7,8 +7,12 @@ export interface Proxy {
   mode: 'forward' | 'down';
   /** Requests held back (see `hold`) so far, answered or not. */
   held: number;
+  /** Answers kept back (see `holdAnswers`) so far, each read in full from the server, sent or not. */
+  kept: number;
   /** Forwards the requests held back, and from now on every request. */
   release(): void;
+  /** Sends the answers kept back, and from now on every answer as it comes. */
+  sendAnswers(): void;
   close(): Promise<void>;
 }
 
@@ -23,18 +27,30 @@ export async function startProxy(
     without?: readonly string[];
     /** Requests (path and query) that wait, unanswered, until `release`: a slow deployment. */
     hold?: (url: string) => boolean;
+    /**
+     * Requests (path and query) sent to the server at once, whose answers wait until `release`: an answer made before
+     * what happens meanwhile, and delivered after it (a slow network on the way back), until `sendAnswers`.
+     */
+    holdAnswers?: (url: string) => boolean;
   } = {},
 ): Promise<Proxy> {
   const without = new Set(options.without ?? []);
   let waiting: Array<() => void> | undefined = [];
+  let answers: Array<() => void> | undefined = [];
   const proxy: Proxy = {
     url: '',
     mode: 'forward',
     held: 0,
+    kept: 0,
     release: () => {
       const held = waiting ?? [];
       waiting = undefined;
       for (const forward of held) forward();
+    },
+    sendAnswers: () => {
+      const kept = answers ?? [];
+      answers = undefined;
+      for (const send of kept) send();
     },
     close: async () => undefined,
   };
@@ -57,9 +73,24 @@ export async function startProxy(
       res.end(JSON.stringify({ success: false, message: `Route ${req.method}:${path} not found` }));
       return;
     }
+    const keep = answers !== undefined && options.holdAnswers?.(req.url ?? '/') === true;
     const upstream = request(`${target}${req.url ?? '/'}`, { method: req.method, headers: req.headers }, (reply) => {
-      res.writeHead(reply.statusCode ?? 502, reply.headers);
-      reply.pipe(res);
+      if (!keep) {
+        res.writeHead(reply.statusCode ?? 502, reply.headers);
+        reply.pipe(res);
+        return;
+      }
+      const chunks: Buffer[] = [];
+      reply.on('data', (chunk: Buffer) => chunks.push(chunk));
+      reply.on('end', () => {
+        proxy.kept++;
+        const send = () => {
+          res.writeHead(reply.statusCode ?? 502, reply.headers);
+          res.end(Buffer.concat(chunks));
+        };
+        if (answers === undefined) send();
+        else answers.push(send);
+      });
     });
     upstream.on('error', () => res.destroy());
     req.pipe(upstream);

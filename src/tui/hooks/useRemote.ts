@@ -10,7 +10,10 @@ export interface Remote<T> {
   updatedAt: number | undefined;
   /** Loads again, keeping the current data on screen meanwhile. */
   reload(): void;
-  /** Changes the data in place, e.g. right after a create, before the reload that confirms it returns. */
+  /**
+   * Changes the data in place, e.g. right after a create, or with a change streamed from the server. A change made
+   * while a load is in flight is made again over its answer, which the server may have made before the change.
+   */
   mutate(change: (data: T | undefined) => T | undefined): void;
 }
 
@@ -35,6 +38,8 @@ export function useRemote<T>(load: () => Promise<T>, deps: DependencyList, known
   const [generation, setGeneration] = useState(0);
   const latest = useRef(0);
   const skipFirst = useRef(known !== undefined);
+  /** The changes made since the load in flight was asked for (none in flight: undefined), in the order they came. */
+  const sinceAsked = useRef<Array<(data: T | undefined) => T | undefined> | undefined>(undefined);
 
   useEffect(() => {
     if (skipFirst.current) {
@@ -42,13 +47,19 @@ export function useRemote<T>(load: () => Promise<T>, deps: DependencyList, known
       return;
     }
     const request = ++latest.current;
+    sinceAsked.current = [];
     setState((previous) => (previous.loading ? previous : { ...previous, loading: true }));
     load().then(
       (data) => {
-        if (latest.current === request) setState({ data, error: undefined, loading: false, updatedAt: Date.now() });
+        if (latest.current !== request) return;
+        const changes = sinceAsked.current ?? [];
+        sinceAsked.current = undefined;
+        setState({ data: changes.reduce<T | undefined>((current, change) => change(current), data), error: undefined, loading: false, updatedAt: Date.now() });
       },
       (error: unknown) => {
-        if (latest.current === request) setState((previous) => ({ ...previous, error, loading: false }));
+        if (latest.current !== request) return;
+        sinceAsked.current = undefined;
+        setState((previous) => ({ ...previous, error, loading: false }));
       },
     );
     return () => {
@@ -60,6 +71,7 @@ export function useRemote<T>(load: () => Promise<T>, deps: DependencyList, known
 
   const reload = useCallback(() => setGeneration((n) => n + 1), []);
   const mutate = useCallback((change: (data: T | undefined) => T | undefined) => {
+    sinceAsked.current?.push(change);
     setState((previous) => ({ ...previous, data: change(previous.data) }));
   }, []);
   return { ...state, reload, mutate };
