@@ -3,7 +3,7 @@ import { createParser } from 'eventsource-parser';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, killedAfterEach, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
 import { createTestDatabase, droppedAfterAll, ENGINE, type TestDatabase } from '../helpers/database.js';
-import { openWatch } from '../helpers/watch.js';
+import { openWatch, proveChurn } from '../helpers/watch.js';
 
 // GET /v1/watch (docs/contract.md, Live changes) from the built kb serve, on the engine under test: across a
 // restart, a SIGTERM with --drain-delay, a reader too slow, and the retention.
@@ -36,6 +36,13 @@ async function post(url: string, token: string, path: string, body: unknown): Pr
 }
 
 describe(`GET /v1/watch from the built kb serve (${ENGINE})`, () => {
+  it('writers of two organizations and watchers dropping and resuming at random: every watcher replays to the final lists, cursors 1..N once each', async () => {
+    const { env } = await storage();
+    const server = await serve(env);
+    const [token, otherToken] = [await newToken(env, 'churn'), await newToken(env, 'elsewhere')];
+    await proveChurn(expect, [server.url], token, otherToken);
+  }, 180_000);
+
   it('a stream ends with a SIGTERM once --drain-delay is over, and resumes on the restarted server from its last id, losing and repeating nothing', async () => {
     const { env } = await storage();
     const first = await serve(env, ['--drain-delay', '1s']);

@@ -1,4 +1,5 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { ExpectStatic } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 
@@ -245,4 +246,48 @@ export async function withoutWatch(upstream: string): Promise<{ url: string; ser
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/**
+ * The churn proof of GET /v1/watch (docs/contract.md, Live changes) against built kb serve processes at `urls` (one
+ * server, or replicas over one database): two organizations' writers at random over every url, six watchers of the
+ * first that drop and resume at random on any url, and a watcher of the second. Each first-organization watcher's
+ * events, replayed, give the final lists, with cursors 1..N once each; the second organization sees all of its own
+ * changes and none of the first's. Returns the first organization's head cursor and a watcher's events.
+ */
+export async function proveChurn(expect: ExpectStatic, urls: readonly string[], token: string, otherToken: string): Promise<{ head: number; events: WatchEvent[] }> {
+  const ids = (events: readonly WatchEvent[]) => events.filter((event) => event.event === 'change').map((event) => Number(event.id));
+  const [first] = urls as [string];
+  const last = urls.at(-1) as string;
+  const seed = Date.now();
+  const random = seeded(seed);
+  const watchers = Array.from({ length: 6 }, () => new ChurningWatcher(urls, token, random));
+  await Promise.all(watchers.map((watcher) => watcher.start()));
+  const outsider = await openWatch(last, otherToken, '?since=0');
+  // Two organizations write at once on every server, so that their transactions' commits interleave.
+  const [statuses] = await Promise.all([randomWrites(urls, token, 400, 16, random), randomWrites(urls, otherToken, 100, 4, seeded(seed + 1))]);
+  expect([...statuses.keys()], `seed ${seed}`).toEqual(expect.arrayContaining([200, 404, 409]));
+  const synced = await openWatch(first, token, '?initial=true');
+  await synced.until((events) => events.some((event) => event.event === 'synced'));
+  synced.close();
+  const head = Number(synced.events.find((event) => event.event === 'synced')?.id);
+  await Promise.all(watchers.map((watcher) => watcher.finish(head)));
+  const list = async <T>(path: string) => ((await (await fetch(`${last}/v1${path}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { data: T }).data;
+  const lists = modelOf(await list<Array<{ key: string; description: string | null }>>('/ns_list'), await list<Array<{ namespace: string; key: string; description: string | null }>>('/base_list_all'));
+  expect(replay(synced.events)).toEqual(lists);
+  const expected = Array.from({ length: head }, (_, n) => n + 1);
+  for (const watcher of watchers) {
+    expect(ids(watcher.events), `seed ${seed}`).toEqual(expected);
+    expect(replay(watcher.events), `seed ${seed}`).toEqual(lists);
+  }
+  // The other organization saw its own changes, all of them, and nothing of the first one's.
+  const theirHead = await openWatch(first, otherToken, '?initial=true');
+  await theirHead.until((events) => events.some((event) => event.event === 'synced'));
+  theirHead.close();
+  const theirs = Number(theirHead.events.find((event) => event.event === 'synced')?.id);
+  await outsider.until((events) => events.length === theirs);
+  outsider.close();
+  expect(ids(outsider.events)).toEqual(Array.from({ length: theirs }, (_, n) => n + 1));
+  expect(replay(outsider.events)).toEqual(replay(theirHead.events));
+  return { head, events: (watchers[0] as ChurningWatcher).events };
 }
