@@ -4,7 +4,7 @@
 // them beside without. The watchers are plain keep-alive connections of this process that read every byte.
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
-import { runWrkCpu } from '../lib/cpu.mjs';
+import { cpuSeconds, runWrkCpu } from '../lib/cpu.mjs';
 import { childEnv } from '../lib/env.mjs';
 import { tempDir } from '../lib/lifecycle.mjs';
 import { figure } from '../lib/report.mjs';
@@ -16,6 +16,13 @@ const WATCHERS = 1000;
 const QUICK_WATCHERS = 200;
 /** Writes timed one at a time, each awaited by every watcher before the next. */
 const PROBES = 100;
+
+/** The CPU a process spends at rest over 10 s (one heartbeat of every stream among them), in ms a second. */
+async function restingCpu(pid) {
+  const before = cpuSeconds(pid);
+  await new Promise((resolve) => setTimeout(resolve, 10_000));
+  return ((cpuSeconds(pid) - before) * 1000) / 10;
+}
 
 /** The resident memory of a process, in MiB (VmRSS of /proc/PID/status). */
 function rssMiB(pid) {
@@ -92,6 +99,8 @@ export async function watchersSection(ctx) {
     const alone = await writes('m0');
     if (alone.errors > 0) throw new Error(`${alone.errors} writes not answered 200`);
     const rssWithout = rssMiB(pid);
+    ctx.progress('watchers: the server at rest, 10 s');
+    const restWithout = await restingCpu(pid);
 
     ctx.progress(`watchers: opening ${count} streams`);
     // Per write: how many watchers have its event, and when the last one got it.
@@ -104,6 +113,8 @@ export async function watchersSection(ctx) {
       // Idle: what the streams cost the server at rest.
       await new Promise((resolve) => setTimeout(resolve, 1000));
       const rssWith = rssMiB(pid);
+      ctx.progress(`watchers: the server at rest with ${count} streams, 10 s`);
+      const restWith = await restingCpu(pid);
       ctx.progress(`watchers: ${PROBES} writes, each to every watcher`);
       const fanOut = [];
       const roundTrip = [];
@@ -135,6 +146,7 @@ export async function watchersSection(ctx) {
           figure({ name: 'write to last watcher, p50', value: latency.median, unit: 'ms', baseline: own.median, note: 'baseline: the write\'s own round trip' }),
           figure({ name: 'write to last watcher, p99', value: p99, unit: 'ms', baseline: own.p90 }),
           figure({ name: `server RSS with ${count} watchers`, value: rssWith, unit: 'MiB', baseline: rssWithout }),
+          figure({ name: `server CPU at rest with ${count} watchers`, value: restWith, unit: 'ms/s', baseline: restWithout, note: 'over 10 s, one heartbeat to every stream among them' }),
           figure({ name: 'writes per second with watchers', value: withWatchers.rps, unit: 'req/s', baseline: alone.rps }),
           figure({ name: 'server CPU per write with watchers', value: withWatchers.cpuUsPerRequest, unit: 'µs', baseline: alone.cpuUsPerRequest, efficiency: true }),
         ],
@@ -143,7 +155,7 @@ export async function watchersSection(ctx) {
           `each of the ${PROBES} probe writes was awaited by all ${count} watchers before the next; the watchers read in this process, so the latency includes their reading`,
           `the p99 baseline is the write round trip's p90; RSS idle beside the same server before the watchers; writes: wrk POST /v1/base_create, ${options.duration} s`,
         ],
-        raw: { watchers: { count, fanOut, roundTrip, rssWith, rssWithout, alone, withWatchers } },
+        raw: { watchers: { count, fanOut, roundTrip, rssWith, rssWithout, restWith, restWithout, alone, withWatchers } },
       };
     } finally {
       watchers.close();
