@@ -169,11 +169,14 @@ export class ResponseFormatError extends KbClientError {
   }
 }
 
-/** The deployment has no GET /v1/base_list (an extension of `kb serve`), though the namespace exists. */
+/**
+ * The deployment has no GET /v1/base_list (an extension of `kb serve`), though the namespace exists. Exit 2, as for
+ * every extension a deployment lacks (docs/contract.md's exit-code table): no retry will list the bases.
+ */
 export class BaseListUnsupportedError extends KbClientError {
   override readonly name = 'BaseListUnsupportedError';
   readonly code = 'base_list_unsupported';
-  readonly exitCode = EXIT.failure;
+  readonly exitCode = EXIT.usage;
 
   constructor(
     readonly url: string,

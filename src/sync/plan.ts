@@ -89,7 +89,7 @@ async function basesOf(
     if (!(error instanceof BaseListUnsupportedError)) throw error;
     throw new CliError(
       `Cannot ${doing}: this deployment does not offer base_list (an extension of kb serve), so the bases of a namespace cannot be listed`,
-      EXIT.failure,
+      EXIT.usage,
       doing === 'export' ? 'Nothing was written.' : 'Nothing was changed. Only namespaces that do not exist yet can be applied to such a deployment.',
     );
   }

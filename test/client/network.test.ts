@@ -621,7 +621,7 @@ describe('KbClient baseList on a deployment without the base_list extension', ()
     expect(error).toMatchObject({ name: 'BaseListUnsupportedError', code: 'base_list_unsupported', namespace: 'docs' });
     expect((error as Error).message).toBe('this deployment does not offer base_list (an extension of kb serve)');
     expect(server.hits.map((hit) => hit.url)).toEqual(['/v1/base_list?namespace=docs', '/v1/ns_list']);
-    expect(exitCodeFor(error)).toBe(1);
+    expect(exitCodeFor(error)).toBe(2);
   });
 
   it('rethrows the 404 when the namespace does not exist either', async () => {

@@ -116,7 +116,7 @@ describe.concurrent('kb ns delete', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(await namespaceKeys(expect, token)).toEqual(['guides']);
   });
 
-  it('against a deployment without DELETE /v1/ns_delete: one plain sentence, exit 2, as base list -A without base_list_all', async ({ expect }) => {
+  it('against a deployment without DELETE /v1/ns_delete: one plain sentence, exit 2, as base list without base_list or base_list_all', async ({ expect }) => {
     // A deployment of the API document alone: ns_list answers, an unknown route is 404.
     const paths: string[] = [];
     const plain = createServer((request, response) => {
@@ -141,6 +141,9 @@ describe.concurrent('kb ns delete', { timeout: TEST_TIMEOUT_MS }, () => {
         'This deployment does not offer base_list_all (an extension of kb serve): it cannot list every base at once.',
         'List the bases of one namespace with `kb base list NAMESPACE`.',
       );
+      const one = await kb(['base', 'list', 'docs'], { env });
+      expect(one.code, one.stderr).toBe(2);
+      expect(one.stderr).toContain('does not offer base_list (an extension of kb serve)');
     } finally {
       plain.closeAllConnections();
       await new Promise<void>((resolve) => plain.close(() => resolve()));

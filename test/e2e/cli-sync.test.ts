@@ -262,13 +262,13 @@ describe('against a deployment without base_list', { timeout: TEST_TIMEOUT_MS },
     await new Promise<void>((resolve) => plain.close(() => resolve()));
   });
 
-  it('export says plainly that it cannot list bases, writes nothing, and exits 1', async ({ expect }) => {
+  it('export says plainly that it cannot list bases, writes nothing, and exits 2 (an extension the deployment lacks)', async ({ expect }) => {
     const env = isolatedEnv({ KB_URL: url, KB_TOKEN: 'kbt_x' });
     const path = join(tempDir('kb-sync-'), 'kb.yaml');
     const [toStdout, toFile] = await Promise.all([kb(['export'], { env }), kb(['export', '-o', path], { env })]);
     const message = 'Cannot export: this deployment does not offer base_list (an extension of kb serve), so the bases of a namespace cannot be listed';
-    expectFailure(expect, toStdout, 1, message, 'Nothing was written.');
-    expectFailure(expect, toFile, 1, message, 'Nothing was written.');
+    expectFailure(expect, toStdout, 2, message, 'Nothing was written.');
+    expectFailure(expect, toFile, 2, message, 'Nothing was written.');
     expect(existsSync(path)).toBe(false);
   });
 });

@@ -514,7 +514,7 @@ describe('syncResources', () => {
     await syncResources(deployment, memoryIO(), fresh, { prune: false, pruneFlag: true, dryRun: false, yes: false, json: true });
     expect(deployment.writes).toEqual(['ns_create fresh', 'base_create fresh/first']);
     const error = await rejection(syncResources(deployment, memoryIO(), DESIRED, { prune: false, pruneFlag: true, dryRun: false, yes: false, json: true }));
-    expect(error).toMatchObject({ exitCode: 1, message: expect.stringContaining('does not offer base_list') });
+    expect(error).toMatchObject({ exitCode: 2, message: expect.stringContaining('does not offer base_list') });
     expect(deployment.writes).toHaveLength(2);
   });
 });
@@ -537,6 +537,6 @@ describe('readResources', () => {
     const deployment = new FakeDeployment(CURRENT);
     deployment.baseListOffered = false;
     const error = await rejection(readResources(deployment));
-    expect(error).toMatchObject({ exitCode: 1, message: expect.stringMatching(/^Cannot export: this deployment does not offer base_list/) });
+    expect(error).toMatchObject({ exitCode: 2, message: expect.stringMatching(/^Cannot export: this deployment does not offer base_list/) });
   });
 });
