@@ -1,7 +1,7 @@
 import type { KbClient } from '../client/client.js';
 import { readEnv, type KbEnvironment } from '../config/env.js';
 import { configDir, dataDir } from '../config/paths.js';
-import { ProfileStore, resolveDeployment, type Deployment } from '../config/profiles.js';
+import { ProfileStore, refusedTokenHelp, resolveDeployment, type Deployment } from '../config/profiles.js';
 import { proxySettings } from '../config/proxy.js';
 import { maskTokensIn } from './auth.js';
 import type { CaFile } from './cacert.js';
@@ -97,12 +97,7 @@ export class Context {
   refusedTokenHelp(): string | undefined {
     const deployment = this.#deployment;
     if (deployment === undefined || deployment.token === undefined) return undefined;
-    if (deployment.tokenSource === 'env') {
-      const profile = deployment.profile === undefined ? '' : ` (it overrides the token of profile "${deployment.profile}")`;
-      return `The token came from KB_TOKEN${profile}: set KB_TOKEN to a valid token, or unset it.`;
-    }
-    const name = deployment.profile as string;
-    return `The token came from profile "${name}" (${deployment.url}): log in again with \`kb auth login --profile ${name}\`, or remove the profile with \`kb auth remove ${name}\`.`;
+    return refusedTokenHelp(deployment);
   }
 
   /**

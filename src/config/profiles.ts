@@ -202,6 +202,19 @@ export class ProfileStore {
   }
 }
 
+/**
+ * Where a refused token (401) came from and what to do about it, as gh says it (docs/contract.md, Profiles): KB_TOKEN,
+ * or the profile and its URL. The CLI puts it after the server's message; kb tui, in its status line.
+ */
+export function refusedTokenHelp(deployment: Pick<Deployment, 'profile' | 'url' | 'tokenSource'>): string {
+  if (deployment.tokenSource === 'env') {
+    const profile = deployment.profile === undefined ? '' : ` (it overrides the token of profile "${deployment.profile}")`;
+    return `The token came from KB_TOKEN${profile}: set KB_TOKEN to a valid token, or unset it.`;
+  }
+  const name = deployment.profile as string;
+  return `The token came from profile "${name}" (${deployment.url}): log in again with \`kb auth login --profile ${name}\`, or remove the profile with \`kb auth remove ${name}\`.`;
+}
+
 export interface Deployment {
   /** The profile in use; undefined when there is none and KB_URL alone names the deployment. */
   profile: string | undefined;

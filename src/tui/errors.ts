@@ -1,6 +1,7 @@
 import { ApiError, BaseListUnsupportedError, NetworkError, NsDeleteUnsupportedError, ResponseFormatError } from '../client/errors.js';
 import type { Command } from './keymap.js';
-import type { Status } from './types.js';
+import { refusedTokenHelp } from '../config/profiles.js';
+import type { Status, TuiDeployment } from './types.js';
 
 /** What the helps that end in "r retries" name. */
 const RETRY: readonly Command[] = ['refresh'];
@@ -14,7 +15,8 @@ function loginHint(profile: string | undefined): string {
  * An error as a status line: what went wrong (the server's message where there is one), then what to do about it.
  * The TUI shows it in place and keeps running, so every hint ends in something a key can do.
  */
-export function describeError(error: unknown, profile: string | undefined): Status {
+export function describeError(error: unknown, deployment: TuiDeployment | undefined): Status {
+  const profile = deployment?.profile;
   if (error instanceof NetworkError) {
     return {
       tone: 'error',
@@ -25,8 +27,15 @@ export function describeError(error: unknown, profile: string | undefined): Stat
   }
   if (error instanceof ApiError) {
     const text = `${error.message} (${error.status})`;
-    if (error.status === 401 || error.status === 403) {
-      return { tone: 'error', text, help: `The token was refused: log in again with \`${loginHint(profile)}\`, or set KB_TOKEN. r retries.`, keys: RETRY };
+    if (error.status === 403) {
+      // The one 403 of the API: a read-only token asked to write (docs/contract.md, Tokens).
+      return { tone: 'error', text, help: `This token may read, not write: log in with a token of full scope (\`${loginHint(profile)}\`).` };
+    }
+    if (error.status === 401) {
+      const source = deployment?.tokenSource;
+      const known = deployment !== undefined && (source === 'env' || (source === 'profile' && profile !== undefined));
+      const help = known ? refusedTokenHelp({ ...deployment, tokenSource: source }) : `The token was refused: log in again with \`${loginHint(profile)}\`, or set KB_TOKEN.`;
+      return { tone: 'error', text, help: `${help} r retries.`, keys: RETRY };
     }
     if (error.status === 404) return error.help === undefined ? { tone: 'error', text, help: 'It may have been deleted elsewhere: r refreshes.', keys: RETRY } : { tone: 'error', text, help: error.help };
     if (error.status === 409) return { tone: 'error', text, help: error.help ?? 'That key is taken: choose another, or leave the key empty to generate one.' };

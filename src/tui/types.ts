@@ -10,7 +10,8 @@ export type TuiClient = Pick<KbClient, 'auth' | 'nsList' | 'nsCreate' | 'nsUpdat
   Partial<Pick<KbClient, 'stream' | 'baseUrl'>>;
 
 /** What the header shows of the deployment; never the token. */
-export type TuiDeployment = Pick<Deployment, 'profile' | 'url'>;
+/** The deployment kb tui talks to; where its token came from, when known, names the fix for a refused one. */
+export type TuiDeployment = Pick<Deployment, 'profile' | 'url'> & Partial<Pick<Deployment, 'tokenSource'>>;
 
 /** One row of a list: a namespace or a base. `description` is undefined when it is not known (never read). */
 export interface Row {

@@ -210,14 +210,24 @@ describe('the keymap: one table for what the keys do, the help and the key-help 
 });
 
 describe('describeError: what went wrong and what to do', () => {
-  it('names the profile to log in again after a 401', () => {
+  it('names where a token refused (401) came from, KB_TOKEN or the profile, with the next step for it', () => {
     const error = new ApiError({ status: 401, message: 'Invalid or revoked token', url: 'http://x/v1/ns_list', method: 'GET' });
-    expect(describeError(error, 'staging')).toEqual({
+    const url = 'http://x';
+    expect(describeError(error, { profile: 'staging', url, tokenSource: 'profile' })).toEqual({
       tone: 'error',
       text: 'Invalid or revoked token (401)',
-      help: 'The token was refused: log in again with `kb auth login --profile staging`, or set KB_TOKEN. r retries.',
+      help: 'The token came from profile "staging" (http://x): log in again with `kb auth login --profile staging`, or remove the profile with `kb auth remove staging`. r retries.',
       keys: ['refresh'],
     });
+    expect(describeError(error, { profile: 'staging', url, tokenSource: 'env' }).help).toBe(
+      'The token came from KB_TOKEN (it overrides the token of profile "staging"): set KB_TOKEN to a valid token, or unset it. r retries.',
+    );
+    expect(describeError(error, { profile: undefined, url, tokenSource: 'env' }).help).toBe('The token came from KB_TOKEN: set KB_TOKEN to a valid token, or unset it. r retries.');
+    // A read-only token asked to write: the token works, its scope does not allow it.
+    const readOnly = new ApiError({ status: 403, message: 'This token is read-only: it cannot write', url: 'http://x/v1/ns_create', method: 'POST' });
+    expect(describeError(readOnly, { profile: 'staging', url, tokenSource: 'profile' }).help).toBe('This token may read, not write: log in with a token of full scope (`kb auth login --profile staging`).');
+    // Where it came from is not known: both ways to fix it.
+    expect(describeError(error, { profile: 'staging', url }).help).toBe('The token was refused: log in again with `kb auth login --profile staging`, or set KB_TOKEN. r retries.');
   });
 
   it('keeps the server\'s own help where it gives one, and says what a network failure means', () => {

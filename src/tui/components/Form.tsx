@@ -8,6 +8,7 @@ import { useKeys } from '../hooks/useKeys.js';
 import { isEnter } from '../keymap.js';
 import { printable, wrapText } from '../text.js';
 import { useTheme } from '../theme.js';
+import type { TuiDeployment } from '../types.js';
 import type { Status } from '../types.js';
 import { Spinner } from './Spinner.js';
 import { TextField } from './TextField.js';
@@ -28,8 +29,8 @@ export interface FormProps {
   width: number;
   /** The rows it may take: on a short terminal it drops blank lines, then cuts the notes under the fields. */
   height: number;
-  /** For the hint on a 401. */
-  profile: string | undefined;
+  /** For the hint on a 401: the profile, and where the token came from. */
+  deployment: TuiDeployment | undefined;
 }
 
 /**
@@ -73,7 +74,7 @@ export function Form(props: FormProps) {
       () => setBusy(false),
       (error: unknown) => {
         setBusy(false);
-        setFailure(describeError(error, props.profile));
+        setFailure(describeError(error, props.deployment));
         const keyAt = props.fields.findIndex((field) => field.id === 'key');
         if (isConflict(error) && keyAt >= 0) setFocus(keyAt);
       },

@@ -97,7 +97,7 @@ export function useRowFlow(
       },
       (error: unknown) => {
         done();
-        setStatus(describeError(error, deployment.profile));
+        setStatus(describeError(error, deployment));
       },
     );
   };
@@ -131,7 +131,7 @@ export function useRowFlow(
         const { cascade } = remover;
         if (cascade === undefined || !isConflict(error)) {
           done();
-          return setStatus(describeError(error, deployment.profile));
+          return setStatus(describeError(error, deployment));
         }
         // The count is for the question only: a failure to read it still asks, without it.
         const count = await cascade.count(row).catch(() => undefined);
@@ -151,7 +151,7 @@ export function useRowFlow(
       },
       (error: unknown) => {
         done();
-        setStatus(describeError(error, deployment.profile));
+        setStatus(describeError(error, deployment));
       },
     );
   };
@@ -176,7 +176,7 @@ export function useRowFlow(
       try {
         deleted.push((await remover.run(row)).key);
       } catch (error) {
-        failed.push(`${row.key} (${describeError(error, deployment.profile).text})`);
+        failed.push(`${row.key} (${describeError(error, deployment).text})`);
       }
     }
     done();
@@ -205,7 +205,7 @@ export function useRowFlow(
         active={screen.active}
         width={screen.width}
         height={screen.height}
-        profile={deployment.profile}
+        deployment={deployment}
         onCancel={done}
         onSubmit={async (values: FormValues) => {
           const description = values.description ? values.description : null;

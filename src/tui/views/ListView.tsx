@@ -237,7 +237,7 @@ export function ListView(props: ListViewProps) {
         active={props.active}
         width={props.width}
         height={bodyHeight(props.height, notice.length)}
-        profile={deployment.profile}
+        deployment={deployment}
         onCancel={toList}
         onSubmit={async (values: FormValues) => {
           const row = await ops.create({ key: values.key || undefined, description: values.description || undefined });
@@ -257,7 +257,7 @@ export function ListView(props: ListViewProps) {
         active={props.active}
         width={props.width}
         height={bodyHeight(props.height, notice.length)}
-        profile={deployment.profile}
+        deployment={deployment}
         onCancel={toList}
         onSubmit={async (values: FormValues) => {
           const key = values.key ?? '';
@@ -271,7 +271,7 @@ export function ListView(props: ListViewProps) {
     named.push(...(props.instead.keys ?? []));
     body = <ErrorBlock status={props.instead} />;
   } else if (source.rows === undefined) {
-    const failed = source.loading ? undefined : describeError(source.error, deployment.profile);
+    const failed = source.loading ? undefined : describeError(source.error, deployment);
     named.push(...(failed?.keys ?? []));
     body = failed === undefined ? <Spinner label={`Loading ${ops.noun}s...`} /> : <ErrorBlock status={failed} />;
   } else if (all.length === 0) {
@@ -297,7 +297,7 @@ export function ListView(props: ListViewProps) {
   } else if (mode.kind === 'command') {
     status = <PromptLines sign=":" text={mode.line.text} width={props.width} hint={COMMAND_LINE_HINT} />;
   } else {
-    const failedRefresh = source.rows !== undefined && source.error !== undefined ? describeError(source.error, deployment.profile) : undefined;
+    const failedRefresh = source.rows !== undefined && source.error !== undefined ? describeError(source.error, deployment) : undefined;
     const shown = props.status ?? failedRefresh;
     named.push(...(shown?.keys ?? []));
     status = <StatusLines status={shown} freshness={props.autoRefresh ? source : undefined} />;
