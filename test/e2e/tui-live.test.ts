@@ -43,6 +43,21 @@ describe('kb tui in a real terminal (tmux): lists kept live by the stream', () =
     expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
   }, 120_000);
 
+  it.skipIf(!TMUX)(`a namespace's bases: one created, changed and deleted by another process shows so with no key pressed${SKIPPED}`, async () => {
+    const tui = served.session();
+    await tui.start(100, 30, '--refresh', '0', 'zeta');
+    await tui.waitFor((s) => /live$/m.test(s.split('\n')[0] ?? '') && s.includes('No bases in this namespace yet'));
+    await kbOk(['base', 'create', 'zeta', 'faq', '--description', 'first words']);
+    await tui.waitFor((s) => /^[> ] faq +first words/m.test(s));
+    await kbOk(['base', 'update', 'zeta/faq', '--description', 'second words']);
+    await tui.waitFor((s) => /^[> ] faq +second words/m.test(s));
+    await kbOk(['base', 'delete', 'zeta/faq', '--yes']);
+    const emptied = await tui.waitFor('No bases in this namespace yet');
+    expect(emptied).not.toMatch(/faq/);
+    await tui.keys('q');
+    expect(await tui.waitFor('kb-exit=')).toContain('kb-exit=0');
+  }, 120_000);
+
   it.skipIf(!TMUX)(`against a deployment without GET /v1/watch the header gives the refresh period${SKIPPED}`, async () => {
     const old = await withoutWatch(served.server?.url ?? '');
     try {
