@@ -126,6 +126,11 @@ describe.concurrent('--query', { timeout: TEST_TIMEOUT_MS }, () => {
     for (const [id, command] of Object.entries(manifest.commands)) {
       // kb watch's --json is a stream of events, one a line, not one result to pick from.
       if (id === 'watch') continue;
+      // kb api always prints the reply's JSON, and takes --jq over it as gh api does.
+      if (id === 'api') {
+        expect('jq' in command.flags, 'api --jq').toBe(true);
+        continue;
+      }
       for (const flag of ['query', 'jq']) expect(flag in command.flags, `${id} --${flag}`).toBe('json' in command.flags);
       // kb export's own --output names its file.
       if ('json' in command.flags) expect('output' in command.flags, `${id} --output`).toBe(true);

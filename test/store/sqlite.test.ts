@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Base, Namespace } from '../../src/api/schemas.js';
 import { generateToken } from '../../src/server/tokens.js';
-import { APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION } from '../../src/store/migrations.js';
+import { APPLICATION_ID, COMMIT_BUMP, MIGRATIONS, SCHEMA_VERSION } from '../../src/store/migrations.js';
 import { DATABASE_FILE, SqliteStore } from '../../src/store/sqlite.js';
 import { StoreOpenError } from '../../src/store/store.js';
 import { tempDir } from '../helpers/server.js';
@@ -263,6 +263,8 @@ describe('SqliteStore.open', () => {
     const org = writer.prepare("INSERT INTO orgs (name, created_at) VALUES ('acme', 'now') RETURNING id").get() as { id: number };
     const insert = writer.prepare("INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES (?, ?, ?, 'now', 'now')");
     writer.transaction(() => {
+      // As every commit of kb, a link of its chain (sqlite-wal.ts): a log of commits without one is no log of kb.db.
+      writer.exec(COMMIT_BUMP);
       for (let i = 0; i < 300; i++) insert.run(org.id, `ns-${String(i).padStart(3, '0')}`, 'x'.repeat(500));
     })();
     const dir = newDir();
