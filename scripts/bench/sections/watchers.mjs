@@ -21,7 +21,8 @@ const PROBES = 100;
 async function restingCpu(pid) {
   const before = cpuSeconds(pid);
   await new Promise((resolve) => setTimeout(resolve, 10_000));
-  return ((cpuSeconds(pid) - before) * 1000) / 10;
+  // /proc counts CPU in ticks of 10 ms: over 10 s, to 1 ms a second.
+  return Math.round(((cpuSeconds(pid) - before) * 1000) / 10);
 }
 
 /** The resident memory of a process, in MiB (VmRSS of /proc/PID/status). */
