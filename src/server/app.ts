@@ -38,6 +38,8 @@ export interface AppOptions {
   tls?: { cert: Buffer; key: Buffer } | undefined;
   /** Milliseconds between two heartbeat comments of GET /v1/watch (watch.ts, HEARTBEAT_MS). */
   watchHeartbeatMs?: number | undefined;
+  /** Milliseconds a watch stream sent at its reader's pace may wait for it (watch.ts, WATCHER_STALL_MS). */
+  watchStallMs?: number | undefined;
 }
 
 declare module 'fastify' {
@@ -109,6 +111,7 @@ export function buildApp(options: AppOptions): FastifyInstance {
   const log = options.store.changeLog;
   const hub = log && new WatchHub(log, (error) => logger.pino.error({ err: error }, 'a watch feed failed to read the change log or the tokens'), {
     heartbeatMs: options.watchHeartbeatMs,
+    stallMs: options.watchStallMs,
     tokens: options.store,
   });
   if (hub !== undefined) observer?.watching?.(hub);

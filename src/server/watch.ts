@@ -21,6 +21,11 @@ export const HEARTBEAT_MS = 10_000;
 export const TOKEN_CHECK_MS = 1000;
 /** Bytes a watcher may leave unread before it is ended: it resumes from its last id (bounded memory per watcher). */
 export const WATCHER_BUFFER_BYTES = 1024 * 1024;
+/**
+ * How long a stream sent at its reader's pace (a backlog, a ?initial=true snapshot) may wait for its reader to take
+ * anything: then it is ended, and what it held for it let go. It resumes from its last id (a snapshot asks again).
+ */
+export const WATCHER_STALL_MS = 30_000;
 
 /** What /metrics reads of the watchers. */
 export interface WatchStats {
@@ -48,6 +53,7 @@ class Watcher {
     readonly namespace: string | undefined,
     public cursor: number,
     private readonly counted: (events: number) => void,
+    private readonly stallMs: number,
   ) {}
 
   get open(): boolean {
@@ -79,12 +85,14 @@ class Watcher {
     return below;
   }
 
-  /** Resolves once the connection has taken what was written (or has closed). */
+  /** Resolves once the connection has taken what was written, or has closed: ended if its reader took nothing for stallMs. */
   drained(): Promise<void> {
     const raw = this.reply.raw;
     if (!this.open) return Promise.resolve();
     return new Promise((resolve) => {
+      const stalled = setTimeout(() => raw.destroy(), this.stallMs);
       const done = () => {
+        clearTimeout(stalled);
         raw.off('drain', done);
         raw.off('close', done);
         resolve();
@@ -217,6 +225,8 @@ export type TokenCheck = Pick<Store, 'authenticate' | 'tokensVersion'>;
 export interface WatchHubOptions {
   /** Milliseconds between two heartbeat comments (HEARTBEAT_MS). */
   heartbeatMs?: number | undefined;
+  /** Milliseconds a stream sent at its reader's pace may wait for it (WATCHER_STALL_MS). */
+  stallMs?: number | undefined;
   /** Where the tokens of open streams are checked again; without it, a token is checked only as its stream opens. */
   tokens?: TokenCheck | undefined;
 }
@@ -333,7 +343,7 @@ export class WatchHub implements WatchStats {
       feed = new Feed(this.log, orgId, this.failed);
       this.feeds.set(orgId, feed);
     }
-    const watcher = new Watcher(reply, namespace, cursor, this.counted);
+    const watcher = new Watcher(reply, namespace, cursor, this.counted, this.options.stallMs ?? WATCHER_STALL_MS);
     this.count++;
     const owner = feed;
     const forget = () => {

@@ -26,10 +26,10 @@ export interface TestServer {
  * A real kb server listening on a free loopback port, in this process, over a fresh database of the engine under
  * test (KB_TEST_ENGINE, set by the vitest project: SQLite in a temp dir, or a new database in the test PostgreSQL).
  */
-export async function startTestServer(options: { org?: string; listen?: boolean; roundTripMs?: number; watchHeartbeatMs?: number } = {}): Promise<TestServer> {
+export async function startTestServer(options: { org?: string; listen?: boolean; roundTripMs?: number; watchHeartbeatMs?: number; watchStallMs?: number } = {}): Promise<TestServer> {
   const database = await createTestDatabase();
   const store = await database.open(options.roundTripMs === undefined ? {} : { roundTripMs: options.roundTripMs });
-  const app = buildApp({ store, logger: createLogger('silent'), watchHeartbeatMs: options.watchHeartbeatMs });
+  const app = buildApp({ store, logger: createLogger('silent'), watchHeartbeatMs: options.watchHeartbeatMs, watchStallMs: options.watchStallMs });
   const newToken = async (org: string, tokenOptions?: TokenOptions) => {
     const token = generateToken();
     await store.createToken(org, token.id, token.hash, tokenOptions);

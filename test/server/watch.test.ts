@@ -3,7 +3,7 @@ import { createParser } from 'eventsource-parser';
 import type { Base, Namespace } from '../../src/api/schemas.js';
 import { hashToken } from '../../src/server/tokens.js';
 import { WATCHER_BUFFER_BYTES } from '../../src/server/watch.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { fetchCall } from '../helpers/http.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { ChurningWatcher, modelOf, openWatch, randomWrites, replay, seeded, type WatchEvent } from '../helpers/watch.js';
@@ -76,27 +76,8 @@ describe('GET /v1/watch', () => {
   });
 
   it('sends a large ?initial=true snapshot through the watcher’s bound: a reader that reads nothing leaves no more than it unsent, and gets it all once it reads', async () => {
-    const token = await server.newToken('snapshot');
-    // 2,000 bases of 4 KB each (4 bytes a character): 8 MB of snapshot, more than the kernel's buffers and the bound.
-    const description = '\u{1F600}'.repeat(1000);
-    const bases = 2000;
-    let next = 0;
-    await Promise.all(Array.from({ length: 32 }, async () => {
-      while (next < bases) expect((await post('/base_create', { namespace: 'big', key: `base${next++}`, description }, {}, token)).status).toBe(200);
-    }));
-    const responses: ServerResponse[] = [];
-    const seen = (request: IncomingMessage, response: ServerResponse) => {
-      if (request.url?.startsWith('/v1/watch') === true) responses.push(response);
-    };
-    server.app.server.on('request', seen);
-    const { port } = new URL(server.url);
-    const watching = httpRequest({ host: '127.0.0.1', port, path: '/v1/watch?initial=true', headers: { authorization: `Bearer ${token}` } });
-    const response = await new Promise<IncomingMessage>((resolve, reject) => watching.on('response', resolve).on('error', reject).end());
-    // The reader reads nothing: what the kernel does not take waits in the server's buffer for it.
-    response.pause();
-    await expect.poll(() => responses[0]?.writableLength ?? 0, { timeout: 60_000 }).toBeGreaterThan(0);
-    server.app.server.off('request', seen);
-    expect(responses[0]?.writableLength).toBeLessThanOrEqual(WATCHER_BUFFER_BYTES);
+    const { response, served, bases } = await pausedSnapshot(server, await server.newToken('snapshot'));
+    expect(served.writableLength).toBeLessThanOrEqual(WATCHER_BUFFER_BYTES);
     // Once it reads, the rest comes, then synced.
     const events: Array<{ event: string | undefined; id: string | undefined }> = [];
     const parser = createParser({ onEvent: (event) => events.push({ event: event.event, id: event.id }) });
@@ -109,9 +90,23 @@ describe('GET /v1/watch', () => {
     });
     response.resume();
     await synced;
-    watching.destroy();
+    response.destroy();
     expect(events.length).toBe(1 + bases + 1);
     expect(events.at(-1)).toEqual({ event: 'synced', id: String(1 + bases) });
+  });
+
+  it('ends a snapshot’s reader that takes nothing for the stall limit, and lets go of what it held for it', async () => {
+    const stalling = await startTestServer({ org: 'stalling', watchStallMs: 1000 });
+    let reader: IncomingMessage | undefined;
+    try {
+      const { response, served } = await pausedSnapshot(stalling, stalling.token);
+      reader = response;
+      // The server ends it; the reader, which reads nothing, would see it only once it read what came before.
+      await expect.poll(() => served.destroyed, { timeout: 20_000 }).toBe(true);
+    } finally {
+      reader?.destroy();
+      await stalling.close();
+    }
   });
 
   it('ends the streams of a token once it is revoked (by another process or replica) or expires, cleanly: the reconnect is 401; another token’s stream goes on', async () => {
@@ -241,3 +236,37 @@ describe('GET /v1/watch', () => {
     }
   });
 });
+
+/**
+ * 2,000 bases of 4 KB each (4 bytes a character) in `target`'s organization of `token`: 8 MB of snapshot, more than the
+ * kernel's buffers and the bound; then a ?initial=true stream whose reader reads nothing, once the server holds some of
+ * it unsent. Returns the reader's response and the server's.
+ */
+async function pausedSnapshot(target: TestServer, token: string): Promise<{ response: IncomingMessage; served: ServerResponse; bases: number }> {
+  const description = '\u{1F600}'.repeat(1000);
+  const bases = 2000;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < bases) {
+        const { status } = await fetchCall(target.url, 'POST', '/v1/base_create', { token, json: { namespace: 'big', key: `base${next++}`, description } });
+        if (status !== 200) throw new Error(`base_create answered ${status}`);
+      }
+    }),
+  );
+  const responses: ServerResponse[] = [];
+  const seen = (request: IncomingMessage, served: ServerResponse) => {
+    if (request.url?.startsWith('/v1/watch') === true) responses.push(served);
+  };
+  target.app.server.on('request', seen);
+  const { port } = new URL(target.url);
+  const watching = httpRequest({ host: '127.0.0.1', port, path: '/v1/watch?initial=true', headers: { authorization: `Bearer ${token}` } });
+  const response = await new Promise<IncomingMessage>((resolve, reject) => watching.on('response', resolve).on('error', reject).end());
+  // The reader reads nothing: what the kernel does not take waits in the server's buffer for it.
+  response.pause();
+  await vi.waitFor(() => {
+    if ((responses[0]?.writableLength ?? 0) === 0) throw new Error('the server holds nothing unsent yet');
+  }, { timeout: 60_000 });
+  target.app.server.off('request', seen);
+  return { response, served: responses[0] as ServerResponse, bases };
+}
