@@ -116,11 +116,12 @@ function tableRecords(source: PageSource, root: number, usable: number): Value[]
   const rows: Value[][] = [];
   const seen = new Set<number>();
   const visit = (number: number): boolean => {
-    if (seen.has(number) || seen.size > 64) return false;
+    // Page numbers start at 1: a damaged pointer to page 0 would read before the file's start.
+    if (number < 1 || seen.has(number) || seen.size > 64) return false;
     seen.add(number);
     const page = source.page(number);
-    if (page === undefined) return false;
     const start = number === 1 ? 100 : 0;
+    if (page === undefined || page.length < start + 12) return false;
     const kind = page[start];
     const cells = page.readUInt16BE(start + 3);
     const pointers = start + (kind === 0x05 ? 12 : 8);
