@@ -70,6 +70,15 @@ export async function follow(client: FollowClient, scope: FollowScope, handlers:
   }
 }
 
+/**
+ * kb watch against a deployment without /v1/watch: lists the scope every POLL_MS and hands on what changed since the
+ * list before, as changes without cursors. The first list is the state it starts from, not a change.
+ */
+export async function pollChanges(client: FollowClient, scope: FollowScope, onChange: (change: WatchChange) => void, onNotice: (text: string) => void, signal: AbortSignal): Promise<void> {
+  const state: WatchedState = { namespaces: new Map(), bases: new Map() };
+  await poll(client, scope, state, { onSynced: () => undefined, onChange, onNotice }, signal);
+}
+
 function apply(state: WatchedState, change: WatchChange): void {
   const object = change.object as Namespace & Base;
   const [map, key] = change.kind === 'namespace' ? [state.namespaces as Map<string, unknown>, object.key] : [state.bases as Map<string, unknown>, `${object.namespace}/${object.key}`];
@@ -121,18 +130,22 @@ function diff(kind: WatchChange['kind'], before: Map<string, WatchChange['object
   return changes;
 }
 
-/** The lists in scope; a namespace that does not exist (404) has no bases, so that kb wait can wait for it. */
+/**
+ * The lists in scope: its namespaces and, when wanted, the bases of each (of every namespace without one named). A
+ * namespace that does not exist (404) has no bases, so that kb wait can wait for it.
+ */
 async function readState(client: FollowClient, scope: FollowScope): Promise<WatchedState> {
-  const namespaces = await client.nsList();
-  let bases: Base[] = [];
-  if (scope.bases && scope.namespace !== undefined && namespaces.some((ns) => ns.key === scope.namespace)) {
-    try {
-      bases = await client.baseList(scope.namespace);
-    } catch (error) {
-      // Deleted between the two requests: none.
-      if (!(error instanceof ApiError && error.status === 404 && !error.local)) throw error;
-    }
+  const namespaces = (await client.nsList()).filter((ns) => scope.namespace === undefined || ns.key === scope.namespace);
+  const bases = scope.bases ? (await Promise.all(namespaces.map((ns) => basesOf(client, ns.key)))).flat() : [];
+  return { namespaces: new Map(namespaces.map((ns) => [ns.key, ns])), bases: new Map(bases.map((base) => [`${base.namespace}/${base.key}`, base])) };
+}
+
+async function basesOf(client: FollowClient, namespace: string): Promise<Base[]> {
+  try {
+    return await client.baseList(namespace);
+  } catch (error) {
+    // Deleted between the two requests: none.
+    if (!(error instanceof ApiError && error.status === 404 && !error.local)) throw error;
+    return [];
   }
-  const inScope = namespaces.filter((ns) => scope.namespace === undefined || ns.key === scope.namespace);
-  return { namespaces: new Map(inScope.map((ns) => [ns.key, ns])), bases: new Map(bases.map((base) => [`${base.namespace}/${base.key}`, base])) };
 }

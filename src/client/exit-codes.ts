@@ -22,7 +22,7 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 export const EXIT_MEANINGS: readonly (readonly [ExitCode, string])[] = [
   [EXIT.success, 'success'],
   [EXIT.failure, 'other failure (server 5xx, 429 after retries, unexpected)'],
-  [EXIT.usage, 'usage: bad arguments or flags, invalid input caught locally, a prompt needed but impossible, a kb serve extension the deployment lacks (ns delete, base list, export and apply of bases)'],
+  [EXIT.usage, 'usage: bad arguments or flags, invalid input caught locally, a prompt needed but impossible, a kb serve extension the deployment lacks (ns delete, base list, export and apply of bases, kb watch --since)'],
   [EXIT.notFound, 'not found (404)'],
   [EXIT.auth, 'authentication: no token configured, 401/403'],
   [EXIT.conflict, 'conflict (409)'],

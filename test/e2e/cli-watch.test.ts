@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { isolatedEnv, KB_BIN, killedAfterEach, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
+import { withoutWatch } from '../helpers/watch.js';
 
 // kb watch (docs/contract.md, Live changes), the built CLI against the built kb serve.
 
@@ -107,15 +106,45 @@ describe('kb watch', () => {
     expect(watch.stderr()).toContain('The token came from KB_TOKEN');
   }, 90_000);
 
-  it('says plainly that a deployment without /v1/watch cannot be watched (exit 3)', async () => {
-    const server = createServer((_request, response) => {
-      response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ success: false, message: 'No such route: GET /v1/watch' }));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    const result = await runKb(['watch'], { env: isolatedEnv({ KB_URL: url, KB_TOKEN: 'kbt_test' }) });
-    server.close();
-    expect(result.code).toBe(3);
-    expect(result.stderr).toContain('does not serve GET /v1/watch');
-  });
+  it('against a deployment without /v1/watch lists every 2 s and prints what changed, without cursors; --since there exits 2', async () => {
+    const env = isolatedEnv();
+    const created = await runKb(['serve', 'token', 'create', '--org', 'polled'], { env });
+    const token = created.stdout.trim().split('\n').at(-1) as string;
+    const server = await serve(env);
+    const cli = { ...env, KB_URL: server.url, KB_TOKEN: token };
+    const kb = async (args: string[]) => expect((await runKb(args, { env: cli })).code).toBe(0);
+    await kb(['ns', 'create', 'docs']);
+    await kb(['base', 'create', 'docs', 'faq']);
+    await kb(['base', 'create', 'docs', 'old']);
+    const old = await withoutWatch(server.url);
+    try {
+      const viaOld = { ...cli, KB_URL: old.url };
+      const all = watching(['--json'], viaOld);
+      const docs = watching(['docs'], viaOld);
+      // What was there at the first list is the state it starts from, not a change: give both time to list it.
+      await new Promise((done) => setTimeout(done, 3000));
+      await kb(['ns', 'create', 'other']);
+      await kb(['base', 'create', 'other', 'guide']);
+      await kb(['base', 'update', 'docs', 'faq', '--description', 'Answers']);
+      await kb(['base', 'delete', 'docs', 'old', '--yes']);
+      await expect.poll(() => docs.lines(), { timeout: 20_000 }).toEqual(['updated base docs/faq', 'deleted base docs/old']);
+      await expect.poll(() => all.lines().length, { timeout: 20_000 }).toBe(4);
+      // Two changes in one interval are told in the order of their kinds (namespaces created first), not of their commits.
+      expect(all.lines().map((line) => JSON.parse(line) as unknown)).toEqual(expect.arrayContaining([
+        { cursor: null, type: 'created', kind: 'namespace', object: { key: 'other', description: null } },
+        { cursor: null, type: 'created', kind: 'base', object: { namespace: 'other', key: 'guide', description: null } },
+        { cursor: null, type: 'updated', kind: 'base', object: { namespace: 'docs', key: 'faq', description: 'Answers' } },
+        { cursor: null, type: 'deleted', kind: 'base', object: { namespace: 'docs', key: 'old', description: null } },
+      ]));
+      for (const watch of [all, docs]) {
+        watch.child.kill('SIGINT');
+        expect(await watch.exited).toBe(130);
+      }
+      const resumed = await runKb(['watch', '--since', '3'], { env: viaOld });
+      expect(resumed.code).toBe(2);
+      expect(resumed.stderr).toContain(`--since needs GET /v1/watch, which ${old.url} does not serve`);
+    } finally {
+      old.server.close();
+    }
+  }, 90_000);
 });
