@@ -45,6 +45,18 @@ describe('kb serve and kb serve token with a database that does not answer', () 
     });
   });
 
+  it('a SIGHUP while it waits for the database (a `systemctl reload` during the start) is logged and ignored: it goes on waiting', async () => {
+    const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', '0', '--log-level', 'info', '--database-wait', '3s'], { env: isolatedEnv({ KB_DATABASE_URL: UNREACHABLE }), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    await expect.poll(() => stderr).toContain('cannot reach the database');
+    child.kill('SIGHUP');
+    await expect.poll(() => stderr).toContain('"msg":"SIGHUP while starting: nothing to reload yet');
+    expect(await exited, stderr).toEqual({ code: 6, signal: null });
+    expect(stderr).toContain(`Error: cannot reach the database at ${SHOWN} (waited 3 s)`);
+  });
+
   it('does the same with the URL in KB_DATABASE_URL, with traces on (KB_DEBUG=1), for serve and for every token command', async () => {
     const env = isolatedEnv({ KB_DATABASE_URL: UNREACHABLE, KB_DEBUG: '1' });
     const runs = await Promise.all([

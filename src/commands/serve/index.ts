@@ -83,7 +83,8 @@ URL is not a local one, or something listens there: then it names the command th
 With --tls-cert and --tls-key it serves HTTPS on the API port (the admin port stays plain HTTP), and every URL it
 prints says https; a first start saves the certificate's path as the profile's CA. SIGHUP reads both files again
 and serves them to new connections without dropping any; a pair that does not pass keeps the old one, and the log
-says why. A plain HTTP request to that port is answered 400, saying to use https.
+says why. A plain HTTP request to that port is answered 400, saying to use https. Without them, or while the server
+starts, SIGHUP (a \`systemctl reload\`) is logged and changes nothing.
 
 SIGINT or SIGTERM stops accepting and lets the requests in flight finish for up to --shutdown-timeout, then
 closes the database and exits 0; a second signal exits at once. Back up a running server with
@@ -171,6 +172,10 @@ with its bases when "cascade" is true), and its OpenAPI document at GET /v1/open
   };
 
   async run(): Promise<void> {
+    // SIGHUP's default action ends the process: one sent while the server starts (a `systemctl reload` then, which a
+    // start waiting for its database makes likely) is told to the log once there is one, and otherwise ignored.
+    let sayHup = (): void => undefined;
+    process.on('SIGHUP', () => sayHup());
     const { flags } = await this.parse(Serve);
     // A pair that cannot serve is refused before anything is created (docs/contract.md, TLS).
     const tlsFiles = flags['tls-cert'] === undefined || flags['tls-key'] === undefined ? undefined : { cert: resolve(flags['tls-cert']), key: resolve(flags['tls-key']) };
@@ -192,6 +197,7 @@ with its bases when "cascade" is true), and its OpenAPI document at GET /v1/open
     const { createLogger } = await import('../../server/logger.js');
     const logger = createLogger(flags['log-level'], flags['log-format'] === undefined ? {} : { format: flags['log-format'] });
     const log = logger.events;
+    sayHup = () => log.info('SIGHUP while starting: nothing to reload yet (the files named are read as the server starts)');
     const drainMs = /^0+(?:\.0+)?(?:ms|s|m)?$/.test(flags['drain-delay'].trim()) ? 0 : parseTimeout(flags['drain-delay'], '--drain-delay');
     const admin = flags['admin-port'] === undefined ? undefined : { host: flags['admin-host'], port: flags['admin-port'] };
     // Listened for from here on: a signal during start-up or while the first token is saved stops the server as
