@@ -23,8 +23,13 @@ function reasonOf(error: unknown): string {
   return first.replace(/^jq: error(?: \(at [^)]*\))?: /, '').replace(/:$/, '').trim();
 }
 
-function failure(expression: string, error: unknown): UsageError {
-  return new UsageError(`Invalid --jq ${JSON.stringify(expression)}: ${reasonOf(error)}`, HELP);
+function failure(expression: string, error: unknown, sample?: unknown): UsageError {
+  return new UsageError(`Invalid --jq ${JSON.stringify(expression)}: ${reasonOf(error)}${onSample(sample)}`, HELP);
+}
+
+/** Where a value named in a failure came from, when it is the sample an expression is tried on (not the user's data). */
+export function onSample(sample: unknown): string {
+  return sample === undefined ? '' : ` (tried, before anything was sent, on a sample of what the command prints: ${JSON.stringify(sample)})`;
 }
 
 /**
@@ -40,7 +45,8 @@ export async function loadJq(expression: string, sample?: unknown): Promise<Jq> 
     await jq.raw(sample === undefined ? 'null' : JSON.stringify(sample), expression, ['-r']);
   } catch (error) {
     // Run over null, an expression may fail that the data will not fail (`.[]`): only what jq cannot compile is refused.
-    if (sample !== undefined || /compile error/.test(error instanceof Error ? error.message : '')) throw failure(expression, error);
+    const compiled = !/compile error/.test(error instanceof Error ? error.message : '');
+    if (sample !== undefined || !compiled) throw failure(expression, error, compiled ? sample : undefined);
   }
   return { expression, jq };
 }

@@ -1,4 +1,5 @@
 import { UsageError } from './errors.js';
+import { onSample } from './jq.js';
 import { renderJson } from './output.js';
 import { escapeControls } from './text.js';
 
@@ -61,9 +62,9 @@ function typeName(number: string | undefined): string {
   return TYPE_NAMES[Number(number)] ?? 'another type';
 }
 
-function failure(expression: string, error: unknown): UsageError {
+function failure(expression: string, error: unknown, sample?: unknown): UsageError {
   const reason = reasonOf(error);
-  return new UsageError(`Invalid --query ${JSON.stringify(expression)}: ${reason}`, 'It is a JMESPath expression (https://jmespath.org), e.g. --query "[].key".');
+  return new UsageError(`Invalid --query ${JSON.stringify(expression)}: ${sample === undefined ? reason : reason.replace(/\.$/, '')}${onSample(sample)}`, 'It is a JMESPath expression (https://jmespath.org), e.g. --query "[].key".');
 }
 
 /**
@@ -77,9 +78,13 @@ export async function loadQuery(expression: string, sample?: unknown): Promise<Q
   if (expression.trim() === '') throw failure(expression, new Error('the expression is empty'));
   try {
     jmespath.compile(expression);
-    if (sample !== undefined) jmespath.search(sample, expression);
   } catch (error) {
     throw failure(expression, error);
+  }
+  try {
+    if (sample !== undefined) jmespath.search(sample, expression);
+  } catch (error) {
+    throw failure(expression, error, sample);
   }
   return { expression, jmespath };
 }

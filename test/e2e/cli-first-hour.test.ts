@@ -167,7 +167,7 @@ describe.concurrent('habits', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(none.stdout).toBe('');
     const help = 'It is a jq expression (https://jqlang.org/manual), e.g. --jq ".[].key".';
     expectFailure(expect, syntax, 2, /^Error: Invalid --jq "\.\[": syntax error, unexpected end of file/, help);
-    expectFailure(expect, runtime, 2, 'Invalid --jq ".key + 1": string ("docs") and number (1) cannot be added', help);
+    expectFailure(expect, runtime, 2, `Invalid --jq ".key + 1": string ("docs") and number (1) cannot be added (tried, before anything was sent, on a sample of what the command prints: {"key":"docs","description":"Product docs"})`, help);
     expect(await namespaceKeys(expect, token)).toEqual(['docs', 'guides']);
   });
 
@@ -180,8 +180,9 @@ describe.concurrent('habits', { timeout: TEST_TIMEOUT_MS }, () => {
       kb(['base', 'list', 'docs', '--jq', '.[] | .key + 1'], { env: nowhere }),
     ]);
     const help = 'It is a jq expression (https://jqlang.org/manual), e.g. --jq ".[].key".';
-    expectFailure(expect, write, 2, 'Invalid --jq ".key+1": string ("docs") and number (1) cannot be added', help);
-    expectFailure(expect, read, 2, 'Invalid --jq ".[] | .key + 1": string ("faq") and number (1) cannot be added', help);
+    // The values named are the sample's, and the message says so: "docs" is no namespace the user named here.
+    expectFailure(expect, write, 2, `Invalid --jq ".key+1": string ("docs") and number (1) cannot be added (tried, before anything was sent, on a sample of what the command prints: {"key":"docs","description":"Product docs"})`, help);
+    expectFailure(expect, read, 2, `Invalid --jq ".[] | .key + 1": string ("faq") and number (1) cannot be added (tried, before anything was sent, on a sample of what the command prints: [{"namespace":"docs","key":"faq","description":"Questions"},{"namespace":"docs","key":"intro","description":"Introduction"}])`, help);
     expect(await namespaceKeys(expect, token)).toEqual(['docs', 'guides']);
   });
 
@@ -295,7 +296,7 @@ describe.concurrent('habits', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(empty.code, describeRun(empty)).toBe(0);
     expect(empty.stdout).toBe('null\n');
     const help = 'It is a JMESPath expression (https://jmespath.org), e.g. --query "[].key".';
-    expectFailure(expect, typed, 2, 'Invalid --query "abs(@)": abs() expected argument 1 to be type number but received type object instead.', help);
+    expectFailure(expect, typed, 2, 'Invalid --query "abs(@)": abs() expected argument 1 to be type number but received type object instead (tried, before anything was sent, on a sample of what the command prints: {"key":"docs","description":"Product docs"})', help);
     expect(await namespaceKeys(expect, token)).toEqual(['docs', 'guides']);
     expectFailure(expect, nulls, 2, /^Error: Invalid --query "sort_by\(@, &description\)": (expected string but received null|a function was given a value of the wrong type)$/, help);
   });

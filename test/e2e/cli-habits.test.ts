@@ -108,6 +108,7 @@ describe.concurrent('--query', { timeout: TEST_TIMEOUT_MS }, () => {
     expectFailure(expect, create, 2, /^Error: Invalid --query "key\[": /, help);
     expect(types.code, describeRun(types)).toBe(2);
     expect(types.stderr).toMatch(/^Error: Invalid --query "abs\(@\)": .*number/);
+    expect(types.stderr).toContain('(tried, before anything was sent, on a sample of what the command prints: [{"key":"docs","description":"Product docs"},{"key":"guides","description":"Guides"}])');
     const namespaces = (await apiData(expect, server.url, token, 'GET', '/ns_list')) as { key: string }[];
     expect(namespaces.map((ns) => ns.key)).toEqual(['docs', 'guides']);
   });
