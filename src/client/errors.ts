@@ -170,36 +170,38 @@ export class ResponseFormatError extends KbClientError {
 }
 
 /**
- * The deployment has no GET /v1/base_list (an extension of `kb serve`), though the namespace exists. Exit 2, as for
- * every extension a deployment lacks (docs/contract.md's exit-code table): no retry will list the bases.
+ * The deployment lacks an extension of `kb serve` that the command needs for `namespace`, which exists. Exit 2, as for
+ * every extension a deployment lacks (docs/contract.md's exit-code table): nothing was done, and no retry will do it.
  */
-export class BaseListUnsupportedError extends KbClientError {
-  override readonly name = 'BaseListUnsupportedError';
-  readonly code = 'base_list_unsupported';
+abstract class ExtensionMissingError extends KbClientError {
   readonly exitCode = EXIT.usage;
 
   constructor(
     readonly url: string,
     readonly namespace: string,
+    message: string,
   ) {
-    super('this deployment does not offer base_list (an extension of kb serve)');
+    super(message);
   }
 }
 
-/**
- * The deployment has no DELETE /v1/ns_delete (an extension of `kb serve`): a 405, or a 404 though the namespace is
- * listed. Exit 2, as docs/contract.md's exit-code table has it: nothing was deleted, and no retry will.
- */
-export class NsDeleteUnsupportedError extends KbClientError {
+/** The deployment has no GET /v1/base_list, though the namespace exists. */
+export class BaseListUnsupportedError extends ExtensionMissingError {
+  override readonly name = 'BaseListUnsupportedError';
+  readonly code = 'base_list_unsupported';
+
+  constructor(url: string, namespace: string) {
+    super(url, namespace, 'this deployment does not offer base_list (an extension of kb serve)');
+  }
+}
+
+/** The deployment has no DELETE /v1/ns_delete: a 405, or a 404 though the namespace is listed. */
+export class NsDeleteUnsupportedError extends ExtensionMissingError {
   override readonly name = 'NsDeleteUnsupportedError';
   readonly code = 'ns_delete_unsupported';
-  readonly exitCode = EXIT.usage;
 
-  constructor(
-    readonly url: string,
-    readonly namespace: string,
-  ) {
-    super('This deployment cannot delete namespaces: DELETE /v1/ns_delete is an extension of kb serve that it does not offer.');
+  constructor(url: string, namespace: string) {
+    super(url, namespace, 'This deployment cannot delete namespaces: DELETE /v1/ns_delete is an extension of kb serve that it does not offer.');
   }
 }
 
