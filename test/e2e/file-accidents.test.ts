@@ -192,37 +192,28 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
     await refused(expect, b, env, /kb\.db is a symbolic link/);
   });
 
-  it('a new kb.db still linked to the build file of a start killed as it put it into place is served, that name removed', async ({ expect }) => {
+  // The build file of a start killed between link() and the build file's removal (found by the kill point test of
+  // serve-lifecycle.test.ts), named after a process that is gone; or after a process whose pid a later one took (this
+  // test's own pid, which runs, with another start time), which also left its mark as holder in kb.db (copied from
+  // another data dir while that dir's kb serve ran).
+  it.for([
+    { dead: 'a process that is gone', reused: false },
+    { dead: 'a process whose pid a later one took, its mark as holder too', reused: true },
+  ])('a kb.db still linked to the build file of a start killed as it put it into place, by $dead, is served, that name removed', async ({ reused }, { expect }) => {
     const env = isolatedEnv();
     const dir = tempDir('kb-acc-');
     const first = await serve(dir, env);
     await create(expect, first, 'kept');
     await stop(first, 'SIGTERM');
-    // The name createDatabase builds under, of a process that is gone (found by the kill point test of
-    // serve-lifecycle.test.ts: killed between link() and the build file's removal).
-    const gone = execFileSync(process.execPath, ['-p', 'process.pid'], { encoding: 'utf8' }).trim();
-    const build = join(dir, `.kb.db.${gone}.0badcafe.new`);
+    const who = reused ? `${process.pid}@1` : execFileSync(process.execPath, ['-p', 'process.pid'], { encoding: 'utf8' }).trim();
+    const build = join(dir, `.kb.db.${who}.0badcafe.new`);
     linkSync(join(dir, 'kb.db'), build);
-    const again = await serve(dir, env, first.token);
-    expect(await keys(again)).toEqual(['kept']);
-    expect(existsSync(build)).toBe(false);
-  });
-
-  it('a dead process whose pid a later process took is dead all the same: its build file linked to kb.db, and its mark as holder, hold nothing', async ({ expect }) => {
-    const env = isolatedEnv();
-    const dir = tempDir('kb-acc-');
-    const first = await serve(dir, env);
-    await create(expect, first, 'kept');
-    await stop(first, 'SIGTERM');
-    // This test's own pid, which runs, with a start that is not its own: a process that had the pid before it.
-    const reused = `${process.pid}@1`;
-    const build = join(dir, `.kb.db.${reused}.0badcafe.new`);
-    linkSync(join(dir, 'kb.db'), build);
-    // kb.db as copied from another data dir while that dir's kb serve ran, by the same reused pid.
-    const db = new Database(join(dir, 'kb.db'));
-    const holder = { pid: process.pid, process: reused, dir: tempDir('kb-acc-elsewhere-'), db: '1:1', wal: '1:2', shm: '1:3' };
-    db.prepare('UPDATE meta SET holder = ? WHERE id = 1').run(JSON.stringify(holder));
-    db.close();
+    if (reused) {
+      const db = new Database(join(dir, 'kb.db'));
+      const holder = { pid: process.pid, process: who, dir: tempDir('kb-acc-elsewhere-'), db: '1:1', wal: '1:2', shm: '1:3' };
+      db.prepare('UPDATE meta SET holder = ? WHERE id = 1').run(JSON.stringify(holder));
+      db.close();
+    }
     const again = await serve(dir, env, first.token);
     expect(await keys(again)).toEqual(['kept']);
     expect(existsSync(build)).toBe(false);
