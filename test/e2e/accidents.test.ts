@@ -107,9 +107,7 @@ const start = (index: number): Step => ({
     const before = snapshot(dir);
     let server: ServeProcess;
     try {
-      // No warm-up: a sequence starts kb serve some five times, and the warm-up (half of a start's CPU) is what
-      // the model has nothing to check in.
-      server = await startServe(['--no-warm-up', '--data-dir', dir], world.env);
+      server = await startServe(['--data-dir', dir], world.env);
     } catch (error) {
       const message = (error as Error).message;
       world.log.push(`  refused: ${message.split('\n').slice(1).join(' ').slice(0, 300)}`);

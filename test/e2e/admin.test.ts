@@ -125,7 +125,7 @@ describe(`kb serve --admin-port (${ENGINE})`, () => {
 
   it('says it listens with none of its own warm-up requests logged (at info) or counted, then logs and counts a client\'s first request as its first', async () => {
     // At the default level, info: every request a line.
-    const { server, admin } = await serve(['--log-level', 'info']);
+    const { server, admin } = await serve(['--log-level', 'info', '--warm-up']);
     const requestLines = () => logLines(server.stderr()).filter((line) => line.msg === 'request');
     expect(requestLines()).toEqual([]);
     const before = await scrape(admin);
@@ -146,7 +146,7 @@ describe(`kb serve --admin-port (${ENGINE})`, () => {
   it('says at debug how many warm-up requests were answered before it said it listens; --no-warm-up sends none', async () => {
     // Its own lines, in order, up to the one that says it listens (which startServe waited for).
     const untilListening = (stderr: string) => logLines(stderr).map((line) => `${line.level} ${line.msg}`).filter((line) => /^(debug warm-up|info listening)/.test(line));
-    const warmed = await serve(['--log-level', 'debug']);
+    const warmed = await serve(['--log-level', 'debug', '--warm-up']);
     expect(untilListening(warmed.server.stderr())).toEqual([expect.stringMatching(/^debug warm-up: [1-9]\d* of 1000 requests answered in \d+ ms$/), expect.stringMatching(/^info listening on /)]);
     const cold = await serve(['--log-level', 'debug', '--no-warm-up']);
     expect(untilListening(cold.server.stderr())).toEqual([expect.stringMatching(/^info listening on /)]);

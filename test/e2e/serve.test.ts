@@ -17,8 +17,9 @@ async function storageEnv(): Promise<NodeJS.ProcessEnv> {
   return isolatedEnv(database.env);
 }
 
+/** kb serve as users start it: with its warm-up. */
 async function serve(env: NodeJS.ProcessEnv, args: string[] = []): Promise<ServeProcess> {
-  const server = await startServe(args, env);
+  const server = await startServe(['--warm-up', ...args], env);
   running.push(server);
   return server;
 }

@@ -83,15 +83,18 @@ export interface ServeProcess {
 const START_LIMIT_MS = 60_000;
 
 /**
- * Starts `kb serve --port 0 --log-level warn` (or on the --port, at the --log-level, among args) as a child process and resolves once it listens (the URL
- * read from its stderr).
+ * Starts `kb serve --port 0 --log-level warn --no-warm-up` (or on the --port, at the --log-level, among args) as a child
+ * process and resolves once it listens (the URL read from its stderr). Without its warm-up, as its --help has it for
+ * development and scripts (half of a start's CPU, in hundreds of starts a run): a test of kb serve as users start it,
+ * or of the warm-up, says --warm-up.
  */
 
 export function startServe(args: readonly string[], env: NodeJS.ProcessEnv): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
     const port = args.includes('--port') ? [] : ['--port', '0'];
     const level = args.includes('--log-level') ? [] : ['--log-level', 'warn'];
-    const child = spawn(process.execPath, [KB_BIN, 'serve', ...port, ...level, ...args], {
+    const warmUp = args.includes('--warm-up') || args.includes('--no-warm-up') ? [] : ['--no-warm-up'];
+    const child = spawn(process.execPath, [KB_BIN, 'serve', ...port, ...level, ...warmUp, ...args], {
       env,
       stdio: ['pipe', 'pipe', 'pipe'],
     });

@@ -32,7 +32,10 @@ export function freePort(): Promise<number> {
  */
 export async function serveWithLog(log: string | number | Socket, port: number, env: NodeJS.ProcessEnv, options: { args?: readonly string[]; level?: string } = {}): Promise<ServerWithLog> {
   const opened = typeof log === 'string' ? openSync(log, 'a') : undefined;
-  const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', String(port), '--log-level', options.level ?? 'info', '--log-format', 'json', ...(options.args ?? [])], {
+  const args = options.args ?? [];
+  // Without its warm-up unless asked, as startServe (helpers/cli.ts): it logs nothing, and costs half of a start's CPU.
+  const warmUp = args.includes('--warm-up') || args.includes('--no-warm-up') ? [] : ['--no-warm-up'];
+  const child = spawn(process.execPath, [KB_BIN, 'serve', '--port', String(port), '--log-level', options.level ?? 'info', '--log-format', 'json', ...warmUp, ...args], {
     env,
     stdio: ['ignore', 'pipe', typeof log === 'string' ? opened : log],
   });
