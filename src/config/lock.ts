@@ -2,7 +2,7 @@ import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } fr
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EXIT } from '../client/exit-codes.js';
-import { processRuns } from '../os/processes.js';
+import { identityRuns, processIdentity } from '../os/processes.js';
 
 export interface LockOptions {
   /** How long to wait for another holder before giving up. */
@@ -41,6 +41,8 @@ export class LockTimeoutError extends Error {
 
 interface Owner {
   pid: number;
+  /** The same process as processIdentity tells it from a later one of its pid (absent in a lock of an older kb). */
+  process?: string;
   host: string;
   /** Makes every acquisition's file content unique, so a holder can tell its lock from a successor's. */
   nonce: string;
@@ -60,7 +62,7 @@ function parseOwner(raw: string): Owner | undefined {
   try {
     const value = JSON.parse(raw) as Partial<Owner>;
     if (typeof value.pid === 'number' && typeof value.host === 'string' && typeof value.nonce === 'string') {
-      return { pid: value.pid, host: value.host, nonce: value.nonce };
+      return { pid: value.pid, process: typeof value.process === 'string' ? value.process : undefined, host: value.host, nonce: value.nonce };
     }
   } catch {
     // A holder between creating the file and writing its content, or a foreign file: judged by age alone.
@@ -82,8 +84,9 @@ function look(path: string): Seen | undefined {
 
 function isStale(seen: Seen, staleMs: number): boolean {
   if (Date.now() - seen.mtimeMs > staleMs) return true;
-  // A pid means something only on the host that wrote it.
-  return seen.owner !== undefined && seen.owner.host === hostname() && !processRuns(seen.owner.pid);
+  // A pid means something only on the host that wrote it; and only while the process that wrote it runs, not a later
+  // one given the same pid.
+  return seen.owner !== undefined && seen.owner.host === hostname() && identityRuns(seen.owner.process ?? String(seen.owner.pid))?.runs === false;
 }
 
 function tryCreate(path: string, owner: Owner): boolean {
@@ -150,7 +153,7 @@ function pause(round: number): number {
 }
 
 async function acquire(path: string, timeoutMs: number, staleMs: number): Promise<Owner> {
-  const owner: Owner = { pid: process.pid, host: hostname(), nonce: globalThis.crypto.randomUUID() };
+  const owner: Owner = { pid: process.pid, process: processIdentity(), host: hostname(), nonce: globalThis.crypto.randomUUID() };
   const started = Date.now();
   for (let round = 0; ; round++) {
     if (tryCreate(path, owner)) return owner;

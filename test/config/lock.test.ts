@@ -19,8 +19,8 @@ function deadPid(): number {
   return Number(child.stdout);
 }
 
-function foreignLock(owner: { pid: number; host?: string }, ageMs = 0): void {
-  writeFileSync(lock, JSON.stringify({ pid: owner.pid, host: owner.host ?? hostname(), nonce: 'someone-else' }));
+function foreignLock(owner: { pid: number; process?: string; host?: string }, ageMs = 0): void {
+  writeFileSync(lock, JSON.stringify({ pid: owner.pid, process: owner.process, host: owner.host ?? hostname(), nonce: 'someone-else' }));
   if (ageMs > 0) {
     const then = new Date(Date.now() - ageMs);
     utimesSync(lock, then, then);
@@ -104,6 +104,12 @@ describe('withFileLock', () => {
     // The lock is younger than staleMs for the whole wait, so only the dead pid can let this through.
     expect(await withFileLock(lock, () => 'mine', { timeoutMs: 10_000, staleMs: 600_000 })).toBe('mine');
     expect(existsSync(lock)).toBe(false);
+  });
+
+  it('takes over a fresh lock of a process that is gone though a later process took its pid', async () => {
+    // This test's own pid, which runs, with another start: the process that had the pid before it.
+    foreignLock({ pid: process.pid, process: `${process.pid}@1` });
+    expect(await withFileLock(lock, () => 'mine', { timeoutMs: 10_000, staleMs: 600_000 })).toBe('mine');
   });
 
   it('does not take over a fresh lock whose process lives', async () => {
