@@ -50,6 +50,11 @@ declare module 'fastify' {
   }
 }
 
+/** What fastify would compile a route's JSON schema with: kb's routes have none, and one that had would fail to register. */
+function noSchemaCompiler(): never {
+  throw new Error('kb routes declare no JSON schema: they parse their input with src/api/schemas.ts');
+}
+
 /**
  * Builds the HTTP app over a store: every route of src/api under /v1, validated, authenticated, logged. Each concern
  * is a plugin of its own (http.ts, errors.ts, auth.ts, idempotency.ts, routes.ts), its state on this app.
@@ -97,6 +102,9 @@ export function buildApp(options: AppOptions): FastifyInstance {
     ...(tls === undefined ? { http } : { https: { ...http, cert: tls.cert, key: tls.key, handshakeTimeout: HEADERS_TIMEOUT_MS } }),
     frameworkErrors: frameworkError,
     clientErrorHandler: clientErrorHandler({ newRequestId: requestId, log: logger.pino, requestLog, observer }),
+    // kb's routes declare no JSON schema (they parse their input with src/api/schemas.ts), so fastify's compilers,
+    // ajv and fast-json-stringify, are never needed: left to fastify, they are loaded at every start all the same.
+    schemaController: { compilersFactory: { buildValidator: noSchemaCompiler, buildSerializer: noSchemaCompiler } },
   });
   // A plain HTTP request to the TLS port is answered (tls.ts), not left waiting for a handshake.
   if (tls !== undefined) answerPlainHttp(app.server as unknown as HttpsServer, plainHttpAnswer(requestId, told), HEADERS_TIMEOUT_MS);
