@@ -2,8 +2,8 @@
 // code shared between commands in chunks, and what only some commands need (the server, the store, the TUI)
 // in chunks of their own, loaded by `await import` when such a command runs. Fewer, smaller files to resolve
 // and compile is most of what `kb`'s start-up costs (docs/performance.md). The packages every command loads
-// (oclif, undici, conf), and the TUI's React and Ink, are bundled apart, in two scripts compiled with V8 code caches:
-// scripts/vendor.mjs.
+// (oclif, undici, conf), the TUI's React and Ink, and kb serve's fastify and pino are bundled apart, in three scripts
+// compiled with V8 code caches: scripts/vendor.mjs.
 //
 // `npm run build` is this script, whole: the bundle, the oclif manifest, the vendor code caches. It never touches the
 // dist/ that a running kb reads: it builds into dist.new-PID beside it, makes the manifest from a staged copy of the
@@ -104,12 +104,9 @@ const result = await build({
   chunkNames: 'chunks/[name]-[hash]',
   legalComments: 'linked',
   external: [
-    // Native addons and the database drivers stay packages; so does fastify, which loads plugins by path.
+    // Native addons and the database drivers stay packages.
     'better-sqlite3',
     'pg',
-    'fastify',
-    // fastify's own logger, which the server configures (an asynchronous destination): one copy, fastify's.
-    'pino',
     // jq compiled to WebAssembly, inlined in 1.4 MB of Emscripten's JavaScript: loaded as it ships, only for --jq.
     'jq-wasm',
     // Optional peers that are never used here but would otherwise be bundled (typescript alone is 3.5 MB).

@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writ
 import module from 'node:module';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { isolatedEnv, ROOT, runKb, runProcess } from '../helpers/cli.js';
+import { isolatedEnv, ROOT, runKb, runProcess, startServe } from '../helpers/cli.js';
 import { runRecordingSources } from '../helpers/imports.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tempDir } from '../helpers/temp.js';
@@ -122,6 +122,20 @@ describe('the start-up path loads only what the command needs', () => {
     expect(loaded.filter((line) => line.startsWith('vendor-cache:vendor-tui'))).toEqual([]);
     // One copy of each: kb's own modules take them from the vendor bundle, never from node_modules.
     expect(loaded.filter((source) => source.startsWith('/') && /node_modules\/(@oclif\/core|undici|conf)\//.test(source))).toEqual([]);
+  });
+
+  it('kb serve runs fastify and pino from their vendor bundle, compiled from its code cache, and never loads fastify\'s schema compilers', async () => {
+    const log = join(tempDir('kb-imports-'), 'imports.log');
+    const serve = await startServe([], isolatedEnv({ KB_IMPORT_LOG: log, NODE_OPTIONS: `--import ${join(ROOT, 'test/fixtures/record-imports.mjs')}` }));
+    serve.child.kill('SIGTERM');
+    expect((await serve.exited).code, serve.stderr()).toBe(0);
+    const loaded = readFileSync(log, 'utf8').split('\n');
+    expect(loaded).toContain('bundled:node_modules/fastify/fastify.js');
+    expect(loaded).toContain('bundled:node_modules/pino/pino.js');
+    // Its cache is made under Node's own V8 flags: kb serve sets its own only once the bundle is compiled.
+    expect(loaded).toContain('vendor-cache:vendor-server:accepted');
+    // One copy of each, the bundle's; and kb's routes declare no JSON schema, so neither ajv nor fast-json-stringify.
+    expect(loaded.filter((line) => /node_modules\/(fastify|pino|@fastify\/(ajv|fast-json-stringify)-compiler|ajv)\//.test(line) && !line.startsWith('bundled:node_modules/fastify/') && !line.startsWith('bundled:node_modules/pino/'))).toEqual([]);
   });
 
   it('the vendor bundle compiled from its code cache is named where it is installed (stack traces, profiles)', async () => {
