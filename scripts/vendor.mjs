@@ -284,8 +284,9 @@ async function buildBundle(root, file, packages) {
     sourcemap: 'linked',
     legalComments: 'linked',
     metafile: true,
-    // Optional peers of oclif (for TypeScript plugins) that are never used here.
-    external: ['typescript', 'ts-node', 'tsx'],
+    // Optional peers of oclif (for TypeScript plugins) that are never used here; and fastify's schema compilers (ajv,
+    // fast-json-stringify), which kb never loads (src/server/app.ts gives fastify none to use): left to node_modules.
+    external: ['typescript', 'ts-node', 'tsx', '@fastify/ajv-compiler', '@fastify/fast-json-stringify-compiler'],
     // oclif, as the CLI of an installed package: under NODE_ENV=development or test it would look for TypeScript
     // sources of kb's commands and load tsx to run them.
     define: { 'process.env.NODE_ENV': '"production"' },
