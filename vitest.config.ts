@@ -19,6 +19,20 @@ const BOTH_ENGINES = ['test/server/**/*.test.ts', 'test/store/contract.test.ts',
 const POSTGRES_ONLY = ['test/store/postgres.test.ts', 'test/e2e/replicas.test.ts', 'test/e2e/replicas-log.test.ts', 'test/e2e/postgres.test.ts', 'test/e2e/postgres-faults.test.ts', 'test/e2e/postgres-stalls.test.ts', 'test/server/postgres-load.test.ts', 'test/e2e/watch-replicas.test.ts'];
 
 /**
+ * The in-process tests of the TUI, each file in a process of its own: Ink reads CI when it loads (run.test.ts loads it
+ * with CI cleared), load.test.ts checks what loading it does, big.test.ts mocks a component of it.
+ */
+const TUI = ['test/tui/**/*.test.ts'];
+
+/**
+ * Every other file runs in a worker that ran files before it, with the modules they loaded (the test helpers, src/):
+ * a process of its own for each file cost about a second of CPU a file, 150 files a run, on a suite bound by CPU.
+ * Their state is in the processes, servers, temp dirs and databases they make; what a file changes in its own process
+ * (process.env, fake timers, the working directory) it puts back.
+ */
+const shared = { isolate: false };
+
+/**
  * Guards against a test that hangs, not budgets for its speed (the bench measures speed): two files run at a time,
  * beside CI's Node 22 and 24 runs, and a test that takes 10 s on a quiet machine took 30 on a loaded one.
  */
@@ -41,14 +55,24 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     projects: [
       {
+        test: {
+          ...timeouts,
+          ...strict,
+          ...shared,
+          name: 'sqlite',
+          include: ['test/**/*.test.ts'],
+          exclude: [...POSTGRES_ONLY, ...TUI],
+          env: { KB_TEST_ENGINE: 'sqlite' },
+        },
+      },
+      {
         plugins: [inkAsBundled],
         test: {
           ...timeouts,
           ...strict,
           ...inlineInk,
-          name: 'sqlite',
-          include: ['test/**/*.test.ts'],
-          exclude: POSTGRES_ONLY,
+          name: 'tui',
+          include: TUI,
           env: { KB_TEST_ENGINE: 'sqlite' },
         },
       },
@@ -56,6 +80,7 @@ export default defineConfig({
         test: {
           ...timeouts,
           ...strict,
+          ...shared,
           name: 'postgres',
           include: [...BOTH_ENGINES, ...POSTGRES_ONLY],
           env: { KB_TEST_ENGINE: 'postgres' },
