@@ -13,6 +13,15 @@ async function serve(env: NodeJS.ProcessEnv, args: string[] = []): Promise<Serve
   return server;
 }
 
+/** A kb serve over a new data dir, with a token for `org` made before it starts, and the env the CLI reaches it with. */
+async function served(org: string, name?: string) {
+  const env = isolatedEnv();
+  const created = await runKb(['serve', 'token', 'create', '--org', org, ...(name === undefined ? [] : ['--name', name])], { env });
+  expect(created.code, created.stderr).toBe(0);
+  const server = await serve(env);
+  return { env, server, cli: { ...env, KB_URL: server.url, KB_TOKEN: created.stdout.trim().split('\n').at(-1) as string } };
+}
+
 /** kb watch running, its stdout as lines as they come. */
 function watching(args: readonly string[], env: NodeJS.ProcessEnv) {
   const child = spawn(process.execPath, [KB_BIN, 'watch', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -26,12 +35,8 @@ function watching(args: readonly string[], env: NodeJS.ProcessEnv) {
 
 describe('kb watch', () => {
   it('prints each change as NDJSON with its cursor, resumes across a server restart from its last cursor, and ends with 130 on Ctrl-C', async () => {
-    const env = isolatedEnv();
-    const created = await runKb(['serve', 'token', 'create', '--org', 'cli'], { env });
-    const token = created.stdout.trim().split('\n').at(-1) as string;
-    const first = await serve(env, ['--port', '0']);
+    const { env, server: first, cli } = await served('cli');
     const port = new URL(first.url).port;
-    const cli = { ...env, KB_URL: first.url, KB_TOKEN: token };
     const watch = spawn(process.execPath, [KB_BIN, 'watch', '--json'], { env: cli, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     watch.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
@@ -62,11 +67,7 @@ describe('kb watch', () => {
   }, 90_000);
 
   it('prints one plain line per change; NAMESPACE narrows it to that namespace and its bases; --since resumes after a cursor', async () => {
-    const env = isolatedEnv();
-    const created = await runKb(['serve', 'token', 'create', '--org', 'lines'], { env });
-    const token = created.stdout.trim().split('\n').at(-1) as string;
-    const server = await serve(env);
-    const cli = { ...env, KB_URL: server.url, KB_TOKEN: token };
+    const { cli } = await served('lines');
     // Cursors 1 to 7, in this order.
     for (const args of [
       ['ns', 'create', 'docs'],
@@ -92,11 +93,7 @@ describe('kb watch', () => {
   }, 90_000);
 
   it('ends with the 401 (exit 4) once its token is revoked, rather than watching on', async () => {
-    const env = isolatedEnv();
-    const created = await runKb(['serve', 'token', 'create', '--org', 'revoked', '--name', 'watcher'], { env });
-    const token = created.stdout.trim().split('\n').at(-1) as string;
-    const server = await serve(env);
-    const cli = { ...env, KB_URL: server.url, KB_TOKEN: token };
+    const { env, cli } = await served('revoked', 'watcher');
     expect((await runKb(['ns', 'create', 'docs'], { env: cli })).code).toBe(0);
     const watch = watching(['--since', '0'], cli);
     await expect.poll(() => watch.lines(), { timeout: 20_000 }).toEqual(['created namespace docs']);
@@ -107,11 +104,7 @@ describe('kb watch', () => {
   }, 90_000);
 
   it('against a deployment without /v1/watch lists every 2 s and prints what changed, without cursors; --since there exits 2', async () => {
-    const env = isolatedEnv();
-    const created = await runKb(['serve', 'token', 'create', '--org', 'polled'], { env });
-    const token = created.stdout.trim().split('\n').at(-1) as string;
-    const server = await serve(env);
-    const cli = { ...env, KB_URL: server.url, KB_TOKEN: token };
+    const { server, cli } = await served('polled');
     const kb = async (args: string[]) => expect((await runKb(args, { env: cli })).code).toBe(0);
     await kb(['ns', 'create', 'docs']);
     await kb(['base', 'create', 'docs', 'faq']);
