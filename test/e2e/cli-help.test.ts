@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'vitest';
 import YAML from 'yaml';
 import { isolatedEnv, ROOT } from '../helpers/cli.js';
-import { describeRun, kb, TEST_TIMEOUT_MS } from '../helpers/cli-e2e.js';
+import { describeRun, kb, TEST_TIMEOUT_MS, type TimedRun } from '../helpers/cli-e2e.js';
 
 interface Manifest {
   commands: Record<string, { hidden?: boolean; aliases?: string[] }>;
@@ -50,6 +50,18 @@ function raggedBreaks(text: string, width: number): string[] {
   return found;
 }
 
+/**
+ * `kb ARGS` piped, as a terminal WIDTH columns wide would show it (OCLIF_COLUMNS; piped, help is 80 wide), run once
+ * for every test that reads it: each command's help is read by several of them.
+ */
+const runs = new Map<string, Promise<TimedRun>>();
+function help(args: readonly string[], width = 80): Promise<TimedRun> {
+  const id = `${width} ${args.join(' ')}`;
+  let run = runs.get(id);
+  if (run === undefined) runs.set(id, (run = kb(args, { env: isolatedEnv(width === 80 ? {} : { OCLIF_COLUMNS: String(width) }) })));
+  return run;
+}
+
 describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_TIMEOUT_MS }, () => {
   it('the check finds a hard-wrapped paragraph and a line too wide', ({ expect }) => {
     const ragged = '  Serves the whole kb API from an SQLite database, so you can run\n  your own instance, and test scripts without a remote deployment.';
@@ -61,9 +73,8 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
 
   for (const width of [80, 60]) {
     it(`kb apply --help and kb import --help at ${width} columns: the file's example is YAML that kb reads`, async ({ expect }) => {
-      const env = isolatedEnv(width === 80 ? {} : { OCLIF_COLUMNS: String(width) });
       for (const command of ['apply', 'import']) {
-        const result = await kb([command, '--help'], { env });
+        const result = await help([command, '--help'], width);
         const label = describeRun(result);
         // The lines indented under "In YAML flow style:", up to the next paragraph.
         const example = /In YAML flow style:\n\n((?: {4}.*\n)+)/.exec(result.stdout)?.[1];
@@ -77,13 +88,11 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
 
   for (const width of [80, 60]) {
     it(`every command's --help, the topics' and the root's, piped at ${width} columns: no line wider, no ragged paragraph`, async ({ expect }) => {
-      // Piped, help is 80 columns wide; OCLIF_COLUMNS sets another width, as a narrower terminal would.
-      const env = isolatedEnv(width === 80 ? {} : { OCLIF_COLUMNS: String(width) });
-      const runs = [[], ...topics, ...commands, ...aliases].map((words) => [...words, '--help']);
-      runs.push(['help'], ['help', 'ns'], ['help', 'serve', 'token'], ['help', 'exit-codes'], ['help', 'environment']);
-      const results = await Promise.all(runs.map((args) => kb(args, { env })));
+      const all = [[], ...topics, ...commands, ...aliases].map((words) => [...words, '--help']);
+      all.push(['help'], ['help', 'ns'], ['help', 'serve', 'token'], ['help', 'exit-codes'], ['help', 'environment']);
+      const results = await Promise.all(all.map((args) => help(args, width)));
       results.forEach((result, i) => {
-        const label = `kb ${runs[i]?.join(' ')} at ${width} columns:\n${describeRun(result)}`;
+        const label = `kb ${all[i]?.join(' ')} at ${width} columns:\n${describeRun(result)}`;
         expect(result.code, label).toBe(0);
         expect(overWide(result.stdout, width), label).toEqual([]);
         expect(raggedBreaks(result.stdout, width), label).toEqual([]);
@@ -92,8 +101,7 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
   }
 
   it('every example has the prompt, and a long one breaks between words with a shell continuation', async ({ expect }) => {
-    const env = isolatedEnv();
-    const [login, token] = await Promise.all([kb(['auth', 'login', '--help'], { env }), kb(['auth', 'token', '--help'], { env })]);
+    const [login, token] = await Promise.all([help(['auth', 'login', '--help']), help(['auth', 'token', '--help'])]);
     for (const result of [login, token]) {
       const examples = result.stdout.split('\nEXAMPLES\n')[1] ?? '';
       const commandLines = examples.split('\n').filter((line) => line.startsWith('    ') && !line.startsWith('        '));
@@ -104,8 +112,7 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
   });
 
   it('every command\'s examples: one command each, with the prompt, and no glob a shell would expand', async ({ expect }) => {
-    const env = isolatedEnv();
-    const results = await Promise.all(commands.map((words) => kb([...words, '--help'], { env })));
+    const results = await Promise.all(commands.map((words) => help([...words, '--help'])));
     results.forEach((result, i) => {
       const label = `kb ${commands[i]?.join(' ')} --help:\n${describeRun(result)}`;
       const examples = (result.stdout.split('\nEXAMPLES\n')[1] ?? '').split(/\n[A-Z][A-Z ]+\n/)[0] ?? '';
@@ -124,8 +131,7 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
   });
 
   it('--json says what it does in kb\'s words, alike on every command that takes it', async ({ expect }) => {
-    const env = isolatedEnv();
-    const results = await Promise.all(commands.map((words) => kb([...words, '--help'], { env })));
+    const results = await Promise.all(commands.map((words) => help([...words, '--help'])));
     const withJson = results.filter((result) => /^ {2}\$ kb .*\[--json\]/m.test(result.stdout));
     expect(withJson.length).toBeGreaterThan(10);
     for (const result of results) {
@@ -135,12 +141,7 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
   });
 
   it('kb help exit-codes and kb help environment print the root help\'s tables alone', async ({ expect }) => {
-    const env = isolatedEnv();
-    const [root, codes, environment] = await Promise.all([
-      kb(['--help'], { env }),
-      kb(['help', 'exit-codes'], { env }),
-      kb(['help', 'environment'], { env }),
-    ]);
+    const [root, codes, environment] = await Promise.all([help(['--help']), help(['help', 'exit-codes']), help(['help', 'environment'])]);
     expect(codes.stdout.split('\n')[0]).toBe('EXIT CODES');
     expect(codes.stdout).toMatch(/^ {2}4 +authentication: no token configured, 401\/403$/m);
     expect(root.stdout).toContain(codes.stdout);
@@ -157,13 +158,7 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
   });
 
   it('a topic lists each command once, its aliases only in the command\'s own help (as gh)', async ({ expect }) => {
-    const env = isolatedEnv();
-    const [ns, base, tokens, list] = await Promise.all([
-      kb(['ns', '--help'], { env }),
-      kb(['base', '--help'], { env }),
-      kb(['serve', 'token', '--help'], { env }),
-      kb(['ns', 'list', '--help'], { env }),
-    ]);
+    const [ns, base, tokens, list] = await Promise.all([help(['ns', '--help']), help(['base', '--help']), help(['serve', 'token', '--help']), help(['ns', 'list', '--help'])]);
     expect(ns.stdout, describeRun(ns)).toMatch(/^ {2}ns list +List the namespaces/m);
     expect(ns.stdout, describeRun(ns)).not.toMatch(/^ {2}ns ls /m);
     expect(base.stdout, describeRun(base)).not.toMatch(/^ {2}base ls /m);
@@ -172,14 +167,13 @@ describe.concurrent('help wraps to the terminal as paragraphs', { timeout: TEST_
   });
 
   it('the topics name what their commands do, view included', async ({ expect }) => {
-    const env = isolatedEnv();
-    const root = await kb(['--help'], { env });
+    const root = await help(['--help']);
     expect(root.stdout, describeRun(root)).toMatch(/^ {2}ns +List, view, create, update and delete namespaces$/m);
     expect(root.stdout, describeRun(root)).toMatch(/^ {2}base +List, view, create, update and delete the bases of a namespace$/m);
   });
 
   it('the serve token topic says what the topic holds', async ({ expect }) => {
-    const result = await kb(['serve', '--help'], { env: isolatedEnv() });
+    const result = await help(['serve', '--help']);
     expect(result.stdout).toMatch(/^ {2}serve token +Manage the local server's bearer tokens$/m);
   });
 });
