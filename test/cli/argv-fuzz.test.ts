@@ -58,6 +58,7 @@ async function kb(argv: string[]): Promise<Outcome> {
   process.exit = ((code?: number) => {
     exited ??= code ?? 0;
   }) as typeof process.exit;
+  const stdin = Object.getOwnPropertyDescriptor(process, 'stdin') as PropertyDescriptor;
   Object.defineProperty(process, 'stdin', { value: Readable.from([]), configurable: true, writable: true });
   process.exitCode = undefined;
   let code: number;
@@ -73,6 +74,7 @@ async function kb(argv: string[]): Promise<Outcome> {
     process.exit = exit;
     console.error = consoleError;
     console.log = consoleLog;
+    Object.defineProperty(process, 'stdin', stdin);
     process.exitCode = undefined;
   }
   return { code, stdout, stderr };
@@ -113,7 +115,10 @@ describe('the CLI\'s argument parsing, fuzzed', () => {
   });
   afterAll(async () => {
     process.chdir(cwd);
-    process.env = saved;
+    // In place: the test files after this one in the worker share this process, and env-paths keeps the process.env
+    // object it saw when it loaded (a new object here would leave it reading this file's HOME and XDG dirs).
+    for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+    Object.assign(process.env, saved);
     await server.close();
   });
 
