@@ -19,16 +19,16 @@ const BOTH_ENGINES = ['test/server/**/*.test.ts', 'test/store/contract.test.ts',
 const POSTGRES_ONLY = ['test/store/postgres.test.ts', 'test/e2e/replicas.test.ts', 'test/e2e/replicas-log.test.ts', 'test/e2e/postgres.test.ts', 'test/e2e/postgres-faults.test.ts', 'test/e2e/postgres-stalls.test.ts', 'test/server/postgres-load.test.ts', 'test/e2e/watch-replicas.test.ts'];
 
 /**
- * The in-process tests of the TUI, each file in a process of its own: Ink reads CI when it loads (run.test.ts loads it
- * with CI cleared), load.test.ts checks what loading it does, big.test.ts mocks a component of it.
+ * The in-process tests that change their own process (process.env, stdin and stdout, process.exit, the working
+ * directory, Ink's reading of CI as it loads, a mocked component of the TUI), each file in a process of its own.
  */
-const TUI = ['test/tui/**/*.test.ts'];
+const ISOLATED = ['test/tui/**/*.test.ts', 'test/cli/**/*.test.ts', 'test/config/**/*.test.ts', 'test/commands/**/*.test.ts'];
 
 /**
  * Every other file runs in a worker that ran files before it, with the modules they loaded (the test helpers, src/):
- * a process of its own for each file cost about a second of CPU a file, 150 files a run, on a suite bound by CPU.
- * Their state is in the processes, servers, temp dirs and databases they make; what a file changes in its own process
- * (process.env, fake timers, the working directory) it puts back.
+ * a process of its own for each file cost about a second of CPU a file, on a suite bound by CPU. Their state is in the
+ * processes, servers, temp dirs and databases they make. One that changes its own process belongs in ISOLATED: in a
+ * shared one, what it left behind fails a later file (argv-fuzz.test.ts's HOME failed paths.test.ts that way).
  */
 const shared = { isolate: false };
 
@@ -61,7 +61,7 @@ export default defineConfig({
           ...shared,
           name: 'sqlite',
           include: ['test/**/*.test.ts'],
-          exclude: [...POSTGRES_ONLY, ...TUI],
+          exclude: [...POSTGRES_ONLY, ...ISOLATED],
           env: { KB_TEST_ENGINE: 'sqlite' },
         },
       },
@@ -71,8 +71,8 @@ export default defineConfig({
           ...timeouts,
           ...strict,
           ...inlineInk,
-          name: 'tui',
-          include: TUI,
+          name: 'isolated',
+          include: ISOLATED,
           env: { KB_TEST_ENGINE: 'sqlite' },
         },
       },
