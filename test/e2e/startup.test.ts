@@ -132,7 +132,7 @@ describe('the start-up path loads only what the command needs', () => {
     const loaded = readFileSync(log, 'utf8').split('\n');
     expect(loaded).toContain('bundled:node_modules/fastify/fastify.js');
     expect(loaded).toContain('bundled:node_modules/pino/pino.js');
-    // Its cache is made under Node's own V8 flags: kb serve sets its own only once the bundle is compiled.
+    // The build's code cache, made by starting kb serve once (scripts/vendor-cache.mjs), is taken.
     expect(loaded).toContain('vendor-cache:vendor-server:accepted');
     // One copy of each, the bundle's; and kb's routes declare no JSON schema, so neither ajv nor fast-json-stringify.
     expect(loaded.filter((line) => /node_modules\/(fastify|pino|@fastify\/(ajv|fast-json-stringify)-compiler|ajv)\//.test(line) && !line.startsWith('bundled:node_modules/fastify/') && !line.startsWith('bundled:node_modules/pino/'))).toEqual([]);

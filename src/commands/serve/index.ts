@@ -183,10 +183,6 @@ with its bases when "cascade" is true), and its OpenAPI document at GET /v1/open
     const tls = tlsFiles && (await loadTlsPair(tlsFiles).catch((error: unknown) => {
       throw error instanceof TlsFilesError ? new CliError(error.message, EXIT.usage, 'Nothing was started. Give a readable PEM certificate and its own key.') : error;
     }));
-    // The one writer of stderr from here on (docs/contract.md, Logging): kb serve's own lines are log lines too. Loaded
-    // first: it loads the server's vendor bundle (fastify, pino), whose code cache V8 takes only under the flags it was
-    // made with, Node's own (scripts/vendor-cache.mjs).
-    const { createLogger } = await import('../../server/logger.js');
     // V8's memory reducer collects garbage once a process sits idle, and a server that sat idle for a minute or so
     // then builds Node's process.nextTick objects through V8's slow paths for as long as it runs: 2 to 4 µs of CPU a
     // request (docs/performance.md). The reducer collects only by incremental marking; without it, it never starts.
@@ -197,6 +193,8 @@ with its bases when "cascade" is true), and its OpenAPI document at GET /v1/open
     Reflect.set(globalThis, Symbol.for('kb.gc.noIncrementalMarking'), true);
     outliveClosedOutput();
     const shutdownMs = parseTimeout(flags['shutdown-timeout'], '--shutdown-timeout');
+    // The one writer of stderr from here on (docs/contract.md, Logging): kb serve's own lines are log lines too.
+    const { createLogger } = await import('../../server/logger.js');
     const logger = createLogger(flags['log-level'], flags['log-format'] === undefined ? {} : { format: flags['log-format'] });
     const log = logger.events;
     sayHup = () => log.info('SIGHUP while starting: nothing to reload yet (the files named are read as the server starts)');
