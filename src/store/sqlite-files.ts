@@ -19,27 +19,36 @@ export const SIDECAR_SHM = '-shm';
  * `kb.db-open`: beside kb.db from before a connection's first write until the database's last connection closes it
  * clean, naming the kb serve that holds it. SQLite keeps no trace of a database whose kb.db and -wal are both gone
  * (moved or deleted while kb serve ran, the server killed before it noticed): this file outlives them, and a data dir
- * that has it and no kb.db is refused, never given a new, empty database (sqlite-open.ts).
+ * that has it and no kb.db is refused, never given a new, empty database (sqlite-open.ts). Once kb serve has marked
+ * kb.db in use, naming itself in it as its holder, the file says so on a second line (MARKED): a kb.db that names
+ * another holder, or none, is then another database than the one that server acknowledged writes into.
  */
 export const SIDECAR_OPEN = '-open';
+const MARKED = 'marked';
 
-/** The kb serve an `-open` file names when it still runs, or undefined (none named, or one that exited). */
-export function openFileHolder(path: string): number | undefined {
+/** What an `-open` file says: the kb serve it names (empty for a command's), and whether it marked kb.db in use. */
+export function readOpenFile(path: string): { identity: string; marked: boolean } | undefined {
   let text: string;
   try {
     text = readFileSync(`${path}${SIDECAR_OPEN}`, 'utf8');
   } catch {
     return undefined;
   }
-  const holder = identityRuns(text.trim());
+  const [identity = '', marked] = text.split('\n');
+  return { identity: identity.trim(), marked: marked === MARKED };
+}
+
+/** The kb serve an `-open` file names when it still runs, or undefined (none named, or one that exited). */
+export function openFileHolder(path: string): number | undefined {
+  const holder = identityRuns(readOpenFile(path)?.identity ?? '');
   return holder !== undefined && holder.pid !== process.pid && holder.runs ? holder.pid : undefined;
 }
 
-/** Puts the `-open` file beside kb.db (kb serve names itself in it); true when this call made it. */
-function markOpen(path: string, serving: boolean): boolean {
+/** Puts the `-open` file beside kb.db (kb serve names itself in it, `marked` once kb.db names it); true when this call made it. */
+function markOpen(path: string, serving: boolean, marked = false): boolean {
   const file = `${path}${SIDECAR_OPEN}`;
   const made = statSync(file, { throwIfNoEntry: false }) === undefined;
-  if (serving) writeFileSync(file, `${processIdentity()}\n`, { mode: 0o600 });
+  if (serving) writeFileSync(file, `${processIdentity()}\n${marked ? `${MARKED}\n` : ''}`, { mode: 0o600 });
   else closeSync(openSync(file, 'a', 0o600));
   if (made) syncDirectory(dirname(path));
   return made;
@@ -100,8 +109,14 @@ export function liveHolder(text: string | undefined): Holder | undefined {
   return holder !== undefined && holder.pid !== process.pid && identityRuns(holder.process ?? String(holder.pid))?.runs === true ? holder : undefined;
 }
 
-/** Marks a database closed with everything in kb.db: its last connection's last write. */
+/** Marks a new database, or a copy, closed with everything in kb.db, held by no one. */
 export const MARK_CLEAN = 'UPDATE meta SET clean = 1, holder = NULL WHERE id = 1';
+
+/**
+ * Marks a database closed with everything in kb.db: its last connection's last write. The holder stays named: a kb serve
+ * killed between this and removing its `-open` file leaves a kb.db that names it, as the file does.
+ */
+export const MARK_CLOSED = 'UPDATE meta SET clean = 1 WHERE id = 1';
 
 /** Copies the whole -wal into kb.db (and fsyncs it); false when another connection's read kept part of it back. */
 export function checkpointWhole(db: Database.Database, mode: 'FULL' | 'TRUNCATE' = 'FULL'): boolean {
@@ -129,7 +144,10 @@ export function markInUse(db: Database.Database, path: string, dataDir: string, 
     // A checkpoint meets another process's checkpoint (each opening or last-closing connection runs one) with SQLITE_BUSY
     // at once, without the busy handler: tried again until the busy timeout, as a write would wait.
     for (const deadline = Date.now() + waitMs; ; pause(CHECKPOINT_RETRY_MS)) {
-      if (checkpointWhole(db)) return held;
+      if (checkpointWhole(db)) {
+        if (serving) markOpen(path, serving, true);
+        return held;
+      }
       if (Date.now() >= deadline) break;
     }
   } catch (error) {
@@ -160,7 +178,7 @@ export function closeMarkingClean(db: Database.Database, reopening = false): voi
     db.pragma('busy_timeout = 0');
     db.pragma('locking_mode = EXCLUSIVE');
     db.exec('BEGIN IMMEDIATE');
-    db.exec(MARK_CLEAN);
+    db.exec(MARK_CLOSED);
     db.exec('COMMIT');
     // Under the exclusive lock, so that no connection opens between: kb.db holds everything, and no longer needs its mark.
     if (checkpointWhole(db, 'TRUNCATE') && !reopening) rmSync(`${db.name}${SIDECAR_OPEN}`, { force: true });

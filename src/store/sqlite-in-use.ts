@@ -2,7 +2,8 @@ import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { shellQuote } from '../os/shell.js';
 import { StoreOpenError } from './errors.js';
-import { type Holder, liveHolder, moved, openFileHolder, pause, SIDECAR_OPEN } from './sqlite-files.js';
+import { identityRuns } from '../os/processes.js';
+import { type Holder, liveHolder, moved, openFileHolder, parseHolder, pause, readOpenFile, SIDECAR_OPEN } from './sqlite-files.js';
 import { fileMeta } from './sqlite-wal.js';
 
 /**
@@ -113,7 +114,62 @@ export function refuseLostLog(dataDir: string, path: string): void {
     `${path} was not closed cleanly (its server was killed, or it was copied alone from a data dir in use) and its ` +
       `write-ahead log ${path}-wal is not beside it: the last writes it acknowledged are in that log. Nothing was changed.`,
     `Put the -wal back beside kb.db (where it was moved, or the copy it came with) and start again. To serve kb.db without ` +
-      `those writes, back it up and serve the copy: kb serve backup ${shellQuote(`${resolve(dataDir)}.recovered`)} --data-dir ` +
-      `${shellQuote(resolve(dataDir))}, then kb serve --data-dir ${shellQuote(`${resolve(dataDir)}.recovered`)}.`,
+      `those writes, ${serveKnowingly(dataDir)}`,
+  );
+}
+
+/**
+ * The kb serve whose `-open` file lies beside kb.db, which had marked its kb.db in use, when kb.db names another holder
+ * or none: kb.db was replaced while that server ran or after it was killed (a backup or another database moved into
+ * place), and the writes it acknowledged were in the file replaced. Found by the accident model (seed 1587608240, path
+ * 7): kb.db replaced by its own backup while kb serve ran, its -wal deleted, the server killed before it noticed, and
+ * the backup, marked closed cleanly, served without the write acknowledged after it.
+ */
+export function replacedInUse(path: string): { pid: number; runs: boolean } | undefined {
+  const open = readOpenFile(path);
+  const server = open?.marked === true ? identityRuns(open.identity) : undefined;
+  if (server === undefined || server.pid === process.pid) return undefined;
+  const holder = parseHolder(fileMeta(path)?.holder);
+  const same = holder !== undefined && holder.pid === server.pid && (holder.process === undefined || holder.process === open?.identity);
+  return same ? undefined : server;
+}
+
+/** Why what a copy of kb.db holds is not every write it acknowledged, or undefined: its -wal lost, or kb.db replaced. */
+export function copyLacks(path: string): string | undefined {
+  if (lostLog(path)) {
+    return `${path} was not closed cleanly and its write-ahead log ${path}-wal is not beside it: the copy holds ${path} alone, without the last writes that log held.`;
+  }
+  const server = replacedInUse(path);
+  if (server === undefined || server.runs) return undefined;
+  return `${path} is not the database kb serve (pid ${server.pid}) had in use here, which was not closed cleanly: the copy holds this ${path}, without the writes that server acknowledged.`;
+}
+
+/** The steps that serve a kb.db knowingly without writes it lacks: a backup of it, then the backup served. */
+function serveKnowingly(dataDir: string): string {
+  const recovered = shellQuote(`${resolve(dataDir)}.recovered`);
+  return `back it up and serve the copy: kb serve backup ${recovered} --data-dir ${shellQuote(resolve(dataDir))}, then kb serve --data-dir ${recovered}.`;
+}
+
+/**
+ * Refuses a kb.db that is not the database the kb serve named by its `-open` file had in use (replacedInUse). A copy
+ * (`atRest`) is refused only while that server runs: of a kb.db replaced after its server was killed, a backup is the
+ * way the refusal offers to serve it knowingly, and copyLacks says what it lacks.
+ */
+export function refuseReplacedInUse(dataDir: string, path: string, atRest = true): void {
+  const server = replacedInUse(path);
+  if (server === undefined || (!server.runs && !atRest)) return;
+  if (server.runs) {
+    throw new StoreOpenError(
+      `${path} is not the database kb serve (pid ${server.pid}) holds: it was replaced while the server ran, and what this ` +
+        'command would read or write is not what the server has. Nothing was changed.',
+      'The server saves the database it holds beside kb.db once it notices; stop it, and its next start asks which to keep.',
+    );
+  }
+  throw new StoreOpenError(
+    `${path} is not the database kb serve (pid ${server.pid}) had in use here: ${path}${SIDECAR_OPEN} says that server never ` +
+      `closed it cleanly, and ${path} is another one (a backup or another database moved into place while the server ran, ` +
+      'or after it was killed). The writes that server acknowledged were in the file replaced. Nothing was changed.',
+    `If that file still exists (moved, not deleted), put it back as kb.db with its -wal and start again. To serve this kb.db ` +
+      `without those writes, ${serveKnowingly(dataDir)}`,
   );
 }

@@ -9,7 +9,7 @@ import { shellQuote } from '../os/shell.js';
 import { StoreOpenError } from './errors.js';
 import { APPLICATION_ID, migrate, SCHEMA_VERSION } from './migrations.js';
 import { type DatabaseFiles, MARK_CLEAN, markInUse, pause } from './sqlite-files.js';
-import { awaitHolder, awaitPutBack, freshStartSteps, lostLog, moveAside, refuseHeldElsewhere, refuseLostDatabase, refuseLostLog } from './sqlite-in-use.js';
+import { awaitHolder, awaitPutBack, copyLacks, freshStartSteps, moveAside, refuseHeldElsewhere, refuseLostDatabase, refuseLostLog, refuseReplacedInUse } from './sqlite-in-use.js';
 import { logMismatch } from './sqlite-wal.js';
 
 /**
@@ -416,7 +416,10 @@ export function openDatabase(dataDir: string, options: OpenOptions = {}): OpenDa
     refuseSecondName(dataDir, path);
     awaitHolder(dataDir, path, options.serving === true);
     verifyLog(dataDir, path);
-    if (options.reopening !== true) refuseLostLog(dataDir, path);
+    if (options.reopening !== true) {
+      refuseLostLog(dataDir, path);
+      refuseReplacedInUse(dataDir, path);
+    }
   } catch (error) {
     if (error instanceof StoreOpenError) throw error;
     throw new StoreOpenError(describeOpenError(path, error));
@@ -470,7 +473,9 @@ export function openSourceDatabase(dataDir: string, scratchDir: () => string): S
   const busyTimeout = 5000;
   try {
     inspectFile(path);
+    refuseSaved(dataDir, path);
     refuseHeldElsewhere(dataDir, path, undefined, true);
+    refuseReplacedInUse(dataDir, path, false);
     // A -wal or -shm of a running server deleted or replaced: SQLite would open new ones beside kb.db (and an empty
     // -wal would then hide the lost one from the next start). The server reopens its files within a second.
     awaitHolder(dataDir, path, false);
@@ -479,9 +484,7 @@ export function openSourceDatabase(dataDir: string, scratchDir: () => string): S
     throw new StoreOpenError(describeOpenError(path, error));
   }
   // The refusal of kb serve's start offers a backup as the way to serve such a kb.db knowingly: copied, and said.
-  const warning = lostLog(path)
-    ? `${path} was not closed cleanly and its write-ahead log ${path}-wal is not beside it: the copy holds ${path} alone, without the last writes that log held.`
-    : undefined;
+  const warning = copyLacks(path);
   const writable = unwritableReason(dataDir) === undefined;
   const created = writable && sidecarsOf(path).length === 0;
   // Read from a copy, too: SQLite would make an empty -wal beside it, and kb.db would no longer look as it is.

@@ -2,7 +2,7 @@ import { chmodSync, linkSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { makeDirectories, syncDirectory } from '../os/files.js';
-import { checkpointWhole, closeMarkingClean, type DatabaseFiles, filesAt, MARK_CLEAN, SIDECAR_SHM, SIDECAR_WAL } from './sqlite-files.js';
+import { checkpointWhole, closeMarkingClean, type DatabaseFiles, filesAt, MARK_CLOSED, SIDECAR_SHM, SIDECAR_WAL } from './sqlite-files.js';
 import { DATABASE_MODE, removeScratch, savedName, scratchPath, sqliteCode } from './sqlite-open.js';
 
 /**
@@ -43,7 +43,8 @@ function setAsideStrangers(path: string, held: DatabaseFiles): string[] {
 }
 
 /**
- * A whole copy of the connection's database at `file`, marked closed cleanly (it needs no -wal). The copy is the
+ * A whole copy of the connection's database at `file`, marked closed cleanly (it needs no -wal), still naming this kb
+ * serve as its holder, as its `-open` file does. The copy is the
  * database's pages as they are, page for page (SQLite's serialize), not a VACUUM INTO, which lays them out anew: the log
  * of the connection it comes from, left beside it if kb serve is killed before that connection checkpoints, then
  * replays onto it as onto the file it came from (the accident model found a VACUUM INTO copy corrupted by it).
@@ -52,7 +53,7 @@ function copyOut(db: Database.Database, file: string): void {
   writeFileSync(file, db.serialize(), { mode: DATABASE_MODE, flag: 'wx' });
   const copy = new Database(file, { fileMustExist: true });
   try {
-    copy.exec(MARK_CLEAN);
+    copy.exec(MARK_CLOSED);
   } finally {
     copy.close();
   }

@@ -1,6 +1,6 @@
-import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
 import { afterEach, describe, type ExpectStatic, it } from 'vitest';
 import { isolatedEnv, logMessages, runKb, type ServeProcess, startServe } from '../helpers/cli.js';
@@ -374,6 +374,59 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
     for (const name of readdirSync(dir).filter((file) => file.startsWith('kb.db'))) renameSync(join(dir, name), join(`${dir}.replaced`, name));
     renameSync(join(dir, saved), join(dir, 'kb.db'));
     expect(await keys(await serve(dir, env, first.token))).toEqual(['mine']);
+  });
+
+  it('kb.db replaced by its own backup while kb serve runs, its -wal deleted, a kill -9 before the server notices: the start, a token command and a backup refuse or warn by name', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'in-the-backup');
+    const backupDir = join(tempDir('kb-acc-'), 'backup');
+    const made = await runKb(['serve', 'backup', backupDir, '--data-dir', dir], { env, timeoutMs: 60_000 });
+    expect(made.code, made.stderr).toBe(0);
+    await create(expect, first, 'after-the-backup');
+    first.server.child.kill('SIGSTOP');
+    copyFileSync(join(backupDir, 'kb.db'), join(dir, 'kb.db.restoring'));
+    renameSync(join(dir, 'kb.db.restoring'), join(dir, 'kb.db'));
+    rmSync(join(dir, 'kb.db-wal'));
+    await stop(first, 'SIGKILL');
+    // Found by the accident model (seed 1587608240, path 7): the backup, marked closed cleanly, was served without the
+    // write acknowledged after it. kb.db-open, left by the killed server, names it; the backup names no holder.
+    const notThatOne = /kb\.db is not the database kb serve \(pid \d+\) had in use here/;
+    await refused(expect, dir, env, notThatOne);
+    const before = contents(dir);
+    const token = await runKb(['serve', 'token', 'create', '--org', 'local', '--data-dir', dir], { env, timeoutMs: 60_000 });
+    expect(token.code, token.stderr).toBe(1);
+    expect(token.stderr).toMatch(notThatOne);
+    expect(contents(dir)).toEqual(before);
+    // The way the refusal offers to serve it knowingly: a backup, which says what it lacks.
+    const copy = await runKb(['serve', 'backup', join(tempDir('kb-acc-'), 'copy'), '--data-dir', dir], { env, timeoutMs: 60_000 });
+    expect(copy.code, copy.stderr).toBe(0);
+    expect(copy.stderr).toMatch(/^Warning: .*kb\.db is not the database kb serve \(pid \d+\) had in use here, which was not closed cleanly/m);
+    expect(contents(dir)).toEqual(before);
+  });
+
+  it('a kb serve killed in its clean close, after kb.db was marked clean but before kb.db-open was removed: the next start serves everything', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'kept');
+    const open = readFileSync(join(dir, 'kb.db-open'));
+    await stop(first, 'SIGTERM');
+    // What a kill in that instant leaves: kb.db closed cleanly, and the -open file of the server that closed it.
+    writeFileSync(join(dir, 'kb.db-open'), open);
+    expect(await keys(await serve(dir, env, first.token))).toEqual(['kept']);
+  });
+
+  it('a kb serve killed as it started, after it wrote kb.db-open but before kb.db named it: the next start serves everything', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'kept');
+    await stop(first, 'SIGTERM');
+    // What a kill in that instant leaves: the -open file naming a server that is gone and never marked kb.db in use.
+    writeFileSync(join(dir, 'kb.db-open'), `${spawnSync('true').pid}\n`);
+    expect(await keys(await serve(dir, env, first.token))).toEqual(['kept']);
   });
 
   it('/ready answers 503 while another process holds the write lock past the busy timeout, and 200 once it lets go', async ({ expect }) => {
