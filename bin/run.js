@@ -10,15 +10,29 @@ const RUN = new URL('../dist/cli/run.js', import.meta.url);
  * dist/cli/run.js, the bundle of src/cli/run.ts: imported by its URL, so that the type check reads the source it is
  * built from rather than the bundle (tsconfig.json checks this file). A checkout that was never built (`npm ci
  * --ignore-scripts`) has none: one line says so and how to build it, and kb exits 1.
+ *
+ * `npm run build` puts a new dist/ in place by two renames (scripts/build.mjs): between them, for as long as the build
+ * is kept off the CPU, there is no dist/, and a kb that starts then finds none of its files (test/e2e/build-swap.test.ts
+ * met it on a loaded machine). A file not found is looked for again a few times, 50 ms apart; the import is asked under
+ * another URL, since Node keeps a failed import's error for its URL (nothing of it ran: linking failed first).
  * @returns {Promise<typeof import('../src/cli/run.js')>}
  */
-const loadRun = () =>
-  import(RUN.href).catch((error) => {
-    if (existsSync(RUN)) throw error;
-    const root = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
-    process.stderr.write(`Error: kb is not built (${fileURLToPath(RUN)} is missing): run \`npm run build\` in ${root}\n`);
-    process.exit(1);
-  });
+async function loadRun() {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await import(attempt === 0 ? RUN.href : `${RUN.href}?attempt=${attempt}`);
+    } catch (error) {
+      const notFound = ['ENOENT', 'ERR_MODULE_NOT_FOUND'].includes(/** @type {{ code?: string }} */ (error).code ?? '');
+      if (!notFound || attempt >= 5) {
+        if (existsSync(RUN)) throw error;
+        const root = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
+        process.stderr.write(`Error: kb is not built (${fileURLToPath(RUN)} is missing): run \`npm run build\` in ${root}\n`);
+        process.exit(1);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+}
 
 /** node:module, with what Node 22 added (@types/node is Node 20's). */
 const nodeModule = /** @type {typeof module & { enableCompileCache?: () => unknown }} */ (module);
