@@ -98,4 +98,18 @@ describe('kb tui fuzzed in a real terminal (tmux), against kb serve', () => {
       expect(screen, replay).toContain('Help: keys');
     }, 180_000);
   });
+
+  // Found by this fuzz (KB_TUI_FUZZ_SEED=1378440995): each key waits for the render of the one before, and 80 of them
+  // handed on from React's commits in a row ended kb tui with React's error #185 (Maximum update depth exceeded).
+  it.skipIf(!TMUX)(`a form takes 80 arrow keys and 70 characters in one write each, and stays alive${SKIPPED}`, async () => {
+    const tui = served.session();
+    await tui.start(COLUMNS, ROWS, '--refresh', '0');
+    await tui.waitFor((s) => /namespaces \(\d+\)/.test(s), 'the first list');
+    await tui.keys('n');
+    await tui.waitFor('New namespace');
+    await tui.bytes(Uint8Array.from(Array.from({ length: 80 }, () => ascii('\u001B[B')).flat()));
+    await tui.bytes(Uint8Array.from(ascii('x'.repeat(70))));
+    const screen = await tui.waitFor((s) => s.includes(`[${'x'.repeat(70)}`) || s.includes('kb-exit='), 'the 70 characters typed');
+    expect(insane(screen), screen).toBeUndefined();
+  }, 180_000);
 });

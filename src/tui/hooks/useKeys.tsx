@@ -75,6 +75,14 @@ export function createKeyReader(): (raw: string, input: string, key: Key) => [st
 /** Keys typed ahead while a request runs are kept, up to this many. */
 const MAX_QUEUED_KEYS = 256;
 
+/**
+ * Keys handed on in a row within one turn of the event loop, at most. Each key waits for the render of the one before,
+ * so a burst of keys is handed on from React's commits, one commit each, and React stops an app whose commits set
+ * state more than 50 times in a row (its error #185, "Maximum update depth exceeded"): 80 arrow keys in one write
+ * ended kb tui (test/e2e/tui-fuzz.test.ts met it). Past this many, the rest wait for the next turn.
+ */
+const KEYS_PER_TURN = 25;
+
 /** What ctrl-c asks of the component holding the focus before quitting: true when it takes the key (to ask first). */
 export type InterruptGuard = () => boolean;
 
@@ -113,9 +121,20 @@ export function KeyRouter({ children }: { children: ReactNode }) {
   const raw = useRef<string | undefined>(undefined);
   const read = useRef(createKeyReader());
   const [tick, setTick] = useState(0);
+  const handedOn = useRef(0);
+  const nextTurn = useRef<NodeJS.Immediate | undefined>(undefined);
 
   const drain = useCallback(() => {
     while (!awaitingRender.current && queue.current.length > 0) {
+      if (handedOn.current >= KEYS_PER_TURN) {
+        nextTurn.current ??= setImmediate(() => {
+          nextTurn.current = undefined;
+          handedOn.current = 0;
+          drain();
+        });
+        return;
+      }
+      handedOn.current++;
       const handler = target.current;
       const next = queue.current[0] as [string, Keypress];
       if (isCtrlC(next)) {
@@ -155,6 +174,8 @@ export function KeyRouter({ children }: { children: ReactNode }) {
     (input: string, key: Key) => {
       const data = raw.current ?? input;
       raw.current = undefined;
+      // A new turn of the event loop: no commit of React's comes before this one.
+      handedOn.current = 0;
       for (const each of read.current(data, input, key)) {
         if (isCtrlC(each) && target.current === undefined && !awaitingRender.current) return exit();
         if (queue.current.length < MAX_QUEUED_KEYS || isCtrlC(each)) queue.current.push(each);
