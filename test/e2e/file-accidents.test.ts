@@ -406,6 +406,48 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
     expect(contents(dir)).toEqual(before);
   });
 
+  it('kb.db replaced by its own backup while kb serve runs (stopped, so it has not noticed): a token command and a backup refuse, naming the server that holds another', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'in-the-backup');
+    const backupDir = join(tempDir('kb-acc-'), 'backup');
+    const made = await runKb(['serve', 'backup', backupDir, '--data-dir', dir], { env, timeoutMs: 60_000 });
+    expect(made.code, made.stderr).toBe(0);
+    await create(expect, first, 'after-the-backup');
+    first.server.child.kill('SIGSTOP');
+    copyFileSync(join(backupDir, 'kb.db'), join(dir, 'kb.db.restoring'));
+    renameSync(join(dir, 'kb.db.restoring'), join(dir, 'kb.db'));
+    rmSync(join(dir, 'kb.db-wal'));
+    const before = contents(dir);
+    const holds = new RegExp(`kb\\.db is not the database kb serve \\(pid ${first.server.child.pid}\\) holds`);
+    const token = await runKb(['serve', 'token', 'create', '--org', 'local', '--data-dir', dir], { env, timeoutMs: 60_000 });
+    expect(token.code, token.stderr).toBe(1);
+    expect(token.stderr).toMatch(holds);
+    const target = join(tempDir('kb-acc-'), 'copy');
+    const copy = await runKb(['serve', 'backup', target, '--data-dir', dir], { env, timeoutMs: 60_000 });
+    expect(copy.code, copy.stderr).toBe(1);
+    expect(copy.stderr).toMatch(holds);
+    expect(existsSync(target)).toBe(false);
+    expect(contents(dir)).toEqual(before);
+  });
+
+  it('a backup of a data dir where a database saved by kb serve waits to be chosen is refused, naming the saved file', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    await create(expect, first, 'kept');
+    await stop(first, 'SIGTERM');
+    copyFileSync(join(dir, 'kb.db'), join(dir, 'kb-saved-20261130T000000Z.db'));
+    const before = contents(dir);
+    const target = join(tempDir('kb-acc-'), 'copy');
+    const copy = await runKb(['serve', 'backup', target, '--data-dir', dir], { env, timeoutMs: 60_000 });
+    expect(copy.code, copy.stderr).toBe(1);
+    expect(copy.stderr).toContain(`saved the database it held as ${join(dir, 'kb-saved-20261130T000000Z.db')}`);
+    expect(existsSync(target)).toBe(false);
+    expect(contents(dir)).toEqual(before);
+  });
+
   it('a kb serve killed in its clean close, after kb.db was marked clean but before kb.db-open was removed: the next start serves everything', async ({ expect }) => {
     const env = isolatedEnv();
     const dir = tempDir('kb-acc-');
