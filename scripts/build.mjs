@@ -140,7 +140,13 @@ for (const entry of ['package.json', 'bin']) cpSync(join(root, entry), join(stag
 symlinkSync(relative(stage, dist), join(stage, 'dist'));
 // In the stage's directory: oclif's manifest command first deletes the oclif.manifest.json of its working directory,
 // which in the package's own would leave a kb that starts meanwhile without one.
-execFileSync(process.execPath, [join(root, 'node_modules/oclif/bin/run.js'), 'manifest', stage], { cwd: stage, stdio: ['ignore', 'ignore', 'inherit'] });
+// OCLIF_SKIP_NEW_VERSION_CHECK: the oclif tool would otherwise start a process that asks the npm registry for its
+// own newer version, and print "oclif update available" into every build's output.
+execFileSync(process.execPath, [join(root, 'node_modules/oclif/bin/run.js'), 'manifest', stage], {
+  cwd: stage,
+  stdio: ['ignore', 'ignore', 'inherit'],
+  env: { ...process.env, OCLIF_SKIP_NEW_VERSION_CHECK: 'true' },
+});
 // oclif resolves dist/ to where it really is, dist.new-PID: the manifest names the place it will be in.
 sortManifest(join(stage, 'oclif.manifest.json'), (path) => {
   const [up, dir, ...rest] = path;
