@@ -25,6 +25,9 @@ export const failures = {
   tokenNameTaken: (name: string) =>
     new KbApiError('conflict', `A token named ${name} exists already`, 'Choose another --name, or revoke that token first (`kb serve token revoke NAME`).'),
   shuttingDown: () => new KbApiError('unavailable', 'The server is shutting down'),
+  // SQLite's I/O errors and damaged files: a storage fault, 503 with Retry-After (docs/contract.md, Storage faults).
+  storageFault: () =>
+    new KbApiError('unavailable', 'The database could not be read or written; nothing was written', "Retry in a moment: the server's log says what failed."),
   busy: () => new KbApiError('unavailable', 'The database is busy; nothing was written', 'Retry in a moment.'),
   // The file's path is the server's business, not its clients': the message does not name it.
   databaseGone: () =>

@@ -19,6 +19,8 @@ export class SqliteChangeLog implements ChangeLog {
   constructor(
     db: Database.Database,
     private readonly write: <T>(op: () => T) => Promise<T>,
+    /** Runs a read as the store does its own: a storage fault is the API's 503, logged. */
+    private readonly reading: <T>(read: () => T) => T,
   ) {
     this.connect(db);
   }
@@ -47,15 +49,15 @@ export class SqliteChangeLog implements ChangeLog {
   }
 
   async head(orgId: number): Promise<number> {
-    return this.stmt.head.get(orgId)?.seq ?? 0;
+    return this.reading(() => this.stmt.head.get(orgId)?.seq ?? 0);
   }
 
   async read(orgId: number, after: number, limit: number): Promise<ChangeRead> {
-    return this.readTx(orgId, after, limit);
+    return this.reading(() => this.readTx(orgId, after, limit));
   }
 
   async snapshot(orgId: number): Promise<Snapshot> {
-    return this.snapshotTx(orgId);
+    return this.reading(() => this.snapshotTx(orgId));
   }
 
   subscribe(listener: (orgId: number | undefined) => void): () => void {

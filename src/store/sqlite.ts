@@ -106,7 +106,7 @@ export class SqliteStore implements Store {
     this.db = db;
     this.held = held;
     this.stmt = statements(db);
-    if (this.changeLog === undefined) this.changeLog = new SqliteChangeLog(db, (op) => this.write(op));
+    if (this.changeLog === undefined) this.changeLog = new SqliteChangeLog(db, (op) => this.write(op), (read) => this.reading(read));
     else this.changeLog.connect(db);
     // Another connection's data_version starts anew: every kept answer is dropped.
     this.commits++;
@@ -228,7 +228,7 @@ export class SqliteStore implements Store {
     } catch (error) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
       this.commits++;
-      return failAll(batch, storageFailure(error));
+      return failAll(batch, this.failure(error));
     }
     this.commits++;
     this.onCommit?.(batch.length, (performance.now() - started) / 1000);
@@ -252,7 +252,7 @@ export class SqliteStore implements Store {
           // SQLite ends the whole transaction itself on some errors (a full disk, I/O): then the batch fails.
           if (!this.db.inTransaction) throw error;
           this.db.exec('ROLLBACK TO op');
-          outcome = { ok: false, error: storageFailure(error) };
+          outcome = { ok: false, error: this.failure(error) };
         }
         this.db.exec('RELEASE op');
         return outcome;
@@ -340,15 +340,14 @@ export class SqliteStore implements Store {
    */
   private others(): number {
     if (this.othersVersion === undefined) {
-      this.othersVersion = this.stmt.dataVersion.get() as number;
+      this.othersVersion = this.reading(() => this.stmt.dataVersion.get() as number);
       setImmediate(() => (this.othersVersion = undefined));
     }
     return this.othersVersion;
   }
 
   async authenticate(tokenHash: Buffer): Promise<Principal | null> {
-    this.ensureOpen();
-    const row = this.stmt.authenticate.get(tokenHash);
+    const row = this.reading(() => this.stmt.authenticate.get(tokenHash));
     return row
       ? { orgId: row.org_id, org: row.org, tokenId: row.id, scope: row.scope, expiresAt: row.expires_at === null ? null : Date.parse(row.expires_at) }
       : null;
@@ -379,8 +378,7 @@ export class SqliteStore implements Store {
   }
 
   async listTokens(): Promise<TokenInfo[]> {
-    this.ensureOpen();
-    return this.stmt.tokenList.all().map(tokenInfo);
+    return this.reading(() => this.stmt.tokenList.all()).map(tokenInfo);
   }
 
   revokeToken(id: string): Promise<TokenInfo | null> {
@@ -399,8 +397,7 @@ export class SqliteStore implements Store {
   }
 
   async nsList(orgId: number): Promise<Namespace[]> {
-    this.ensureOpen();
-    return this.stmt.nsList.all(orgId).map(({ key, description }) => ({ key, description }));
+    return this.reading(() => this.stmt.nsList.all(orgId)).map(({ key, description }) => ({ key, description }));
   }
 
   nsCreate(orgId: number, ns: Namespace): Promise<Namespace> {
@@ -432,14 +429,14 @@ export class SqliteStore implements Store {
   }
 
   async baseList(orgId: number, namespace: string): Promise<Base[]> {
-    this.ensureOpen();
-    const ns = this.namespace(orgId, namespace);
-    return this.stmt.baseList.all(ns.id).map(({ key, description }) => ({ namespace: ns.key, key, description }));
+    return this.reading(() => {
+      const ns = this.namespace(orgId, namespace);
+      return this.stmt.baseList.all(ns.id).map(({ key, description }) => ({ namespace: ns.key, key, description }));
+    });
   }
 
   async baseListAll(orgId: number): Promise<Base[]> {
-    this.ensureOpen();
-    return this.stmt.baseListAll.all(orgId);
+    return this.reading(() => this.stmt.baseListAll.all(orgId));
   }
 
   baseCreate(orgId: number, base: Base): Promise<Base> {
@@ -483,8 +480,7 @@ export class SqliteStore implements Store {
   }
 
   async idempotencyGet(orgId: number, key: string): Promise<IdempotencyRecord | null> {
-    this.ensureOpen();
-    return this.keptReply(orgId, key);
+    return this.reading(() => this.keptReply(orgId, key));
   }
 
   private keptReply(orgId: number, key: string): IdempotencyRecord | null {
@@ -522,6 +518,23 @@ export class SqliteStore implements Store {
     if (this.closed) throw failures.shuttingDown();
     // Its files could not be reopened after an accident (keepFiles): 503 until a restart, as writes are.
     if (!this.db.open) throw failures.databaseGone();
+  }
+
+  /** A read on the connection: a storage fault answers 503, as a write's does, and the log says what failed. */
+  private reading<T>(read: () => T): T {
+    this.ensureOpen();
+    try {
+      return read();
+    } catch (error) {
+      throw this.failure(error);
+    }
+  }
+
+  /** storageFailure, logging the cause of a storage fault (the reply does not carry it). */
+  private failure(error: unknown): unknown {
+    const failure = storageFailure(error);
+    if (failure !== error && isFault(sqliteCode(error))) this.log(`the database failed: ${(error as Error).message} (${sqliteCode(error)})`);
+    return failure;
   }
 
   private namespace(orgId: number, key: string): NamespaceRow {
@@ -566,6 +579,11 @@ function storageFailure(error: unknown): unknown {
   if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') {
     return failures.busy();
   }
-  return error;
+  return isFault(code) ? failures.storageFault() : error;
+}
+
+/** SQLite's codes of a storage fault: an I/O error, a damaged or foreign file (a -shm written over: the accident model). */
+function isFault(code: string | undefined): boolean {
+  return code !== undefined && /^SQLITE_(IOERR|CORRUPT|NOTADB|CANTOPEN|PROTOCOL|READONLY)/.test(code);
 }
 

@@ -249,7 +249,9 @@ const copySidecar = (index: number, into: number, whichIndex: number): Step => (
     // The kb.db a server has open (at this name or another) is replaced by a rename, as a restore moved into place:
     // bytes written over an open kb.db are the one accident kb does not detect (docs/reliability.md; SQLite's section
     // 1.1, a rogue write). A copy of an older kb.db written over it, then its -wal moved, is served mixed with no word.
-    const open = which === '' && world.server !== undefined && sameFile(fileOf(world, to, ''), fileOf(world, world.server.name, ''));
+    // So is the -shm a server has mapped: written over in place, its wal-index changes under SQLite (short reads, and
+    // SIGBUS while the copy has cut it short), the same rogue write.
+    const open = (which === '' || which === '-shm') && world.server !== undefined && sameFile(fileOf(world, to, which), fileOf(world, world.server.name, which));
     // Any other file is written in place: every hard link of it gets the bytes too.
     const sharing = which === '' && !open ? names(world).filter((name) => name !== to && sameFile(fileOf(world, name, ''), fileOf(world, to, ''))) : [];
     if (open) {

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync, spawnSync } from 'node:child_process';
 import Database from 'better-sqlite3';
@@ -469,6 +469,25 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
     // What a kill in that instant leaves: the -open file naming a server that is gone and never marked kb.db in use.
     writeFileSync(join(dir, 'kb.db-open'), `${spawnSync('true').pid}\n`);
     expect(await keys(await serve(dir, env, first.token))).toEqual(['kept']);
+  });
+
+  it('kb.db cut short in place while kb serve runs (a rogue write): reads and writes answer 503 with Retry-After, not 500, and the log names the fault', async ({ expect }) => {
+    const env = isolatedEnv();
+    const dir = tempDir('kb-acc-');
+    const first = await serve(dir, env);
+    // The schema's pages were copied into kb.db as the server started: reading past page 1 now fails.
+    truncateSync(join(dir, 'kb.db'), 4096);
+    const read = await fetch(`${first.server.url}/v1/ns_list`, { headers: { authorization: `Bearer ${first.token}` } });
+    expect(read.status, await read.clone().text()).toBe(503);
+    expect(read.headers.get('retry-after')).toBe('1');
+    expect(((await read.json()) as { message: string }).message).toBe('The database could not be read or written; nothing was written');
+    const write = await fetch(`${first.server.url}/v1/ns_create`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${first.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ key: 'never-kept' }),
+    });
+    expect(write.status, await write.clone().text()).toBe(503);
+    await expect.poll(() => first.server.stderr(), { timeout: 10_000 }).toMatch(/the database failed: .*\(SQLITE_(CORRUPT|IOERR)\w*\)/);
   });
 
   it('/ready answers 503 while another process holds the write lock past the busy timeout, and 200 once it lets go', async ({ expect }) => {
