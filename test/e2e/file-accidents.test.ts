@@ -63,6 +63,26 @@ async function stoppedAfterWrite(expect: ExpectStatic, key: string): Promise<{ e
   return { env, dir, first };
 }
 
+/**
+ * A kb serve that acknowledged a write after its own backup, then stopped (SIGSTOP) before it could notice its kb.db
+ * replaced by that backup (a rename) and its -wal deleted: the arrangement of the accident model's seed 1587608240.
+ */
+async function replacedByOwnBackup(expect: ExpectStatic): Promise<{ env: NodeJS.ProcessEnv; dir: string; first: Served }> {
+  const env = isolatedEnv();
+  const dir = tempDir('kb-acc-');
+  const first = await serve(dir, env);
+  await create(expect, first, 'in-the-backup');
+  const backupDir = join(tempDir('kb-acc-'), 'backup');
+  const made = await runKb(['serve', 'backup', backupDir, '--data-dir', dir], { env, timeoutMs: 60_000 });
+  expect(made.code, made.stderr).toBe(0);
+  await create(expect, first, 'after-the-backup');
+  first.server.child.kill('SIGSTOP');
+  copyFileSync(join(backupDir, 'kb.db'), join(dir, 'kb.db.restoring'));
+  renameSync(join(dir, 'kb.db.restoring'), join(dir, 'kb.db'));
+  rmSync(join(dir, 'kb.db-wal'));
+  return { env, dir, first };
+}
+
 async function keys({ server, token }: Served): Promise<string[]> {
   const reply = await fetch(`${server.url}/v1/ns_list`, { headers: { authorization: `Bearer ${token}` } });
   return ((await reply.json()) as { data: { key: string }[] }).data.map((ns) => ns.key);
@@ -377,18 +397,7 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
   });
 
   it('kb.db replaced by its own backup while kb serve runs, its -wal deleted, a kill -9 before the server notices: the start, a token command and a backup refuse or warn by name', async ({ expect }) => {
-    const env = isolatedEnv();
-    const dir = tempDir('kb-acc-');
-    const first = await serve(dir, env);
-    await create(expect, first, 'in-the-backup');
-    const backupDir = join(tempDir('kb-acc-'), 'backup');
-    const made = await runKb(['serve', 'backup', backupDir, '--data-dir', dir], { env, timeoutMs: 60_000 });
-    expect(made.code, made.stderr).toBe(0);
-    await create(expect, first, 'after-the-backup');
-    first.server.child.kill('SIGSTOP');
-    copyFileSync(join(backupDir, 'kb.db'), join(dir, 'kb.db.restoring'));
-    renameSync(join(dir, 'kb.db.restoring'), join(dir, 'kb.db'));
-    rmSync(join(dir, 'kb.db-wal'));
+    const { env, dir, first } = await replacedByOwnBackup(expect);
     await stop(first, 'SIGKILL');
     // Found by the accident model (seed 1587608240, path 7): the backup, marked closed cleanly, was served without the
     // write acknowledged after it. kb.db-open, left by the killed server, names it; the backup names no holder.
@@ -407,18 +416,7 @@ describe('kb serve: the data dir under the accidents that lost writes', { timeou
   });
 
   it('kb.db replaced by its own backup while kb serve runs (stopped, so it has not noticed): a token command and a backup refuse, naming the server that holds another', async ({ expect }) => {
-    const env = isolatedEnv();
-    const dir = tempDir('kb-acc-');
-    const first = await serve(dir, env);
-    await create(expect, first, 'in-the-backup');
-    const backupDir = join(tempDir('kb-acc-'), 'backup');
-    const made = await runKb(['serve', 'backup', backupDir, '--data-dir', dir], { env, timeoutMs: 60_000 });
-    expect(made.code, made.stderr).toBe(0);
-    await create(expect, first, 'after-the-backup');
-    first.server.child.kill('SIGSTOP');
-    copyFileSync(join(backupDir, 'kb.db'), join(dir, 'kb.db.restoring'));
-    renameSync(join(dir, 'kb.db.restoring'), join(dir, 'kb.db'));
-    rmSync(join(dir, 'kb.db-wal'));
+    const { env, dir, first } = await replacedByOwnBackup(expect);
     const before = contents(dir);
     const holds = new RegExp(`kb\\.db is not the database kb serve \\(pid ${first.server.child.pid}\\) holds`);
     const token = await runKb(['serve', 'token', 'create', '--org', 'local', '--data-dir', dir], { env, timeoutMs: 60_000 });
