@@ -1,8 +1,9 @@
 import type { Base, Namespace } from '../api/schemas.js';
 
-// The change log behind GET /v1/watch (docs/contract.md, Live changes). Each engine's triggers (migrations.ts,
-// postgres-migrations.ts) record every change of namespaces and bases in the write's own transaction, numbered 1, 2,
-// 3… per organization in commit order: a new write op records its changes by writing the tables, and calls nothing.
+// The change log behind GET /v1/watch (docs/contract.md, Live changes): every change of namespaces and bases, written
+// in the write's own transaction, numbered 1, 2, 3… per organization in commit order. On PostgreSQL the schema's
+// triggers write it (postgres-migrations.ts); the SQLite store records each write's changes itself and writes them with
+// the commit (sqlite-changes.ts), which costs a write less: a new SQLite write op records its changes (`changed`).
 
 /** One committed change: its number in the organization (the cursor), and the object as the API returns it. */
 export type Change = { seq: number; type: 'created' | 'updated' | 'deleted' } & (

@@ -1,14 +1,27 @@
 import type Database from 'better-sqlite3';
 import type { Base, Namespace } from '../api/schemas.js';
 import { isoFormatter } from './clock.js';
-import { CHANGES_KEPT, CHANGES_RETENTION_MS, changeOf, type ChangeLog, type ChangeRead, type ChangeRow, CommitListeners, type Snapshot } from './changes.js';
+import { type Change, CHANGES_KEPT, CHANGES_RETENTION_MS, changeOf, type ChangeLog, type ChangeRead, type ChangeRow, CommitListeners, type Snapshot } from './changes.js';
 
 const keptSince = isoFormatter();
 
+/** A change a write of the store made, for the log: the object as it is now, or as it was (deleted). */
+export interface RecordedChange {
+  orgId: number;
+  type: Change['type'];
+  kind: Change['kind'];
+  namespace: string;
+  key: string;
+  description: string | null;
+}
+
 /**
- * The SQLite engine's change log (changes.ts): the triggers of migrations.ts write it inside each write's savepoint;
- * this reads it. Every read is one read transaction, so a purge or another process's commit cannot fall between its
- * statements. `write` runs statements in the store's next group commit (the purge is a write like any other).
+ * The SQLite engine's change log (changes.ts). The store records the changes of a group commit's writes as they run,
+ * and `record` writes them in that commit's transaction, just before its COMMIT: a write undone, or a batch whose
+ * commit fails, logs nothing. Each organization's head moves once a commit, not once a change, which is most of what
+ * the log costs a write (docs/performance.md, Durable writes). Every read is one read transaction, so a purge or
+ * another process's commit cannot fall between its statements. `write` runs statements in the store's next group
+ * commit (the purge is a write like any other).
  */
 export class SqliteChangeLog implements ChangeLog {
   private readonly listeners = new CommitListeners();
@@ -42,6 +55,26 @@ export class SqliteChangeLog implements ChangeLog {
     this.snapshotTx = (orgId) => snapshot.deferred(orgId);
   }
 
+
+  /**
+   * Writes `changes` (in the order their writes ran) inside the store's write transaction, numbered after each
+   * organization's head, `at` the commit's time.
+   */
+  record(changes: readonly RecordedChange[], at: string): void {
+    let from = 0;
+    while (from < changes.length) {
+      // A commit's changes are most often of one organization: each run of one is numbered at once.
+      const { orgId } = changes[from] as RecordedChange;
+      let to = from + 1;
+      while (to < changes.length && (changes[to] as RecordedChange).orgId === orgId) to++;
+      let seq = (this.stmt.headAdd.get(orgId, to - from) as number) - (to - from);
+      for (let i = from; i < to; i++) {
+        const { type, kind, namespace, key, description } = changes[i] as RecordedChange;
+        this.stmt.insert.run(orgId, ++seq, type, kind, namespace, key, description, at);
+      }
+      from = to;
+    }
+  }
 
   /** Told by the store after each commit of its own (this engine learns of no other process's commits). */
   committed(): void {
@@ -77,6 +110,15 @@ export class SqliteChangeLog implements ChangeLog {
 function statements(db: Database.Database) {
   return {
     head: db.prepare<[number], { seq: number; purged: number }>('SELECT seq, purged FROM change_heads WHERE org_id = ?'),
+    /** Moves the organization's head by n changes; returns the new head. */
+    headAdd: db
+      .prepare<[number, number], number>(
+        'INSERT INTO change_heads (org_id, seq) VALUES (?, ?) ON CONFLICT (org_id) DO UPDATE SET seq = seq + excluded.seq RETURNING seq',
+      )
+      .pluck(),
+    insert: db.prepare<[number, number, string, string, string, string, string | null, string]>(
+      'INSERT INTO changes (org_id, seq, type, kind, namespace, key, description, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
     after: db.prepare<[number, number, number], ChangeRow>(
       'SELECT seq, type, kind, namespace, key, description FROM changes WHERE org_id = ? AND seq > ? ORDER BY seq LIMIT ?',
     ),

@@ -7,7 +7,7 @@ import { isoFormatter, isoNow } from './clock.js';
 import { backupDatabase } from './sqlite-backup.js';
 import { closeMarkingClean, type DatabaseFiles, moved } from './sqlite-files.js';
 import { type OpenDatabase, type OpenOptions, openDatabase, sqliteCode } from './sqlite-open.js';
-import { SqliteChangeLog } from './sqlite-changes.js';
+import { type RecordedChange, SqliteChangeLog } from './sqlite-changes.js';
 import { type BaseRow, type NamespaceRow, statements, type TokenRow } from './sqlite-statements.js';
 import { recoverFiles } from './sqlite-recover.js';
 import {
@@ -22,7 +22,6 @@ import {
   type TokenInfo,
   type TokenOptions,
   type Write,
-  type WriteOutcome,
 } from './store.js';
 
 export { DATABASE_FILE } from './sqlite-open.js';
@@ -89,8 +88,10 @@ export class SqliteStore implements Store {
   private sharedWrites = 0;
   /** The last text of each version and the counts it was made of (readVersion, tokensVersion, dataVersion by organization). */
   private readonly versionTexts: { read?: VersionText; tokens?: VersionText; data: Map<number, VersionText> } = { data: new Map() };
-  /** The change log of GET /v1/watch, which the schema's triggers write (sqlite-changes.ts). */
+  /** The change log of GET /v1/watch (sqlite-changes.ts), written with each commit from `recorded`. */
   changeLog!: SqliteChangeLog;
+  /** The changes of the writes the batch being committed has run so far, in order: logged just before its COMMIT. */
+  private recorded: RecordedChange[] = [];
 
   private constructor(
     private readonly dataDir: string,
@@ -126,7 +127,32 @@ export class SqliteStore implements Store {
 
   /** Queues a write for the next group commit; resolves with its result once the commit is on disk. */
   private write<T>(op: () => T): Promise<T> {
-    return this.counted(this.enqueue(op, undefined), undefined) as Promise<T>;
+    return this.counted(this.enqueue(() => this.atomically(op), undefined), undefined) as Promise<T>;
+  }
+
+  /**
+   * Runs a write of more than one statement in a savepoint, so that it is undone whole when it fails. A write of one
+   * statement needs none: SQLite undoes a failed statement itself (the default conflict resolution, ABORT).
+   */
+  private atomically<T>(op: () => T): T {
+    this.stmt.savepoint.run();
+    try {
+      const value = op();
+      this.stmt.release.run();
+      return value;
+    } catch (error) {
+      // SQLite ends the whole transaction itself on some errors (a full disk, I/O): the batch then fails.
+      if (this.db.inTransaction) {
+        this.stmt.rollbackTo.run();
+        this.stmt.release.run();
+      }
+      throw error;
+    }
+  }
+
+  /** Records a change for the change log, written with the commit (undone with its write when that fails). */
+  private changed(change: RecordedChange): void {
+    this.recorded.push(change);
   }
 
   /** The write's promise, settling only once the write is counted for its organization's version (dataVersion). */
@@ -162,7 +188,10 @@ export class SqliteStore implements Store {
     return this.counted(this.enqueue(this.operation(write), capture), write.orgId) as Promise<KeyedResult>;
   }
 
-  /** The statements of one write, run inside the group commit's transaction. */
+  /**
+   * The statements of one write, run inside the group commit's transaction. Each runs one writing statement, or runs
+   * them `atomically`, and records its changes (`changed`) only once they are written.
+   */
   private operation(write: Write): () => unknown {
     switch (write.op) {
       case 'nsCreate':
@@ -180,9 +209,13 @@ export class SqliteStore implements Store {
           const ns = this.namespace(write.orgId, write.key);
           const bases = this.stmt.baseList.all(ns.id);
           if (bases.length > 0 && !write.cascade) throw failures.namespaceNotEmpty(ns.key, bases.length);
-          for (const { key } of bases) this.baseDeleteNow(write.orgId, ns.key, key);
-          this.stmt.nsDelete.run(ns.id);
-          return { key: ns.key, description: ns.description };
+          return this.atomically(() => {
+            for (const { key } of bases) this.baseDeleteNow(write.orgId, ns.key, key);
+            this.stmt.nsDelete.run(ns.id);
+            const deleted = { key: ns.key, description: ns.description };
+            this.changed({ orgId: write.orgId, type: 'deleted', kind: 'namespace', namespace: ns.key, ...deleted });
+            return deleted;
+          });
         };
     }
   }
@@ -220,15 +253,18 @@ export class SqliteStore implements Store {
     let results: Settled[];
     const started = performance.now();
     try {
-      this.db.exec('BEGIN IMMEDIATE');
+      this.stmt.begin.run();
       // Every commit adds a link to the chain of commit ids, so that a -wal can be told to continue kb.db (sqlite-wal.ts).
       this.stmt.commitBump.run();
       results = planNow(batch, (step) => this.answer(batch[step.index] as Pending, step));
-      this.db.exec('COMMIT');
+      if (this.recorded.length > 0) this.changeLog.record(this.recorded, isoNow());
+      this.stmt.commit.run();
     } catch (error) {
-      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      if (this.db.inTransaction) this.stmt.rollback.run();
       this.commits++;
       return failAll(batch, this.failure(error));
+    } finally {
+      this.recorded = [];
     }
     this.commits++;
     this.onCommit?.(batch.length, (performance.now() - started) / 1000);
@@ -244,18 +280,16 @@ export class SqliteStore implements Store {
         // Looked for inside this transaction: a key kept by an earlier commit (of this process or another) replays.
         return this.keptReply(capture.orgId, capture.key);
       case 'run': {
-        this.db.exec('SAVEPOINT op');
-        let outcome: WriteOutcome;
+        // Undone alone when it fails (operation): its statement by SQLite, its savepoint by `atomically`.
+        const recorded = this.recorded.length;
         try {
-          outcome = { ok: true, value: item.op() };
+          return { ok: true, value: item.op() };
         } catch (error) {
           // SQLite ends the whole transaction itself on some errors (a full disk, I/O): then the batch fails.
           if (!this.db.inTransaction) throw error;
-          this.db.exec('ROLLBACK TO op');
-          outcome = { ok: false, error: this.failure(error) };
+          this.recorded.length = recorded;
+          return { ok: false, error: this.failure(error) };
         }
-        this.db.exec('RELEASE op');
-        return outcome;
       }
       case 'keep':
         // The reply is kept in the same transaction as the write: both are committed, or neither.
@@ -412,6 +446,7 @@ export class SqliteStore implements Store {
       if (isUniqueViolation(error)) throw failures.namespaceExists(ns.key);
       throw error;
     }
+    this.changed({ orgId, type: 'created', kind: 'namespace', namespace: ns.key, key: ns.key, description: ns.description });
     return { key: ns.key, description: ns.description };
   }
 
@@ -424,6 +459,7 @@ export class SqliteStore implements Store {
     if (patch.description !== undefined) {
       this.stmt.nsSetDescription.run(patch.description, isoNow(), row.id);
       row.description = patch.description;
+      this.changed({ orgId, type: 'updated', kind: 'namespace', namespace: row.key, key: row.key, description: row.description });
     }
     return { key: row.key, description: row.description };
   }
@@ -443,16 +479,27 @@ export class SqliteStore implements Store {
     return this.perform({ op: 'baseCreate', orgId, base }) as Promise<Base>;
   }
 
+  /** Creates the base's namespace first when there is none (docs/contract.md): two statements, then, in one savepoint. */
   private baseCreateNow(orgId: number, base: Base): Base {
     const at = isoNow();
-    this.stmt.nsEnsure.run(orgId, base.namespace, at, at);
-    const ns = this.namespace(orgId, base.namespace);
+    const ns = this.stmt.nsGet.get(orgId, base.namespace);
+    if (ns !== undefined) return this.baseInsertNow(orgId, ns.id, base, at);
+    return this.atomically(() => {
+      // None can have been created since the look above: the transaction holds the write lock.
+      const { lastInsertRowid } = this.stmt.nsInsert.run(orgId, base.namespace, null, at, at);
+      this.changed({ orgId, type: 'created', kind: 'namespace', namespace: base.namespace, key: base.namespace, description: null });
+      return this.baseInsertNow(orgId, Number(lastInsertRowid), base, at);
+    });
+  }
+
+  private baseInsertNow(orgId: number, namespaceId: number, base: Base, at: string): Base {
     try {
-      this.stmt.baseInsert.run(ns.id, base.key, base.description, at, at);
+      this.stmt.baseInsert.run(namespaceId, base.key, base.description, at, at);
     } catch (error) {
       if (isUniqueViolation(error)) throw failures.baseExists(base.namespace, base.key);
       throw error;
     }
+    this.changed({ orgId, type: 'created', kind: 'base', ...base });
     return { namespace: base.namespace, key: base.key, description: base.description };
   }
 
@@ -465,6 +512,7 @@ export class SqliteStore implements Store {
     if (patch.description !== undefined) {
       this.stmt.baseSetDescription.run(patch.description, isoNow(), row.id);
       row.description = patch.description;
+      this.changed({ orgId, type: 'updated', kind: 'base', namespace, key: row.key, description: row.description });
     }
     return { namespace, key: row.key, description: row.description };
   }
@@ -476,6 +524,7 @@ export class SqliteStore implements Store {
   private baseDeleteNow(orgId: number, namespace: string, key: string): Base {
     const row = this.base(orgId, namespace, key);
     this.stmt.baseDelete.run(row.id);
+    this.changed({ orgId, type: 'deleted', kind: 'base', namespace, key: row.key, description: row.description });
     return { namespace, key: row.key, description: row.description };
   }
 

@@ -117,6 +117,48 @@ describe('SqliteStore: group commit and files on disk', () => {
     expect(await store.baseList(acme, 'docs')).toEqual([base('docs', 'manual')]);
   });
 
+  it('undoes a failing write of two statements whole, its changes with it; the batch logs its neighbours\' changes in commit order', async () => {
+    await store.nsCreate(acme, ns('docs'));
+    await store.baseCreate(acme, base('doomed', 'x'));
+    // A second connection makes SQLite refuse a base named poison (also after its namespace was created, for a base of
+    // a new namespace) and the delete of the namespace doomed (after its bases were deleted).
+    const other = new Database(join(dir, DATABASE_FILE));
+    other.exec(`CREATE TRIGGER refuse_poison BEFORE INSERT ON bases WHEN NEW.key = 'poison' BEGIN SELECT RAISE(ABORT, 'poisoned'); END;
+      CREATE TRIGGER refuse_doomed BEFORE DELETE ON namespaces WHEN OLD.key = 'doomed' BEGIN SELECT RAISE(ABORT, 'doomed'); END`);
+    other.close();
+    const results = await Promise.allSettled([
+      store.baseCreate(acme, base('docs', 'a')),
+      store.perform({ op: 'nsDelete', orgId: acme, key: 'doomed', cascade: true }),
+      store.baseCreate(acme, base('fresh', 'poison')),
+      store.baseCreate(acme, base('docs', 'poison')),
+      store.baseCreate(acme, base('other', 'b', 'kept')),
+      store.nsCreate(acme, ns('docs')),
+      store.createToken('new-org', 'tok_0123456789ab', randomBytes(32), { name: 'ci' }),
+      store.createToken('newer-org', 'tok_0123456789ac', randomBytes(32), { name: 'ci' }),
+    ]);
+    expect(results.map((r) => (r.status === 'fulfilled' ? 'ok' : ((r.reason as { code?: string }).code ?? (r.reason as Error).message)))).toEqual([
+      'ok', 'SQLITE_CONSTRAINT_TRIGGER', 'SQLITE_CONSTRAINT_TRIGGER', 'SQLITE_CONSTRAINT_TRIGGER', 'ok', 'conflict', 'ok', 'conflict',
+    ]);
+    await reopen();
+    expect((await store.nsList(acme)).map((row) => row.key)).toEqual(['docs', 'doomed', 'other']);
+    expect(await store.baseListAll(acme)).toEqual([base('docs', 'a'), base('doomed', 'x'), base('other', 'b', 'kept')]);
+    // The token refused for its taken name left no organization behind: its insert ran after the organization's.
+    expect((await store.listTokens()).filter((token) => token.name === 'ci').map((token) => token.org)).toEqual(['new-org']);
+    const db = new Database(join(dir, DATABASE_FILE), { readonly: true });
+    expect(db.prepare("SELECT name FROM orgs WHERE name LIKE 'new%' ORDER BY name").pluck().all()).toEqual(['new-org']);
+    db.close();
+    const read = await store.changeLog.read(acme, 0, 10);
+    expect(read.gone ? [] : read.changes.map(({ seq, type, kind, object }) => [seq, type, kind, object])).toEqual([
+      [1, 'created', 'namespace', ns('docs')],
+      [2, 'created', 'namespace', ns('doomed')],
+      [3, 'created', 'base', base('doomed', 'x')],
+      [4, 'created', 'base', base('docs', 'a')],
+      [5, 'created', 'namespace', ns('other')],
+      [6, 'created', 'base', base('other', 'b', 'kept')],
+    ]);
+    expect(await store.changeLog.head(acme)).toBe(6);
+  });
+
   it('never writes the raw token to disk, only its hash', async () => {
     const canary = generateToken();
     await store.createToken('canary-org', canary.id, canary.hash);
@@ -355,6 +397,38 @@ describe('SqliteStore.open', () => {
     expect(second?.commit_id.equals(first?.commit_id as Buffer)).toBe(false);
     await store.close();
     expect(meta()[0]?.clean).toBe(1);
+  });
+
+  it('keeps the change log the schema\'s triggers wrote as it migrates to the store writing it: cursors go on from the head', async () => {
+    const dir = newDir();
+    await SqliteStore.open(dir).close();
+    // The schema as it was with the triggers: every migration but the last, which drops them.
+    const old = new Database(join(dir, DATABASE_FILE));
+    const tables = old.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
+    old.exec('PRAGMA foreign_keys = OFF');
+    for (const table of tables) old.exec(`DROP TABLE ${table}`);
+    for (const migration of MIGRATIONS.slice(0, -1)) old.exec(migration);
+    old.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+    old.exec("INSERT INTO orgs (name, created_at) VALUES ('acme', '2026-01-01T00:00:00.000Z')");
+    old.exec("INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES (1, 'old', 'logged', '', '')");
+    old.exec("UPDATE namespaces SET description = 'again' WHERE key = 'old'");
+    // Closed cleanly, as a kb serve leaves it.
+    old.exec('UPDATE meta SET clean = 1');
+    old.close();
+    const store = SqliteStore.open(dir);
+    await store.nsCreate(1, ns('new'));
+    await store.nsUpdate(1, 'old', { description: 'now' });
+    const read = await store.changeLog.read(1, 0, 10);
+    expect(read.gone ? [] : read.changes.map(({ seq, type, object }) => [seq, type, object])).toEqual([
+      [1, 'created', ns('old', 'logged')],
+      [2, 'updated', ns('old', 'again')],
+      [3, 'created', ns('new')],
+      [4, 'updated', ns('old', 'now')],
+    ]);
+    await store.close();
+    const db = new Database(join(dir, DATABASE_FILE), { readonly: true });
+    expect(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'trigger'").pluck().all()).toEqual([]);
+    db.close();
   });
 
   it('refuses a file of random bytes', () => {
