@@ -151,6 +151,20 @@ export const MIGRATIONS: readonly string[] = [
   DROP TRIGGER IF EXISTS bases_updated_logged;
   DROP TRIGGER IF EXISTS bases_deleted_logged;
   `,
+  // One row of the change log a commit and organization (sqlite-changes.ts): its id is the organization's id times
+  // 2^40 plus the cursor of its last change, count how many changes it holds, changes their JSON array
+  // ([type, kind, namespace, key, description] each). The rows of the table before are kept, one change each.
+  `
+  CREATE TABLE IF NOT EXISTS change_log (
+    id INTEGER PRIMARY KEY,
+    count INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    changes TEXT NOT NULL
+  ) STRICT;
+  INSERT INTO change_log (id, count, at, changes)
+    SELECT org_id * 1099511627776 + seq, 1, at, json_array(json_array(type, kind, namespace, key, description)) FROM changes;
+  DROP TABLE changes;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -581,4 +581,37 @@ describe(`the Store contract (${ENGINE})`, () => {
       expect(await store.idempotencyGet(acme, 'key-f')).not.toBeNull();
     });
   });
+
+  it('reads the change log after any cursor with any limit, across commits and organizations, in cursor order', async () => {
+    const log = store.changeLog;
+    if (log === undefined) throw new Error('both engines keep a change log');
+    // Three commits (one batch of five writes of two organizations interleaved, then two alone).
+    await Promise.all([
+      store.nsCreate(acme, ns('a')),
+      store.nsCreate(globex, ns('g')),
+      store.baseCreate(acme, base('b', 'one')),
+      store.nsUpdate(acme, 'a', { description: 'x' }),
+    ]);
+    await store.baseUpdate(acme, 'b', 'one', { description: 'y' });
+    await store.perform({ op: 'nsDelete', orgId: acme, key: 'b', cascade: true });
+    const all = [
+      [1, 'created', ns('a')],
+      [2, 'created', ns('b')],
+      [3, 'created', base('b', 'one')],
+      [4, 'updated', ns('a', 'x')],
+      [5, 'updated', base('b', 'one', 'y')],
+      [6, 'deleted', base('b', 'one', 'y')],
+      [7, 'deleted', ns('b')],
+    ];
+    expect(await log.head(acme)).toBe(7);
+    for (let after = 0; after <= 7; after++) {
+      for (const limit of [1, 2, 3, 100]) {
+        const read = await log.read(acme, after, limit);
+        expect(read.gone ? 'gone' : read.changes.map(({ seq, type, object }) => [seq, type, object])).toEqual(all.slice(after, after + limit));
+      }
+    }
+    expect(await log.read(acme, 8, 10)).toEqual({ gone: true });
+    const other = await log.read(globex, 0, 10);
+    expect(other.gone ? 'gone' : other.changes.map(({ seq, type, object }) => [seq, type, object])).toEqual([[1, 'created', ns('g')]]);
+  });
 });

@@ -191,7 +191,7 @@ describe('the frames SQLite replays', () => {
     const db = new Database(join(dir, 'kb.db'));
     db.pragma('journal_mode = WAL');
     // The change log's rows too: the store wrote them after the namespaces, at the end of the file.
-    db.exec("DELETE FROM namespaces; DELETE FROM changes; UPDATE meta SET prev_id = commit_id, commit_id = randomblob(16)");
+    db.exec("DELETE FROM namespaces; DELETE FROM change_log; UPDATE meta SET prev_id = commit_id, commit_id = randomblob(16)");
     db.exec('UPDATE meta SET prev_id = commit_id, commit_id = randomblob(16)');
     db.exec('VACUUM');
     const log = readFileSync(join(dir, 'kb.db-wal'));

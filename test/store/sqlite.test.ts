@@ -402,13 +402,14 @@ describe('SqliteStore.open', () => {
   it('keeps the change log the schema\'s triggers wrote as it migrates to the store writing it: cursors go on from the head', async () => {
     const dir = newDir();
     await SqliteStore.open(dir).close();
-    // The schema as it was with the triggers: every migration but the last, which drops them.
+    // The schema as it was with the triggers, a row a change: the migrations before the one that drops them.
+    const before = MIGRATIONS.findIndex((migration) => migration.includes('DROP TRIGGER IF EXISTS namespaces_inserted_logged'));
     const old = new Database(join(dir, DATABASE_FILE));
     const tables = old.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
     old.exec('PRAGMA foreign_keys = OFF');
     for (const table of tables) old.exec(`DROP TABLE ${table}`);
-    for (const migration of MIGRATIONS.slice(0, -1)) old.exec(migration);
-    old.pragma(`user_version = ${SCHEMA_VERSION - 1}`);
+    for (const migration of MIGRATIONS.slice(0, before)) old.exec(migration);
+    old.pragma(`user_version = ${before}`);
     old.exec("INSERT INTO orgs (name, created_at) VALUES ('acme', '2026-01-01T00:00:00.000Z')");
     old.exec("INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES (1, 'old', 'logged', '', '')");
     old.exec("UPDATE namespaces SET description = 'again' WHERE key = 'old'");
