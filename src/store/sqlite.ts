@@ -425,9 +425,13 @@ export class SqliteStore implements Store {
 
   /** Not counted as a write of tokens (no version moves): the caches of who a token is stay. */
   async markTokensUsed(ids: readonly string[], minute: string): Promise<void> {
-    await this.enqueue(() => {
-      for (const id of ids) this.stmt.tokenUsed.run(minute, id, minute);
-    }, undefined);
+    await this.enqueue(
+      () =>
+        this.atomically(() => {
+          for (const id of ids) this.stmt.tokenUsed.run(minute, id, minute);
+        }),
+      undefined,
+    );
   }
 
   async nsList(orgId: number): Promise<Namespace[]> {
