@@ -47,7 +47,7 @@ export interface ChangeLog {
   purge(): Promise<number>;
 }
 
-/** A change row as both engines store it (the description decoded). */
+/** A change as both engines read it from their log (the description decoded): its cursor, and the object's fields. */
 export interface ChangeRow {
   seq: number;
   type: string;
