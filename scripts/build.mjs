@@ -8,8 +8,9 @@
 // `npm run build` is this script, whole: the bundle, the oclif manifest, the vendor code caches. It never touches the
 // dist/ that a running kb reads: it builds into dist.new-PID beside it, makes the manifest from a staged copy of the
 // package (.build-PID: package.json, bin/, dist linked to dist.new-PID), and only then swaps the new build in whole
-// (dist to dist.old-PID, dist.new-PID to dist, the manifest renamed over the old one), so a kb that starts meanwhile
-// runs the old build or the new one, never half of either. The code caches are made last, in dist/ itself, each file
+// (exchanged with dist in one step where it can be, else dist to dist.old-PID and dist.new-PID to dist; the manifest
+// renamed over the old one), so a kb that starts meanwhile runs the old build or the new one, never half of either,
+// and always finds a dist/. The code caches are made last, in dist/ itself, each file
 // written whole and renamed in: V8 keeps in a cache the file name the bundle had when the cache was made, and a cache
 // made in dist.new-PID named a directory that no longer exists in every stack trace and profile of oclif's and
 // undici's code. Until they are in, a kb that starts compiles the bundles from their text: slower, not different.
@@ -45,8 +46,37 @@ function removeAbandoned() {
   }
 }
 
-/** Puts the new build in dist/'s place. Another build may swap at the same time: then the last one in place wins. */
+/**
+ * Linux's renameat2 with RENAME_EXCHANGE, through python3's ctypes (Node has no binding for it): two paths swapped in
+ * one step. Exits with the errno where the call fails.
+ */
+const EXCHANGE = `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+if libc.renameat2(AT_FDCWD, os.fsencode(sys.argv[1]), AT_FDCWD, os.fsencode(sys.argv[2]), RENAME_EXCHANGE) != 0:
+    sys.exit(ctypes.get_errno())`;
+
+/** Swaps directories a and b in one step; false where that cannot be done here (no python3, not Linux, an old kernel). */
+function exchange(a, b) {
+  if (process.platform !== 'linux') return false;
+  try {
+    execFileSync('python3', ['-c', EXCHANGE, a, b], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Puts the new build in dist/'s place. Where it can, in one step (exchange): two renames leave an instant with no
+ * dist/, in which a kb that loads a file finds none (test/e2e/build-swap.test.ts met it: bin/run.js looks again only
+ * for its first file). Another build may swap at the same time: then the last one in place wins.
+ */
 function swapIn() {
+  if (exchange(dist, live)) {
+    rmSync(dist, { recursive: true, force: true });
+    return;
+  }
   for (let attempt = 0; ; attempt++) {
     const old = join(root, `dist.old-${process.pid}-${attempt}`);
     try {

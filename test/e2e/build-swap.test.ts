@@ -30,10 +30,13 @@ describe('npm run build while kb runs', () => {
           }
         }
       };
-      // The manifest a kb reads at its start is there all along: without it oclif would look for every command.
-      let manifestGone = 0;
+      // The manifest a kb reads at its start is there all along: without it oclif would look for every command. So is
+      // dist/, which the build exchanges with the new one in one step. A look every 2 ms catches a dist/ missing for
+      // longer; the instant between two renames it rarely sees, and a kb that loaded a file in it failed (CI, 2026-11-30).
+      let [manifestGone, distGone] = [0, 0];
       const watch = setInterval(() => {
         if (!existsSync(join(ROOT, 'oclif.manifest.json'))) manifestGone++;
+        if (!existsSync(join(ROOT, 'dist/cli/run.js'))) distGone++;
       }, 2);
       const loops = [loop(), loop()];
       try {
@@ -45,6 +48,7 @@ describe('npm run build while kb runs', () => {
       }
       expect(failures).toEqual([]);
       expect(manifestGone).toBe(0);
+      expect(distGone).toBe(0);
       // The loops ran while the builds did (each run is a whole kb process).
       expect(runs).toBeGreaterThan(4);
       expect(readdirSync(ROOT).filter((name) => BUILD_LEFTOVERS.test(name))).toEqual([]);
