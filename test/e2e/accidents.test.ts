@@ -1,4 +1,4 @@
-import { copyFileSync, cpSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { randomInt } from 'node:crypto';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -19,9 +19,8 @@ import { tempDir } from '../helpers/temp.js';
  */
 
 const RUNS = Number(process.env.KB_ACCIDENT_RUNS ?? 200);
-const SIDECARS = ['-wal', '-shm'] as const;
-type Which = '' | (typeof SIDECARS)[number];
-const WHICH: Which[] = ['', '-wal', '-shm'];
+const WHICH = ['', '-wal', '-shm'] as const;
+type Which = (typeof WHICH)[number];
 
 interface DirModel {
   /** Namespaces answered 200. */
@@ -296,9 +295,10 @@ const remove = (index: number, whichIndex: number, move: boolean): Step => ({
     else rmSync(file);
     const model = world.dirs.get(name) as DirModel;
     model.tainted = true;
-    // kb.db gone while stopped, with nothing of it left beside: starting afresh is what was asked.
-    const left = SIDECARS.some((suffix) => existsSync(fileOf(world, name, suffix)));
-    if (which === '' && world.server?.name !== name && !left) world.dirs.set(name, { ...fresh(), tainted: true });
+    // The last file of the database gone while stopped (kb.db, or a sidecar after kb.db went): nothing of it is left
+    // to start from, and starting afresh is what was asked. A symlink counts, even one that points nowhere.
+    const left = WHICH.some((suffix) => lstatSync(fileOf(world, name, suffix), { throwIfNoEntry: false }) !== undefined);
+    if (world.server?.name !== name && !left) world.dirs.set(name, { ...fresh(), tainted: true });
   },
 });
 
