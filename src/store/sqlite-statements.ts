@@ -24,13 +24,6 @@ const TOKEN_COLUMNS = 't.id, t.name, o.name AS org, t.scope, t.created_at, t.exp
 export function statements(db: Database.Database) {
   return {
     dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
-    // The group commit's transaction and a compound write's savepoint, prepared: db.exec parses its SQL at every call.
-    begin: db.prepare('BEGIN IMMEDIATE'),
-    commit: db.prepare('COMMIT'),
-    rollback: db.prepare('ROLLBACK'),
-    savepoint: db.prepare('SAVEPOINT op'),
-    release: db.prepare('RELEASE op'),
-    rollbackTo: db.prepare('ROLLBACK TO op'),
     /** Run first in every write transaction (docs/contract.md, Files and start-up: whose -wal is it?). */
     commitBump: db.prepare(COMMIT_BUMP),
     authenticate: db.prepare<[Buffer], { org_id: number; org: string; id: string; scope: TokenScope; expires_at: string | null }>(

@@ -92,6 +92,8 @@ export class SqliteStore implements Store {
   changeLog!: SqliteChangeLog;
   /** The changes of the writes the batch being committed has run so far, in order: logged just before its COMMIT. */
   private recorded: RecordedChange[] = [];
+  /** Commits a batch in one transaction (BEGIN IMMEDIATE), each write's outcome by index. */
+  private commitBatch!: (batch: Pending[]) => Settled[];
 
   private constructor(
     private readonly dataDir: string,
@@ -107,6 +109,14 @@ export class SqliteStore implements Store {
     this.db = db;
     this.held = held;
     this.stmt = statements(db);
+    // better-sqlite3 rolls the transaction back when this throws (unless SQLite already has: a full disk, I/O).
+    this.commitBatch = db.transaction((batch: Pending[]): Settled[] => {
+      // Every commit adds a link to the chain of commit ids, so that a -wal can be told to continue kb.db (sqlite-wal.ts).
+      this.stmt.commitBump.run();
+      const results = planNow(batch, (step) => this.answer(batch[step.index] as Pending, step));
+      if (this.recorded.length > 0) this.changeLog.record(this.recorded, isoNow());
+      return results;
+    }).immediate;
     if (this.changeLog === undefined) this.changeLog = new SqliteChangeLog(db, (op) => this.write(op), (read) => this.reading(read));
     else this.changeLog.connect(db);
     // Another connection's data_version starts anew: every kept answer is dropped.
@@ -131,23 +141,12 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * Runs a write of more than one statement in a savepoint, so that it is undone whole when it fails. A write of one
-   * statement needs none: SQLite undoes a failed statement itself (the default conflict resolution, ABORT).
+   * Runs a write of more than one statement in a savepoint (better-sqlite3's transaction, nested in the group commit's),
+   * so that it is undone whole when it fails. A write of one statement needs none: SQLite undoes a failed statement
+   * itself (the default conflict resolution, ABORT).
    */
   private atomically<T>(op: () => T): T {
-    this.stmt.savepoint.run();
-    try {
-      const value = op();
-      this.stmt.release.run();
-      return value;
-    } catch (error) {
-      // SQLite ends the whole transaction itself on some errors (a full disk, I/O): the batch then fails.
-      if (this.db.inTransaction) {
-        this.stmt.rollbackTo.run();
-        this.stmt.release.run();
-      }
-      throw error;
-    }
+    return this.db.transaction(op)();
   }
 
   /** Records a change for the change log, written with the commit (undone with its write when that fails). */
@@ -253,14 +252,8 @@ export class SqliteStore implements Store {
     let results: Settled[];
     const started = performance.now();
     try {
-      this.stmt.begin.run();
-      // Every commit adds a link to the chain of commit ids, so that a -wal can be told to continue kb.db (sqlite-wal.ts).
-      this.stmt.commitBump.run();
-      results = planNow(batch, (step) => this.answer(batch[step.index] as Pending, step));
-      if (this.recorded.length > 0) this.changeLog.record(this.recorded, isoNow());
-      this.stmt.commit.run();
+      results = this.commitBatch(batch);
     } catch (error) {
-      if (this.db.inTransaction) this.stmt.rollback.run();
       this.commits++;
       return failAll(batch, this.failure(error));
     } finally {
