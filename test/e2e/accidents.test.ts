@@ -302,6 +302,9 @@ const remove = (index: number, whichIndex: number, move: boolean): Step => ({
   },
 });
 
+/** A failing sequence is printed as its steps' labels. */
+const labelled = (step: Step): Step => Object.assign(step, { [fc.toStringMethod]: () => step.label });
+
 const stepArb: fc.Arbitrary<Step> = fc
   .oneof(
   { arbitrary: fc.constant(null).map(write), weight: 6 },
@@ -316,8 +319,7 @@ const stepArb: fc.Arbitrary<Step> = fc
   { arbitrary: fc.tuple(fc.nat(), fc.boolean()).map(([a, symbolic]) => link(a, symbolic)), weight: 1 },
   { arbitrary: fc.tuple(fc.nat(), fc.nat(), fc.boolean()).map(([a, w, move]) => remove(a, w, move)), weight: 5 },
   )
-  // A failing sequence is printed as its steps' labels.
-  .map((step) => Object.assign(step, { [fc.toStringMethod]: () => step.label }));
+  .map(labelled);
 
 /** A sequence always begins with a start and a write, and ends with a SIGTERM and a start of every dir: the final check. */
 async function play(steps: Step[], expect: ExpectStatic): Promise<void> {
@@ -354,6 +356,23 @@ async function play(steps: Step[], expect: ExpectStatic): Promise<void> {
   }
 }
 
+/** Sequences the model found failing, which the first shard plays first on every run (not when replaying one). */
+const FOUND: Step[][] = [
+  // Seed 2041704294, path 26: a -shm deleted after kb.db was moved, while stopped, leaves an empty dir that starts afresh.
+  [
+    start(1675636807),
+    link(1352520238, true),
+    copySidecar(181669486, 883830179, 2),
+    remove(639499751, 0, true),
+    remove(1153557083, 1, true),
+    write(),
+    stop('SIGTERM'),
+    write(),
+    remove(1327162983, 2, false),
+    write(),
+  ],
+];
+
 /**
  * The sequences are drawn by SHARDS properties at once, each with a seed of its own: a sequence spends most of its
  * time waiting on the processes it started, so several keep the machine busy where one would leave it idle. A failure
@@ -372,12 +391,13 @@ describe.concurrent('the data dir under accidents: a model of every write answer
   it.for(shards)(
     `keeps every acknowledged write and token, or refuses by name changing nothing (sequences $runs, seed $seed)`,
     { timeout: 60_000 + Math.ceil(RUNS / SHARDS) * 60_000 },
-    async ({ seed, runs }, { expect }) => {
+    async ({ shard, seed, runs }, { expect }) => {
       await fc.assert(fc.asyncProperty(fc.array(stepArb, { minLength: 4, maxLength: 12 }), (steps) => play(steps, expect)), {
         numRuns: runs,
         endOnFailure: true,
         seed,
         ...(REPLAY?.path === undefined ? {} : { path: REPLAY.path }),
+        ...(REPLAY === undefined && shard === 0 ? { examples: FOUND.map((steps): [Step[]] => [steps.map(labelled)]) } : {}),
       });
     },
   );

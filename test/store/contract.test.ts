@@ -605,7 +605,7 @@ describe(`the Store contract (${ENGINE})`, () => {
     ];
     expect(await log.head(acme)).toBe(7);
     for (let after = 0; after <= 7; after++) {
-      for (const limit of [1, 2, 3, 100]) {
+      for (const limit of [0, 1, 2, 3, 100]) {
         const read = await log.read(acme, after, limit);
         expect(read.gone ? 'gone' : read.changes.map(({ seq, type, object }) => [seq, type, object])).toEqual(all.slice(after, after + limit));
       }

@@ -182,6 +182,23 @@ describe('SqliteStore: group commit and files on disk', () => {
   });
 });
 
+/**
+ * A new database taken back to the schema as it was before the migration containing `text`: the migrations before
+ * it, none after. Returns its dir and a connection to it, for the test to fill and close.
+ */
+async function schemaBefore(text: string): Promise<{ dir: string; old: Database.Database }> {
+  const dir = newDir();
+  await SqliteStore.open(dir).close();
+  const before = MIGRATIONS.findIndex((migration) => migration.includes(text));
+  const old = new Database(join(dir, DATABASE_FILE));
+  const tables = old.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
+  old.exec('PRAGMA foreign_keys = OFF');
+  for (const table of tables) old.exec(`DROP TABLE ${table}`);
+  for (const migration of MIGRATIONS.slice(0, before)) old.exec(migration);
+  old.pragma(`user_version = ${before}`);
+  return { dir, old };
+}
+
 describe('SqliteStore.open', () => {
   it('a command beside the server marks kb.db in use before it writes: its log lost after a crash is refused, never forgotten', async () => {
     const dir = newDir();
@@ -365,16 +382,8 @@ describe('SqliteStore.open', () => {
   });
 
   it('gives a database from before commit chains one as it migrates, and links every commit to the one before', async () => {
-    const dir = newDir();
-    await SqliteStore.open(dir).close();
-    // The schema as it was just before the meta table: the migrations before it, and none of those after it.
-    const before = MIGRATIONS.findIndex((migration) => migration.includes('CREATE TABLE meta'));
-    const old = new Database(join(dir, DATABASE_FILE));
-    const tables = old.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
-    old.exec('PRAGMA foreign_keys = OFF');
-    for (const table of tables) old.exec(`DROP TABLE ${table}`);
-    for (const migration of MIGRATIONS.slice(0, before)) old.exec(migration);
-    old.pragma(`user_version = ${before}`);
+    // The schema as it was just before the meta table.
+    const { dir, old } = await schemaBefore('CREATE TABLE meta');
     old.close();
     const store = SqliteStore.open(dir);
     const meta = () => {
@@ -400,16 +409,8 @@ describe('SqliteStore.open', () => {
   });
 
   it('keeps the change log the schema\'s triggers wrote as it migrates to the store writing it: cursors go on from the head', async () => {
-    const dir = newDir();
-    await SqliteStore.open(dir).close();
-    // The schema as it was with the triggers, a row a change: the migrations before the one that drops them.
-    const before = MIGRATIONS.findIndex((migration) => migration.includes('DROP TRIGGER IF EXISTS namespaces_inserted_logged'));
-    const old = new Database(join(dir, DATABASE_FILE));
-    const tables = old.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
-    old.exec('PRAGMA foreign_keys = OFF');
-    for (const table of tables) old.exec(`DROP TABLE ${table}`);
-    for (const migration of MIGRATIONS.slice(0, before)) old.exec(migration);
-    old.pragma(`user_version = ${before}`);
+    // The schema as it was with the triggers, a row a change: before the migration that drops them.
+    const { dir, old } = await schemaBefore('DROP TRIGGER IF EXISTS namespaces_inserted_logged');
     old.exec("INSERT INTO orgs (name, created_at) VALUES ('acme', '2026-01-01T00:00:00.000Z')");
     old.exec("INSERT INTO namespaces (org_id, key, description, created_at, updated_at) VALUES (1, 'old', 'logged', '', '')");
     old.exec("UPDATE namespaces SET description = 'again' WHERE key = 'old'");
